@@ -1,0 +1,157 @@
+"""JSON Lines in and out: line-numbered reading, atomic writes, durable appends, hashes.
+
+Every write that replaces a file goes through :func:`atomic_write` so an interrupted
+command never leaves a half-written file; appends that must survive a kill go through
+:func:`append_jsonl`, which flushes and fsyncs each record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from flightdeck.errors import InputError
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line; stop at the first bad one."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, None, "file not found; check the path") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        yield number, _decode_object(path, number, raw)
+
+
+def _decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            path, number, f"not UTF-8 (byte {exc.start + 1}); save the file as UTF-8"
+        ) from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            path, number, f"not JSON ({exc.msg} at column {exc.colno}); write one object per line"
+        ) from None
+    except RecursionError:
+        raise InputError(path, number, "JSON nested too deeply; write flat records") from None
+    if not isinstance(obj, dict):
+        raise InputError(
+            path, number, f"expected a JSON object, got {_json_type(obj)}; write one object per line"
+        )
+    return obj
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """Read one JSON object from a file, with the same errors as :func:`read_jsonl`."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, None, "file not found; check the path") from None
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+        obj = json.loads(text)
+    except UnicodeDecodeError:
+        raise InputError(path, None, "not UTF-8; save the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(path, exc.lineno, f"not JSON ({exc.msg}); fix the syntax") from None
+    except RecursionError:
+        raise InputError(path, None, "JSON nested too deeply") from None
+    if not isinstance(obj, dict):
+        raise InputError(path, 1, f"expected a JSON object, got {_json_type(obj)}")
+    return obj
+
+
+def _json_type(value: object) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+    if value is None:
+        return "null"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return "a number"
+    return names.get(type(value), type(value).__name__)
+
+
+def dumps_line(obj: Any) -> str:
+    """One JSONL line: compact, key order kept, non-ASCII kept."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical_json(obj: Any) -> bytes:
+    """Canonical bytes (sorted keys, ``,``/``:`` separators, non-ASCII kept) for hashing."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Replace ``path`` with ``data`` all at once: temp file, fsync, rename.
+
+    On any failure the temp file is removed and the old file, if any, is untouched.
+    """
+    payload = data.encode() if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_jsonl(path: Path, records: Iterable[Any]) -> None:
+    """Atomically write records as JSON Lines."""
+    atomic_write(path, "".join(dumps_line(r) + "\n" for r in records))
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Atomically write pretty, key-sorted JSON (stable git diffs)."""
+    atomic_write(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def append_jsonl(path: Path, record: Any) -> None:
+    """Append one record and fsync, so a kill right after loses nothing already appended.
+
+    A file whose last line was cut short by an earlier kill gets a newline first, so
+    the torn line stays on its own (the readers report it) and never swallows this one.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as handle:
+        if handle.tell() > 0:
+            with path.open("rb") as check:
+                check.seek(-1, os.SEEK_END)
+                if check.read(1) != b"\n":
+                    handle.write(b"\n")
+        handle.write((dumps_line(record) + "\n").encode())
+        handle.flush()
+        os.fsync(handle.fileno())
