@@ -183,7 +183,9 @@ def check_uri(record: _Record, uri: object, what: str) -> None:
 
 def _check_unique(path: Path, line: int, seen: dict[str, int], key: str, what: str) -> None:
     if key in seen:
-        raise InputError(path, line, f"duplicate {what} (first on line {seen[key]}); make ids unique")
+        raise InputError(
+            path, line, f"duplicate {what} (first on line {seen[key]}); make ids unique"
+        )
     seen[key] = line
 
 
@@ -205,7 +207,9 @@ def read_questions(path: Path) -> list[Question]:
             if not repo or "/" in repo:
                 r.fail(f"as_of repository name {repo!r} must be non-empty and contain no '/'")
             if not isinstance(commit, str) or not COMMIT_RE.match(commit):
-                r.fail(f"as_of commit for {repo!r} must be a full 40-hex commit, got {_show(commit)}")
+                r.fail(
+                    f"as_of commit for {repo!r} must be a full 40-hex commit, got {_show(commit)}"
+                )
         scope = r.strings("scope", non_empty=False)
         as_of = {repo: commit.lower() for repo, commit in as_of.items()}
         questions.append(Question(qid, text, kind, as_of, tuple(scope), line))
@@ -265,7 +269,9 @@ def read_labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
         if lid not in known:
             r.fail(f"id {lid!r} is not a question of this suite; remove the line or fix the id")
         rater = r.string("rater")
-        _check_unique(path, line, seen, f"{rater}\0{lid}", f"label by rater {rater!r} on id {lid!r}")
+        _check_unique(
+            path, line, seen, f"{rater}\0{lid}", f"label by rater {rater!r} on id {lid!r}"
+        )
         correct = r.boolean("correct")
         unsupported = r.strings("unsupported", non_empty=False, default=[])
         for uri in unsupported:
@@ -275,9 +281,7 @@ def read_labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
             r.fail(f"answer_sha256 must be 64 hex digits, got {_show(bound)}")
         if "time" in obj and not isinstance(obj["time"], str):
             r.fail(f"time must be a string, got {_show(obj['time'])}")
-        labels.append(
-            Label(lid, rater, correct, tuple(unsupported), bound and bound.lower(), line)
-        )
+        labels.append(Label(lid, rater, correct, tuple(unsupported), bound and bound.lower(), line))
     return labels
 
 
@@ -297,10 +301,16 @@ def read_meta(path: Path) -> ArmMeta:
 def read_manifest(path: Path) -> Manifest:
     obj = read_json(path)
     r = _Record(path, None, obj, ("suite", "sealed_at", "sha256", "flightdeck_version"))
-    suite, sealed_at, version = r.string("suite"), r.string("sealed_at"), r.string("flightdeck_version")
+    suite, sealed_at, version = (
+        r.string("suite"),
+        r.string("sealed_at"),
+        r.string("flightdeck_version"),
+    )
     files = r._get("sha256")
     if not isinstance(files, dict) or set(files) != {"questions.jsonl", "keys.jsonl"}:
-        r.fail("sha256 must map questions.jsonl and keys.jsonl to their hashes; reseal as a new suite")
+        r.fail(
+            "sha256 must map questions.jsonl and keys.jsonl to their hashes; reseal as a new suite"
+        )
     for name, digest in files.items():
         if not isinstance(digest, str) or not SHA256_RE.match(digest):
             r.fail(f"sha256 of {name} must be 64 hex digits")

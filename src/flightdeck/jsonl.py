@@ -50,7 +50,9 @@ def _decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
         raise InputError(path, number, "JSON nested too deeply; write flat records") from None
     if not isinstance(obj, dict):
         raise InputError(
-            path, number, f"expected a JSON object, got {_json_type(obj)}; write one object per line"
+            path,
+            number,
+            f"expected a JSON object, got {_json_type(obj)}; write one object per line",
         )
     return obj
 

@@ -122,6 +122,8 @@ def parse_repo_option(values: tuple[str, ...]) -> dict[str, Path]:
     for value in values:
         name, sep, where = value.partition("=")
         if not sep or not name or not where:
-            raise InputError("--repo", None, f"{value!r} is not NAME=PATH; e.g. --repo sdlc=../sdlc")
+            raise InputError(
+                "--repo", None, f"{value!r} is not NAME=PATH; e.g. --repo sdlc=../sdlc"
+            )
         repos[name] = Path(where)
     return repos

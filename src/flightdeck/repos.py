@@ -1,0 +1,251 @@
+"""Repositories by name, read through git itself at a pinned commit.
+
+Files are read with one long-lived ``git cat-file --batch`` process per repository (never a
+checkout, never one process per file), so hashes are of the raw blob bytes that git
+stores. A git bundle is cloned once, bare, into a cache keyed by the bundle's hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+
+from flightdeck.errors import InputError
+
+CACHE_DIR = Path(".flightdeck") / "cache"
+
+
+def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
+    proc = subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args],
+        input=input,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        message = proc.stderr.decode(errors="replace").strip().splitlines()
+        raise InputError(git_dir, None, f"git {args[0]} failed: {message[-1] if message else '?'}")
+    return proc.stdout
+
+
+class Repository:
+    """One named repository: a clone (work tree or bare) or a bundle file."""
+
+    def __init__(self, name: str, location: Path, cache_dir: Path = CACHE_DIR) -> None:
+        self.name = name
+        self.location = location
+        self.git_dir = _resolve_git_dir(location, cache_dir)
+
+    def has_commit(self, commit: str) -> bool:
+        proc = subprocess.run(
+            ["git", f"--git-dir={self.git_dir}", "cat-file", "-e", f"{commit}^{{commit}}"],
+            capture_output=True,
+            check=False,
+        )
+        return proc.returncode == 0
+
+    def list_files(self, commit: str) -> list[tuple[str, str]]:
+        """``(path, blob id)`` of every file at ``commit`` (symlinks and submodules left out)."""
+        out = _git(self.git_dir, "ls-tree", "-r", "-z", "--full-tree", commit)
+        files = []
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition(b"\t")
+            mode, kind, oid = meta.split(b" ")
+            if kind == b"blob" and mode in (b"100644", b"100755"):
+                files.append((path.decode("utf-8", errors="surrogateescape"), oid.decode()))
+        return files
+
+    @contextmanager
+    def blobs(self) -> Iterator[BlobReader]:
+        reader = BlobReader(self.git_dir)
+        try:
+            yield reader
+        finally:
+            reader.close()
+
+
+class BlobReader:
+    """A ``git cat-file --batch`` process: many blobs, one process."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self._proc = subprocess.Popen(
+            ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def read(self, rev: str, path: str | None = None) -> bytes | None:
+        """Bytes of ``rev:path`` (or of object ``rev``), or None when it is not a file there."""
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        name = rev if path is None else f"{rev}:{path}"
+        if "\n" in name:
+            return None
+        self._proc.stdin.write(name.encode("utf-8", errors="surrogateescape") + b"\n")
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline()
+        parts = header.split()
+        if len(parts) != 3:  # "<name> missing" / "<name> ambiguous"
+            return None
+        size = int(parts[2])
+        data = self._proc.stdout.read(size)
+        self._proc.stdout.read(1)  # the newline after the contents
+        return data if parts[1] == b"blob" else None
+
+    def close(self) -> None:
+        if self._proc.stdin:
+            self._proc.stdin.close()
+        if self._proc.stdout:
+            self._proc.stdout.close()
+        self._proc.wait()
+
+
+def _resolve_git_dir(location: Path, cache_dir: Path) -> Path:
+    if location.is_file():
+        return _bundle_clone(location, cache_dir)
+    if (location / ".git").exists():
+        return location / ".git"
+    if (location / "HEAD").is_file() and (location / "objects").is_dir():
+        return location  # bare repository
+    raise InputError(location, None, "not a git repository or bundle; check params.yaml repos")
+
+
+def _bundle_clone(bundle: Path, cache_dir: Path) -> Path:
+    digest = hashlib.sha256(bundle.read_bytes()).hexdigest()[:16]
+    target = cache_dir / "bundles" / f"{bundle.stem}-{digest}.git"
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".clone-"))
+    try:
+        proc = subprocess.run(
+            ["git", "clone", "--quiet", "--mirror", str(bundle.resolve()), str(tmp / "r.git")],
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            reason = proc.stderr.decode(errors="replace").strip().splitlines()
+            raise InputError(
+                bundle, None, f"not a readable git bundle: {reason[-1] if reason else '?'}"
+            )
+        try:
+            os.replace(tmp / "r.git", target)
+        except OSError:
+            if not target.is_dir():  # another process won the race: use theirs
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+class RepoSet:
+    """Repositories by name, as params.yaml ``repos:`` and ``--repo`` give them."""
+
+    def __init__(self, locations: Mapping[str, Path], cache_dir: Path = CACHE_DIR) -> None:
+        self.locations = dict(locations)
+        self.cache_dir = cache_dir
+        self._open: dict[str, Repository] = {}
+
+    def available(self, name: str) -> bool:
+        location = self.locations.get(name)
+        return location is not None and location.exists()
+
+    def get(self, name: str) -> Repository:
+        """The repository, or an InputError saying how to point flightdeck at it."""
+        if name not in self._open:
+            location = self.locations.get(name)
+            if location is None:
+                raise InputError(
+                    "params.yaml",
+                    None,
+                    f"repository {name!r} is not configured; add it "
+                    f"under repos: or pass --repo {name}=PATH",
+                )
+            if not location.exists():
+                raise InputError(location, None, f"repository {name!r} not found at this path")
+            self._open[name] = Repository(name, location, self.cache_dir)
+        return self._open[name]
+
+
+def sha256_at(
+    repo: Repository, items: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str | None]:
+    """SHA-256 of each ``(commit, path)`` blob, or None when missing; one git process."""
+    result: dict[tuple[str, str], str | None] = {}
+    with repo.blobs() as reader:
+        for commit, path in items:
+            data = reader.read(commit, path)
+            result[(commit, path)] = None if data is None else hashlib.sha256(data).hexdigest()
+    return result
+
+
+# --- scope: git glob pathspecs over "<repo>/<path>" -------------------------------------
+
+_WILDCARD = re.compile(r"[*?\[\\]")
+
+
+@lru_cache(maxsize=1024)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a git ``:(glob)`` pathspec to a regex over whole paths.
+
+    ``*`` and ``?`` stay within a segment; ``**`` as a whole segment spans segments; a pattern
+    with no wildcard matches that path and everything under it, as git's pathspecs do.
+    """
+    if not _WILDCARD.search(pattern):
+        return re.compile(re.escape(pattern.rstrip("/")) + r"(?:/.*)?\Z", re.DOTALL)
+    parts = pattern.split("/")
+    out = []
+    for i, seg in enumerate(parts):
+        last = i == len(parts) - 1
+        if seg == "**":
+            out.append(".*" if last else "(?:.*/)?")
+        else:
+            out.append(_segment_regex(seg) + ("" if last else "/"))
+    return re.compile("".join(out) + r"\Z", re.DOTALL)
+
+
+def _segment_regex(seg: str) -> str:
+    out, i = [], 0
+    while i < len(seg):
+        c = seg[i]
+        if c == "*":
+            out.append("[^/]*")
+            while i + 1 < len(seg) and seg[i + 1] == "*":
+                i += 1
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "\\" and i + 1 < len(seg):
+            i += 1
+            out.append(re.escape(seg[i]))
+        elif c == "[":
+            end = seg.find("]", i + 2 if seg[i + 1 : i + 2] in ("!", "^", "]") else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = seg[i + 1 : end]
+                if body[:1] in ("!", "^"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\").replace("/", "") + "]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def scope_filter(scope: Iterable[str]) -> Callable[[str], bool]:
+    """A predicate over ``<repo>/<path>``: True when the scope allows it (empty = everything)."""
+    patterns = [glob_regex(p) for p in scope]
+    if not patterns:
+        return lambda _uri: True
+    return lambda uri: any(p.match(uri) for p in patterns)
