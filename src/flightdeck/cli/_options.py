@@ -41,3 +41,37 @@ def json_option(func: F) -> F:
     return click.option(  # type: ignore[return-value]
         "--json", "as_json", is_flag=True, help="Print JSON for machines instead of text."
     )(func)
+
+
+def stats_options(func: F) -> F:
+    """The params.yaml values a flag may override for one run."""
+    options = [
+        click.option("--seed", type=int, default=None, help="Bootstrap seed [params: seed, 0]."),
+        click.option(
+            "--resamples", type=int, default=None, help="Bootstrap resamples [params: 10000]."
+        ),
+        click.option(
+            "--confidence", type=float, default=None, help="Interval level [params: 0.95]."
+        ),
+        click.option(
+            "--threshold", type=float, default=None, help="Decision threshold, points [15]."
+        ),
+        click.option("--min-raters", type=int, default=None, help="Raters per answer [2]."),
+        click.option(
+            "--holdouts",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Holdouts folder whose manifest may mark the suite void [params: holdouts/].",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def load_params_from_cli(params_file: Path | None, repo: tuple[str, ...], **overrides: Any) -> Any:
+    """params.yaml with flags laid over it (a flag left unset keeps the file's value)."""
+    from flightdeck.params import load_params, parse_repo_option
+
+    params = load_params(params_file)
+    return params.with_overrides(repos=parse_repo_option(repo), **overrides)

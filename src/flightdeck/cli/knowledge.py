@@ -1,0 +1,323 @@
+"""`flightdeck knowledge …`: seal, status, score and gate a suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from flightdeck.cli._options import (
+    json_option,
+    load_params_from_cli,
+    params_options,
+    stats_options,
+    suite_argument,
+)
+
+
+@click.group()
+def knowledge() -> None:
+    """The knowledge task: a sealed gold set of questions about your repositories.
+
+    \b
+    Example:
+        flightdeck knowledge seal suites/knowledge-demo-v1 --holdouts holdouts
+        flightdeck knowledge status suites/knowledge-demo-v1
+    """
+
+
+@knowledge.command("seal")
+@suite_argument
+@click.option(
+    "--holdouts",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Register the suite's canaries in DIR/manifest.json for the canary scan.",
+)
+@params_options
+def seal_command(
+    suite: Path, holdouts: Path | None, params_file: Path | None, repo: tuple[str, ...]
+) -> None:
+    """Validate a suite, give each key a canary, and write manifest.json.
+
+    Every valid source is checked to exist at its question's as_of commit with the
+    recorded sha256, in each repository at hand. A sealed suite is never sealed again: a
+    changed question is a new suite version.
+
+    \b
+    Example:
+        flightdeck knowledge seal suites/knowledge-gold-v1 --holdouts holdouts
+    """
+    from flightdeck.repos import RepoSet
+    from flightdeck.tasks.knowledge import seal
+
+    params = load_params_from_cli(params_file, repo)
+    result = seal(
+        suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"), holdouts=holdouts
+    )
+    if result.unchecked_repos:
+        click.echo(
+            "warning: sources not checked in repositories not at hand: "
+            f"{', '.join(result.unchecked_repos)} (add them under repos: in params.yaml or "
+            "pass --repo NAME=PATH)",
+            err=True,
+        )
+    click.echo(
+        f"sealed {result.suite}: {result.questions} questions, "
+        f"{result.checked_sources} sources checked at as_of; wrote {suite / 'manifest.json'}"
+    )
+    if holdouts is not None:
+        click.echo(f"canaries registered in {holdouts / 'manifest.json'}")
+
+
+@knowledge.command("status")
+@suite_argument
+@click.option(
+    "--holdouts",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Holdouts folder [params: holdouts/].",
+)
+@click.option("--min-raters", type=int, default=None, help="Raters per answer [2].")
+@params_options
+@json_option
+def status_command(
+    suite: Path,
+    holdouts: Path | None,
+    min_raters: int | None,
+    params_file: Path | None,
+    repo: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Show whether a suite is sealed and intact, and each arm's files, before scoring.
+
+    \b
+    Example:
+        flightdeck knowledge status suites/knowledge-demo-v1
+        flightdeck knowledge status suites/knowledge-demo-v1 --json
+    """
+    import dataclasses
+
+    from flightdeck.tasks.knowledge import status
+
+    params = load_params_from_cli(params_file, repo, holdouts=holdouts, min_raters=min_raters)
+    st = status(suite, params=params)
+    if as_json:
+        data = dataclasses.asdict(st)
+        data["ready"] = st.ready
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+
+    def mark(ok: bool) -> str:
+        return "ok " if ok else "!! "
+
+    click.echo(f"suite {st.suite}: {st.questions} questions")
+    if not st.sealed:
+        click.echo(f"{mark(False)}not sealed: run `flightdeck knowledge seal {suite}`")
+    elif st.changed:
+        click.echo(
+            f"{mark(False)}sealed {st.sealed_at}, but changed since: {', '.join(st.changed)}"
+        )
+    else:
+        click.echo(f"{mark(True)}sealed {st.sealed_at}, files match manifest.json")
+    if st.void is not None:
+        click.echo(f"{mark(False)}VOID: a canary leaked ({_evidence(st.void)})")
+    else:
+        click.echo(f"{mark(True)}not void")
+    if not st.arms:
+        click.echo("no arms yet: no answers/<arm>.jsonl")
+    for a in st.arms:
+        raters = ", ".join(a.raters) if a.raters else "none"
+        problems = []
+        if a.answers < st.questions:
+            problems.append(f"{st.questions - a.answers} unanswered")
+        if not a.meta:
+            problems.append("meta missing")
+        if a.short_of_raters:
+            problems.append(f"{a.short_of_raters} answers short of {params.min_raters} raters")
+        if a.scored == "changed since scored":
+            problems.append("answers changed since scored: use a new arm name")
+        ok = a.meta and a.answers > 0 and not a.short_of_raters
+        click.echo(
+            f"{mark(ok)}{a.arm}: answers {a.answers}/{st.questions}, "
+            f"meta {'present' if a.meta else 'missing'}, labels {a.labels} by {raters}, "
+            f"{a.scored}" + (f" — {'; '.join(problems)}" if problems else "")
+        )
+    click.echo("ready to score" if st.ready else "not ready to score")
+
+
+def _evidence(evidence: dict[str, Any]) -> str:
+    from flightdeck.tasks.knowledge import _describe
+
+    return _describe(evidence)
+
+
+@knowledge.command("score")
+@suite_argument
+@click.option("--arm", "arms", multiple=True, help="Arm to score (repeat) [params: arms].")
+@click.option("--baseline", default=None, help="Arm that the candidate is compared against.")
+@click.option("--candidate", default=None, help="Arm compared with the baseline.")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Metrics JSON [metrics/<suite>.json].",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Markdown report [reports/<suite>.md].",
+)
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Per-question results folder [results/<suite>/].",
+)
+@stats_options
+@params_options
+def score_command(
+    suite: Path,
+    arms: tuple[str, ...],
+    baseline: str | None,
+    candidate: str | None,
+    json_path: Path | None,
+    report_path: Path | None,
+    results_dir: Path | None,
+    params_file: Path | None,
+    repo: tuple[str, ...],
+    **overrides: Any,
+) -> None:
+    """Score arms on a sealed suite, compare two, and write metrics and the report.
+
+    Refuses a suite whose files changed since sealing, a void suite, and an arm whose
+    answers changed after it was first scored (that is a new arm name).
+
+    \b
+    Example:
+        flightdeck knowledge score suites/knowledge-gold-v1 \\
+            --arm baseline-repo-search --arm baseline-projects \\
+            --baseline baseline-repo-search --candidate baseline-projects
+    """
+    from flightdeck.report import write_outputs
+    from flightdeck.tasks.knowledge import record_scores, score
+
+    params = load_params_from_cli(params_file, repo, **overrides)
+    name = suite.resolve().name
+    result = score(
+        suite, list(arms or params.arms), params=params, baseline=baseline, candidate=candidate
+    )
+    written = write_outputs(
+        result,
+        metrics=json_path or params.root / "metrics" / f"{name}.json",
+        report=report_path or params.root / "reports" / f"{name}.md",
+        results_dir=results_dir or params.root / "results" / name,
+    )
+    record_scores(suite, result)
+    _print_score(result)
+    click.echo(f"wrote {written['metrics']}, {written['report']}, {written['picture']}")
+
+
+def _print_score(result: Any) -> None:
+    from flightdeck.report import _interval, _kappa, _meta_lines, _pts
+
+    click.echo(f"suite {result.suite}: {result.n} questions")
+    for s in result.arms.values():
+        click.echo(_meta_lines(s)[0].replace("**", ""))
+    for s in result.arms.values():
+        c = s.citations
+        click.echo(
+            f"{s.arm}: correctness {_interval(s.correctness)}, citation validity "
+            f"{_interval(s.citation_validity)}; citations valid {c['valid']}, fabricated "
+            f"{c['fabricated']}, stale {c['stale']}, unsupported {c['unsupported']}; "
+            f"uncited {s.uncited}, missing {s.missing}; kappa {_kappa(s)}"
+        )
+    for comp in result.comparisons:
+        for mc in comp.metrics.values():
+            click.echo(
+                f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
+                f"[{_pts(mc.lo)}, {_pts(mc.hi)}]; {mc.candidate_only} questions only the "
+                f"candidate got right, {mc.baseline_only} only the baseline"
+            )
+            click.echo(f"  {mc.statement}")
+
+
+@knowledge.command("gate")
+@suite_argument
+@click.option("--pinned", required=True, help="The arm the candidate must not fall behind.")
+@click.option("--candidate", required=True, help="The arm under test.")
+@click.option(
+    "--gate-margin",
+    type=float,
+    default=None,
+    help="Allowed loss in points [params: gate_margin, 10].",
+)
+@stats_options
+@params_options
+@json_option
+def gate_command(
+    suite: Path,
+    pinned: str,
+    candidate: str,
+    gate_margin: float | None,
+    params_file: Path | None,
+    repo: tuple[str, ...],
+    as_json: bool,
+    **overrides: Any,
+) -> None:
+    """The regression gate: fail (exit 1) when the candidate may be worse than the margin.
+
+    Passes when, on each metric, the lower bound of candidate - pinned is at least
+    -gate_margin points. `dvc metrics diff` shows movement; this is what fails CI.
+
+    \b
+    Example:
+        flightdeck knowledge gate suites/knowledge-gold-v1 \\
+            --pinned baseline-repo-search --candidate retrieval
+    """
+    from flightdeck.report import _pts
+    from flightdeck.tasks.knowledge import gate
+
+    params = load_params_from_cli(params_file, repo, gate_margin=gate_margin, **overrides)
+    result = gate(suite, pinned=pinned, candidate=candidate, params=params)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "passed": result.passed,
+                    "failed": list(result.failed),
+                    "margin": result.margin,
+                    "metrics": {
+                        m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi}
+                        for m, mc in result.comparison.metrics.items()
+                    },
+                },
+                indent=2,
+                sort_keys=True,
+            )
+        )
+    else:
+        for m, mc in result.comparison.metrics.items():
+            verdict = "FAIL" if m in result.failed else "ok"
+            click.echo(
+                f"{verdict:4} {m}: {candidate} - {pinned} = {_pts(mc.diff)} points, lower bound "
+                f"{_pts(mc.lo)} (must be >= -{result.margin:g})"
+            )
+        if result.passed:
+            click.echo(
+                f"gate passed: {candidate} is shown to be at most {result.margin:g} "
+                f"points worse than {pinned} on every metric"
+            )
+        else:
+            click.echo(
+                f"gate failed on {', '.join(result.failed)}: {candidate} may be more "
+                f"than {result.margin:g} points worse than {pinned}"
+            )
+    if not result.passed:
+        click.get_current_context().exit(1)

@@ -1,0 +1,297 @@
+"""What score writes: the metrics JSON (a public interface), per-question results, the report.
+
+Values are rounded to fixed places and keys sorted, so git and ``dvc metrics diff`` show
+real movement only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flightdeck.formats import KINDS
+from flightdeck.jsonl import atomic_write, write_json, write_jsonl
+from flightdeck.scoring import METRIC_WORDS, METRICS, ArmScore, Comparison
+from flightdeck.stats import family_false_shown_rate
+from flightdeck.tasks.knowledge import ScoreResult
+
+PLACES = 6
+
+
+def _r(value: float) -> float:
+    return round(float(value), PLACES)
+
+
+def metrics_json(result: ScoreResult) -> dict[str, Any]:
+    """The metrics document; the keys the spec lists are a public interface."""
+    arms: dict[str, Any] = {}
+    for arm, s in result.arms.items():
+        arms[arm] = {
+            "n": s.n,
+            "answered": s.answered,
+            "correctness": _proportion(s.correctness),
+            "citation_validity": _proportion(s.citation_validity),
+            "citations": dict(s.citations),
+            "uncited": s.uncited,
+            "missing": s.missing,
+            "kappa": None if s.kappa.value is None else _r(s.kappa.value),
+            "kappa_agreement": None if s.kappa.agreement is None else _r(s.kappa.agreement),
+            "kappa_n": s.kappa.n,
+        }
+    comparisons: dict[str, Any] = {}
+    for c in result.comparisons:
+        comparisons[c.key] = {
+            m: {
+                "diff": _r(mc.diff),
+                "lo": _r(mc.lo),
+                "hi": _r(mc.hi),
+                "shown": mc.shown,
+                "candidate_only": mc.candidate_only,
+                "baseline_only": mc.baseline_only,
+            }
+            for m, mc in c.metrics.items()
+        }
+    p = result.params
+    return {
+        "suite": result.suite,
+        "arms": arms,
+        "comparisons": comparisons,
+        "settings": {
+            "seed": p.seed,
+            "resamples": p.resamples,
+            "confidence": p.confidence,
+            "threshold": p.threshold,
+            "min_raters": p.min_raters,
+        },
+    }
+
+
+def _proportion(p: Any) -> dict[str, float]:
+    return {"value": _r(p.value), "lo": _r(p.lo), "hi": _r(p.hi)}
+
+
+def write_outputs(
+    result: ScoreResult, *, metrics: Path, report: Path, results_dir: Path
+) -> dict[str, Path]:
+    """Write every output of score atomically; returns what was written."""
+    written = {}
+    for arm, s in result.arms.items():
+        path = results_dir / f"{arm}.jsonl"
+        write_jsonl(path, [r.to_json() for r in s.results])
+        written[f"results:{arm}"] = path
+    write_json(metrics, metrics_json(result))
+    written["metrics"] = metrics
+    picture = report.with_suffix(".svg")
+    write_picture(result, picture)
+    written["picture"] = picture
+    atomic_write(report, markdown_report(result, picture_name=picture.name))
+    written["report"] = report
+    return written
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _pts(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _meta_lines(s: ArmScore) -> list[str]:
+    if s.meta is None:
+        return [f"- **{s.arm}**: meta missing (who ran it, when, with which model is unknown)"]
+    f = s.meta.fields
+    parts = [f"runner {f.get('runner')}", f"by {f.get('by')}", f"on {f.get('date')}"]
+    parts.append(f"model {f.get('model')}")
+    if f.get("command"):
+        parts.append(f"command `{f['command']}`")
+    snapshot = f.get("knowledge_snapshot")
+    if snapshot:
+        parts.append(f"snapshot `{_short(snapshot)}`")
+    return [f"- **{s.arm}**: " + ", ".join(str(p) for p in parts)]
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
+    p = result.params
+    level = f"{100 * p.confidence:g}%"
+    out = [f"# Knowledge evals: {result.suite}", ""]
+    out += [
+        f"{result.n} questions. Intervals are {level} (Wilson for proportions, paired "
+        f"percentile bootstrap over questions for differences; seed {p.seed}, "
+        f"{p.resamples} resamples).",
+        "",
+    ]
+    out += ["## Arms", ""]
+    for s in result.arms.values():
+        out += _meta_lines(s)
+    out += ["", "## Metrics", ""]
+    out += [
+        "| arm | answered | correctness | citation validity | κ (agreement) |",
+        "|---|---|---|---|---|",
+    ]
+    for s in result.arms.values():
+        out.append(
+            f"| {s.arm} | {s.answered}/{s.n} | {_interval(s.correctness)} | "
+            f"{_interval(s.citation_validity)} | {_kappa(s)} |"
+        )
+    out += ["", "### Citations", ""]
+    out += [
+        "| arm | valid | fabricated | stale | unsupported | uncited answers | missing answers |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in result.arms.values():
+        c = s.citations
+        out.append(
+            f"| {s.arm} | {c['valid']} | {c['fabricated']} | {c['stale']} | "
+            f"{c['unsupported']} | {s.uncited} | {s.missing} |"
+        )
+    out += ["", "### By question kind", ""]
+    header = (
+        "| kind | n | "
+        + " | ".join(f"{s.arm} correct | {s.arm} cited validly" for s in result.arms.values())
+        + " |"
+    )
+    out += [header, "|---|---|" + "---|---|" * len(result.arms)]
+    first = next(iter(result.arms.values()))
+    for kind in KINDS:
+        if kind not in first.by_kind:
+            continue
+        row = f"| {kind} | {first.by_kind[kind]['n']} |"
+        for s in result.arms.values():
+            k = s.by_kind[kind]
+            row += f" {k['correct']}/{k['n']} | {k['citation_valid']}/{k['n']} |"
+        out.append(row)
+    out += ["", f"![intervals and paired differences]({picture_name})", ""]
+    for c in result.comparisons:
+        out += _comparison_section(c, result)
+    return "\n".join(out) + "\n"
+
+
+def _interval(p: Any) -> str:
+    return f"{_pct(p.value)} [{_pct(p.lo)}, {_pct(p.hi)}]"
+
+
+def _kappa(s: ArmScore) -> str:
+    k = s.kappa
+    if k.value is None:
+        agreement = "" if k.agreement is None else f" (agreement {_pct(k.agreement)})"
+        return f"undefined: {k.reason}{agreement}"
+    return f"{k.value:.2f} (agreement {_pct(k.agreement or 0.0)}, {k.n} items)"
+
+
+def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
+    p = result.params
+    out = [f"## {c.candidate} vs {c.baseline}", ""]
+    out += [
+        f"The rule: the team builds a retrieval service only if the baseline is shown to "
+        f"lose by at least {p.threshold:g} points, that is when the lower bound of the "
+        f"{100 * p.confidence:g}% interval of {c.candidate} − {c.baseline} reaches "
+        f"+{p.threshold:g} points.",
+        "",
+    ]
+    out += [
+        "| metric | difference (points) | interval | C right, B wrong | B right, C wrong |",
+        "|---|---|---|---|---|",
+    ]
+    for m in METRICS:
+        mc = c.metrics[m]
+        out.append(
+            f"| {METRIC_WORDS[m]} | {_pts(mc.diff)} | [{_pts(mc.lo)}, {_pts(mc.hi)}] | "
+            f"{mc.candidate_only} | {mc.baseline_only} |"
+        )
+    out.append("")
+    for m in METRICS:
+        out.append(f"- **{c.metrics[m].statement}.**")
+    out += ["", "### What this set can show", ""]
+    for m in METRICS:
+        mc = c.metrics[m]
+        discordance = (mc.candidate_only + mc.baseline_only) / result.n
+        if mc.min_detectable is None:
+            detect = "no true difference would be detected with 80% probability"
+        else:
+            detect = (
+                f"a true difference of about {100 * mc.min_detectable:.0f} points is "
+                'needed for an 80% chance of "shown"'
+            )
+        out.append(
+            f"- {METRIC_WORDS[m]}: with n = {result.n} and the observed discordance "
+            f"({100 * discordance:.0f}% of questions differ), {detect}."
+        )
+    tests = 2 * len(result.comparisons)
+    one = (1 - p.confidence) / 2
+    out.append(
+        f'- Multiplicity: each test alone gives a false "shown" with chance {100 * one:.1f}%. '
+        f"This report applies the rule {tests} time(s), so the chance of at least one false "
+        f'"shown" is up to {100 * family_false_shown_rate(tests, confidence=p.confidence):.1f}%'
+        f" (independent tests); deciding on two metrics against two baselines makes it up to "
+        f"{100 * family_false_shown_rate(4, confidence=p.confidence):.1f}%. Read a single "
+        '"shown" with that in mind.'
+    )
+    out.append("")
+    return out
+
+
+def write_picture(result: ScoreResult, path: Path) -> None:
+    """A static SVG: each arm's Wilson intervals, and the paired differences vs the threshold."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.hashsalt"] = "flightdeck"
+    panels = 2 if result.comparisons else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5 * panels + 1, 3.2), squeeze=False)
+    ax = axes[0][0]
+    arms = list(result.arms.values())
+    for i, metric in enumerate(METRICS):
+        for j, s in enumerate(arms):
+            prop = getattr(s, metric)
+            y = j + (0.15 if i else -0.15)
+            ax.errorbar(
+                100 * prop.value,
+                y,
+                xerr=[[100 * (prop.value - prop.lo)], [100 * (prop.hi - prop.value)]],
+                fmt="o" if i == 0 else "s",
+                color=f"C{i}",
+                capsize=3,
+                label=METRIC_WORDS[metric] if j == 0 else None,
+            )
+    ax.set_yticks(range(len(arms)), [s.arm for s in arms])
+    ax.set_xlim(0, 100)
+    ax.set_xlabel(f"% of {result.n} questions ({100 * result.params.confidence:g}% Wilson)")
+    ax.legend(loc="lower right", fontsize="small")
+    if result.comparisons:
+        ax2 = axes[0][1]
+        rows = [(c, m) for c in result.comparisons for m in METRICS]
+        for k, (c, m) in enumerate(rows):
+            mc = c.metrics[m]
+            ax2.errorbar(
+                100 * mc.diff,
+                k,
+                xerr=[[100 * (mc.diff - mc.lo)], [100 * (mc.hi - mc.diff)]],
+                fmt="o",
+                color="C3" if mc.shown else "C7",
+                capsize=3,
+            )
+        ax2.axvline(result.params.threshold, color="C3", linestyle="--", label="threshold")
+        ax2.axvline(0, color="black", linewidth=0.5)
+        ax2.set_yticks(
+            range(len(rows)),
+            [f"{METRIC_WORDS[m]}\n{c.candidate} − {c.baseline}" for c, m in rows],
+            fontsize="small",
+        )
+        ax2.set_xlim(-100, 100)
+        ax2.set_xlabel("paired difference, points")
+        ax2.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    atomic_write(path, buffer.getvalue())

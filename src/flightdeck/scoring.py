@@ -1,0 +1,276 @@
+"""The spec's scoring rules for one arm, and the paired comparison of two arms.
+
+Everything here is pure: validated records in, frozen results out. The rules, in the
+spec's words: correctness is the raters' majority (a tie is incorrect); each citation is
+fabricated, stale, unsupported or valid, in that order; an answer is citation-valid when
+it cites at least one source and every citation is valid; a missing answer is incorrect
+and invalid.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flightdeck.citations import CitationClass, classify_citation
+from flightdeck.errors import InputError
+from flightdeck.formats import Answer, ArmMeta, Key, Label, Question
+from flightdeck.stats import (
+    Kappa,
+    Proportion,
+    cohens_kappa,
+    min_detectable_difference,
+    paired_bootstrap,
+    wilson_interval,
+)
+
+METRICS = ("correctness", "citation_validity")
+METRIC_WORDS = {"correctness": "correctness", "citation_validity": "citation validity"}
+TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    id: str
+    kind: str
+    answered: bool
+    votes: dict[str, bool]
+    correct: bool
+    citations: tuple[tuple[str, CitationClass], ...]
+    citation_valid: bool
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "answered": self.answered,
+            "votes": self.votes,
+            "majority": self.correct,
+            "correct": self.correct,
+            "citations": [{"uri": uri, "class": str(cls)} for uri, cls in self.citations],
+            "citation_valid": self.citation_valid,
+        }
+
+
+@dataclass(frozen=True)
+class ArmScore:
+    arm: str
+    n: int
+    answered: int
+    correctness: Proportion
+    citation_validity: Proportion
+    citations: dict[str, int]
+    uncited: int
+    missing: int
+    kappa: Kappa
+    raters: tuple[str, ...]
+    results: tuple[QuestionResult, ...]
+    meta: ArmMeta | None
+    answers_sha256: str = ""
+    labels_sha256: str = ""
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def vector(self, metric: str) -> list[bool]:
+        """Per-question outcomes in suite order, for paired comparisons."""
+        attr = "correct" if metric == "correctness" else "citation_valid"
+        return [getattr(r, attr) for r in self.results]
+
+
+def check_labels(
+    labels_path: Path,
+    answers: Mapping[str, Answer],
+    labels: Sequence[Label],
+    *,
+    min_raters: int,
+) -> None:
+    """Every label rates an existing, unchanged answer; every answer has enough raters."""
+    for label in labels:
+        answer = answers.get(label.id)
+        if answer is None:
+            raise InputError(
+                labels_path,
+                label.line,
+                f"label for id {label.id!r}, which this arm did not answer; remove the line",
+            )
+        if label.answer_sha256 is not None and label.answer_sha256 != answer.sha256:
+            raise InputError(
+                labels_path,
+                label.line,
+                f"answer {label.id!r} changed after {label.rater!r} rated it (answer_sha256 "
+                "differs); rate the new answer again",
+            )
+    raters_by_id = Counter(label.id for label in labels)
+    short = [qid for qid in answers if raters_by_id[qid] < min_raters]
+    if short:
+        shown = ", ".join(short[:10]) + (f" and {len(short) - 10} more" if len(short) > 10 else "")
+        raise InputError(
+            labels_path,
+            None,
+            f"fewer than {min_raters} raters on {len(short)} answer(s): {shown}; have them "
+            "rated (`flightdeck knowledge rate`) or lower min_raters",
+        )
+
+
+def score_arm(
+    arm: str,
+    questions: Sequence[Question],
+    keys: Mapping[str, Key],
+    answers: Mapping[str, Answer],
+    labels: Sequence[Label],
+    *,
+    confidence: float,
+    meta: ArmMeta | None = None,
+) -> ArmScore:
+    """Apply the spec's rules to one arm's validated answers and labels."""
+    by_id: dict[str, list[Label]] = {}
+    raters: list[str] = []
+    for label in labels:
+        by_id.setdefault(label.id, []).append(label)
+        if label.rater not in raters:
+            raters.append(label.rater)
+    counts = dict.fromkeys((str(c) for c in CitationClass), 0)
+    results = []
+    uncited = 0
+    for q in questions:
+        answer = answers.get(q.id)
+        if answer is None:
+            results.append(QuestionResult(q.id, q.kind, False, {}, False, (), False))
+            continue
+        q_labels = by_id.get(q.id, [])
+        votes = {lb.rater: lb.correct for lb in q_labels}
+        yes = sum(votes.values())
+        correct = yes > len(votes) - yes  # a tie counts as incorrect
+        flagged = [uri for lb in q_labels for uri in lb.unsupported]
+        classes = tuple(
+            (c.uri, classify_citation(c, keys[q.id].valid_sources, flagged))
+            for c in answer.citations
+        )
+        for _, cls in classes:
+            counts[str(cls)] += 1
+        uncited += not classes
+        valid = bool(classes) and all(cls is CitationClass.VALID for _, cls in classes)
+        results.append(QuestionResult(q.id, q.kind, True, votes, correct, classes, valid))
+    n = len(questions)
+    n_correct = sum(r.correct for r in results)
+    n_valid = sum(r.citation_valid for r in results)
+    kappa = _first_two_raters_kappa(by_id, raters)
+    by_kind: dict[str, dict[str, int]] = {}
+    for r in results:
+        row = by_kind.setdefault(r.kind, {"n": 0, "correct": 0, "citation_valid": 0})
+        row["n"] += 1
+        row["correct"] += r.correct
+        row["citation_valid"] += r.citation_valid
+    return ArmScore(
+        arm=arm,
+        n=n,
+        answered=len(answers),
+        correctness=wilson_interval(n_correct, n, confidence=confidence),
+        citation_validity=wilson_interval(n_valid, n, confidence=confidence),
+        citations=counts,
+        uncited=uncited,
+        missing=n - len(answers),
+        kappa=kappa,
+        raters=tuple(raters),
+        results=tuple(results),
+        meta=meta,
+        by_kind=by_kind,
+    )
+
+
+def _first_two_raters_kappa(by_id: Mapping[str, Sequence[Label]], raters: Sequence[str]) -> Kappa:
+    """Cohen's kappa between the first two raters to appear, over the ids both rated."""
+    if len(raters) < 2:
+        return cohens_kappa([], [])
+    first, second = raters[0], raters[1]
+    a, b = [], []
+    for q_labels in by_id.values():
+        votes = {lb.rater: lb.correct for lb in q_labels}
+        if first in votes and second in votes:
+            a.append(votes[first])
+            b.append(votes[second])
+    return cohens_kappa(a, b)
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    metric: str
+    diff: float
+    lo: float
+    hi: float
+    shown: bool
+    ruled_out: bool
+    candidate_only: int  # candidate right, baseline wrong
+    baseline_only: int  # baseline right, candidate wrong
+    min_detectable: float | None
+    statement: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline: str
+    candidate: str
+    threshold: float  # points
+    metrics: dict[str, MetricComparison]
+
+    @property
+    def key(self) -> str:
+        return f"{self.candidate}_vs_{self.baseline}"
+
+
+def compare_arms(
+    baseline: ArmScore,
+    candidate: ArmScore,
+    *,
+    seed: int,
+    resamples: int,
+    confidence: float,
+    threshold: float,
+) -> Comparison:
+    """Paired difference candidate - baseline per metric, with the decision rule in words.
+
+    Each metric draws from its own ``default_rng(seed)``, so one metric's interval does not
+    depend on which other metrics were compared.
+    """
+    import numpy as np
+
+    metrics = {}
+    bar = threshold / 100
+    for metric in METRICS:
+        c = np.asarray(candidate.vector(metric), dtype=np.float64)
+        b = np.asarray(baseline.vector(metric), dtype=np.float64)
+        boot = paired_bootstrap(
+            c, b, resamples=resamples, confidence=confidence, rng=np.random.default_rng(seed)
+        )
+        c_only = int(np.sum((c == 1) & (b == 0)))
+        b_only = int(np.sum((b == 1) & (c == 0)))
+        n = len(c)
+        shown = boot.lo >= bar - TOLERANCE
+        ruled_out = boot.hi < bar - TOLERANCE
+        words = METRIC_WORDS[metric]
+        if shown:
+            statement = f"baseline is shown to lose by at least {threshold:g} points on {words}"
+        else:
+            statement = f"baseline is not shown to lose by {threshold:g} points on {words}"
+            if ruled_out:
+                statement += f"; a loss of {threshold:g} points or more is ruled out"
+        mdd = min_detectable_difference(
+            n=n,
+            discordance=(c_only + b_only) / n if n else 0.0,
+            threshold=bar,
+            confidence=confidence,
+        )
+        metrics[metric] = MetricComparison(
+            metric,
+            float(boot.diff),
+            float(boot.lo),
+            float(boot.hi),
+            bool(shown),
+            bool(ruled_out),
+            c_only,
+            b_only,
+            mdd,
+            statement,
+        )
+    return Comparison(baseline.arm, candidate.arm, threshold, metrics)

@@ -1,0 +1,103 @@
+"""A suite folder on disk: where its files are, and whether they still match the seal."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from flightdeck.errors import InputError
+from flightdeck.formats import Manifest, read_manifest
+from flightdeck.jsonl import sha256_file
+
+SEALED_FILES = ("questions.jsonl", "keys.jsonl")
+
+
+@dataclass(frozen=True)
+class SuitePaths:
+    """The files of ``suites/<suite>/``, as the spec lays them out."""
+
+    root: Path
+
+    @property
+    def name(self) -> str:
+        return self.root.resolve().name
+
+    @property
+    def questions(self) -> Path:
+        return self.root / "questions.jsonl"
+
+    @property
+    def keys(self) -> Path:
+        return self.root / "keys.jsonl"
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def ledger(self) -> Path:
+        return self.root / "scores.jsonl"
+
+    def answers(self, arm: str) -> Path:
+        return self.root / "answers" / f"{arm}.jsonl"
+
+    def meta(self, arm: str) -> Path:
+        return self.root / "answers" / f"{arm}.meta.json"
+
+    def labels(self, arm: str) -> Path:
+        return self.root / "labels" / f"{arm}.jsonl"
+
+    def arms(self) -> list[str]:
+        """Arms with an answers file, sorted."""
+        folder = self.root / "answers"
+        if not folder.is_dir():
+            return []
+        return sorted(p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl"))
+
+
+def open_suite(path: Path) -> SuitePaths:
+    """A suite folder that exists and holds questions.jsonl, or an InputError."""
+    if not path.is_dir():
+        raise InputError(path, None, "suite folder not found; pass a folder such as suites/<suite>")
+    suite = SuitePaths(path)
+    if not suite.questions.is_file():
+        raise InputError(suite.questions, None, "file not found; a suite needs questions.jsonl")
+    if not suite.keys.is_file():
+        raise InputError(suite.keys, None, "file not found; a suite needs keys.jsonl")
+    return suite
+
+
+def changed_files(suite: SuitePaths, manifest: Manifest) -> list[str]:
+    """Sealed files whose bytes no longer match the manifest's hashes."""
+    changed = []
+    for name in SEALED_FILES:
+        path = suite.root / name
+        if not path.is_file() or sha256_file(path) != manifest.files.get(name):
+            changed.append(name)
+    return changed
+
+
+def verify_sealed(suite: SuitePaths) -> Manifest:
+    """The manifest, after checking the sealed files still match it."""
+    if not suite.manifest.is_file():
+        raise InputError(
+            suite.manifest,
+            None,
+            f"suite is not sealed; run `flightdeck knowledge seal {suite.root}` first",
+        )
+    manifest = read_manifest(suite.manifest)
+    for name in changed_files(suite, manifest):
+        raise InputError(
+            suite.root / name,
+            None,
+            "changed after sealing (it no longer matches manifest.json); a changed question "
+            f"is a new suite version ({next_version(suite.name)}), never an edit: restore the file",
+        )
+    return manifest
+
+
+def next_version(name: str) -> str:
+    """``knowledge-gold-v1`` -> ``knowledge-gold-v2``; a name without a version gets ``-v2``."""
+    match = re.fullmatch(r"(.*-v)(\d+)", name)
+    return f"{match[1]}{int(match[2]) + 1}" if match else f"{name}-v2"
