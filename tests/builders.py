@@ -1,0 +1,113 @@
+"""Build a small but complete flightdeck project for tests: a real repo, a suite, arms.
+
+The repository ``sdlc`` has two commits: ``as_of`` (what the questions pin) and a later one
+that edits the decision record, so a citation hashed from HEAD is stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.gitrepo import make_git_repo
+
+FILES_AS_OF = {
+    "docs/adr/0001-database.md": "# ADR 1: Postgres\n\nWe chose Postgres for JSONB support.\n",
+    "docs/runbooks/deploy.md": "# Deploy\n\n1. Run make release.\n2. Tag the commit.\n",
+    "docs/runbooks/old/deploy-v0.md": "# Old deploy\n\nUse the shell script.\n",
+    "CODEOWNERS": "docs/ @ada\nsrc/ @grace\n",
+    "CHANGELOG.md": "## 2.0\n\n- Dropped Python 3.9.\n",
+}
+FILES_LATER = {"docs/adr/0001-database.md": "# ADR 1: Postgres (superseded)\n\nNow SQLite.\n"}
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+QUESTIONS = [
+    ("q1", "Why did we choose Postgres?", "decision-why", "docs/adr/0001-database.md", ["JSONB"]),
+    ("q2", "How do we deploy?", "how-to", "docs/runbooks/deploy.md", ["make release"]),
+    ("q3", "Who owns the docs?", "who-owns", "CODEOWNERS", ["@ada"]),
+    ("q4", "What changed in 2.0?", "what-changed", "CHANGELOG.md", ["Python 3.9"]),
+]
+
+
+@dataclass
+class Project:
+    root: Path
+    suite: Path
+    repo: Path
+    as_of: str
+    later: str
+
+    def source(self, path: str) -> dict[str, str]:
+        return {"uri": f"sdlc/{path}", "sha256": sha(FILES_AS_OF[path])}
+
+    def write_answers(self, arm: str, records: list[dict[str, Any]]) -> Path:
+        return write_jsonl(self.suite / "answers" / f"{arm}.jsonl", records)
+
+    def write_labels(self, arm: str, records: list[dict[str, Any]]) -> Path:
+        return write_jsonl(self.suite / "labels" / f"{arm}.jsonl", records)
+
+    def write_meta(self, arm: str, **fields: Any) -> Path:
+        meta = {
+            "runner": "person",
+            "by": "ada",
+            "date": "2026-11-01",
+            "model": "chat-model-1",
+            "knowledge_snapshot": {"sdlc": self.as_of},
+        } | fields
+        path = self.suite / "answers" / f"{arm}.meta.json"
+        path.write_text(json.dumps(meta))
+        return path
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def build_project(root: Path, *, name: str = "demo-v1") -> Project:
+    """A project folder with params.yaml, the sdlc repo and an unsealed suite."""
+    repo = root / "repos" / "sdlc"
+    as_of, later = make_git_repo(repo, [FILES_AS_OF, FILES_LATER])
+    suite = root / "suites" / name
+    questions, keys = [], []
+    for qid, text, kind, path, facts in QUESTIONS:
+        questions.append(
+            {"id": qid, "question": text, "kind": kind, "as_of": {"sdlc": as_of}, "scope": []}
+        )
+        keys.append(
+            {
+                "id": qid,
+                "answer_key": f"See {path}.",
+                "required_facts": facts,
+                "valid_sources": [{"uri": f"sdlc/{path}", "sha256": sha(FILES_AS_OF[path])}],
+            }
+        )
+    write_jsonl(suite / "questions.jsonl", questions)
+    write_jsonl(suite / "keys.jsonl", keys)
+    (root / "params.yaml").write_text(
+        "seed: 0\nresamples: 2000\nconfidence: 0.95\nthreshold: 15\nmin_raters: 2\n"
+        "gate_margin: 10\nholdouts: holdouts\nrepos:\n  sdlc: repos/sdlc\n"
+    )
+    return Project(root, suite, repo, as_of, later)
+
+
+def answer(project: Project, qid: str, text: str, paths: list[str]) -> dict[str, Any]:
+    """An answer citing files as they were at as_of."""
+    return {"id": qid, "answer": text, "citations": [project.source(p) for p in paths]}
+
+
+def labels_for(arm_answers: list[dict[str, Any]], votes: dict[str, list[bool]]) -> list[dict]:
+    """Labels by each rater, in order: ``votes[rater][i]`` rates ``arm_answers[i]``."""
+    out = []
+    for rater, marks in votes.items():
+        for record, correct in zip(arm_answers, marks, strict=True):
+            out.append({"id": record["id"], "rater": rater, "correct": correct, "unsupported": []})
+    return out

@@ -1,0 +1,277 @@
+"""Readers stop at the first bad record with `<file>:<line>: <what and how to fix>`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flightdeck.errors import InputError
+from flightdeck.formats import (
+    read_answers,
+    read_keys,
+    read_labels,
+    read_manifest,
+    read_meta,
+    read_questions,
+)
+
+C = "a" * 40
+S = "b" * 64
+Q = {"id": "q1", "question": "Why?", "kind": "decision-why", "as_of": {"sdlc": C}, "scope": []}
+K = {
+    "id": "q1",
+    "answer_key": "x",
+    "required_facts": ["f"],
+    "valid_sources": [{"uri": "sdlc/a.md", "sha256": S}],
+}
+
+
+def write(tmp_path: Path, name: str, lines: list[object]) -> Path:
+    path = tmp_path / name
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        pytest.param([Q, "{not json"], r"q\.jsonl:2: not JSON", id="not-json"),
+        pytest.param(
+            [Q, Q], r"q\.jsonl:2: duplicate id 'q1' \(first on line 1\)", id="duplicate-id"
+        ),
+        pytest.param(
+            [Q | {"kind": "trivia"}],
+            r"q\.jsonl:1: kind 'trivia' is unknown; use one of",
+            id="unknown-kind",
+        ),
+        pytest.param(
+            [Q | {"as_of": {"sdlc": "abc123"}}],
+            r"q\.jsonl:1: as_of commit for 'sdlc' must be a full 40-hex",
+            id="short-commit",
+        ),
+        pytest.param([Q | {"id": ""}], r"q\.jsonl:1: id is empty", id="empty-id"),
+        pytest.param(
+            [{k: v for k, v in Q.items() if k != "scope"}],
+            r"q\.jsonl:1: missing field 'scope'",
+            id="missing-field",
+        ),
+        pytest.param([Q | {"extra": 1}], r"q\.jsonl:1: unknown field 'extra'", id="unknown-field"),
+        pytest.param(
+            ["[1, 2]"], r"q\.jsonl:1: expected a JSON object, got an array", id="not-object"
+        ),
+        pytest.param(
+            [Q | {"scope": "docs/**"}],
+            r"q\.jsonl:1: scope must be a list of strings",
+            id="scope-not-list",
+        ),
+        pytest.param([], r"q\.jsonl: no questions", id="empty-file"),
+    ],
+)
+def test_questions_bad_input(tmp_path: Path, lines: list[object], message: str) -> None:
+    path = write(tmp_path, "q.jsonl", lines)
+    with pytest.raises(InputError, match=message):
+        read_questions(path)
+
+
+def test_questions_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    path.write_bytes(json.dumps(Q).encode() + b"\n\xff\xfe\n")
+    with pytest.raises(InputError, match=r"q\.jsonl:2: not UTF-8"):
+        read_questions(path)
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        pytest.param(
+            [K | {"required_facts": []}],
+            r"k\.jsonl:1: required_facts is empty; list at least one",
+            id="empty-facts",
+        ),
+        pytest.param(
+            [K | {"valid_sources": []}],
+            r"k\.jsonl:1: valid_sources is empty; list at least one source",
+            id="empty-sources",
+        ),
+        pytest.param(
+            [K | {"valid_sources": [{"uri": "sdlc/a.md", "sha256": "abc"}]}],
+            r"k\.jsonl:1: valid_sources sha256 of 'sdlc/a.md' must be 64 hex",
+            id="short-sha",
+        ),
+        pytest.param(
+            [K | {"valid_sources": [{"uri": "a.md", "sha256": S}]}],
+            r"k\.jsonl:1: valid_sources uri 'a.md' is not <repo>/<path>",
+            id="bad-uri",
+        ),
+        pytest.param(
+            [K | {"valid_sources": [{"uri": "sdlc/a.md#L9-L3", "sha256": S}]}],
+            r"ends before it starts",
+            id="backwards-span",
+        ),
+        pytest.param([K | {"canary": "nope"}], r"k\.jsonl:1: canary must be", id="bad-canary"),
+    ],
+)
+def test_keys_bad_input(tmp_path: Path, lines: list[object], message: str) -> None:
+    path = write(tmp_path, "k.jsonl", lines)
+    with pytest.raises(InputError, match=message):
+        read_keys(path)
+
+
+def test_keys_accept_spans_and_opaque_uris(tmp_path: Path) -> None:
+    sources = [
+        {"uri": "sdlc/a.md#L3-L9", "sha256": S.upper()},
+        {"uri": "https://x.org/p#h", "sha256": S},
+    ]
+    keys = read_keys(write(tmp_path, "k.jsonl", [K | {"valid_sources": sources}]))
+    assert [s.uri for s in keys[0].valid_sources] == ["sdlc/a.md#L3-L9", "https://x.org/p#h"]
+    assert keys[0].valid_sources[0].sha256 == S  # normalised to lower case
+
+
+def test_answers_reject_id_outside_suite(tmp_path: Path) -> None:
+    path = write(tmp_path, "a.jsonl", [{"id": "q9", "answer": "x", "citations": []}])
+    with pytest.raises(InputError, match=r"a\.jsonl:1: id 'q9' is not a question of this suite"):
+        read_answers(path, ["q1"])
+
+
+def test_answer_hash_is_canonical_json(tmp_path: Path) -> None:
+    # The spec: SHA-256 of the record as canonical JSON (sorted keys, "," and ":", non-ASCII kept).
+    record = {"id": "q1", "answer": "Grüße", "citations": []}
+    path = write(tmp_path, "a.jsonl", [json.dumps(record, indent=1)])  # another layout, same record
+    path.write_text(json.dumps(record, ensure_ascii=True) + "\n")
+    import hashlib
+
+    canonical = '{"answer":"Grüße","citations":[],"id":"q1"}'.encode()
+    assert read_answers(path, ["q1"])[0].sha256 == hashlib.sha256(canonical).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        pytest.param(
+            [{"id": "q1", "rater": "ada", "correct": "yes", "unsupported": []}],
+            r"l\.jsonl:1: correct must be true or false, got 'yes'",
+            id="correct-not-bool",
+        ),
+        pytest.param(
+            [{"id": "q1", "rater": "ada", "correct": True, "unsupported": []}] * 2,
+            r"l\.jsonl:2: duplicate label by rater 'ada' on id 'q1' \(first on line 1\)",
+            id="two-labels-one-rater",
+        ),
+        pytest.param(
+            [{"id": "q2", "rater": "ada", "correct": True, "unsupported": []}],
+            r"l\.jsonl:1: id 'q2' is not a question",
+            id="label-id-outside",
+        ),
+        pytest.param(
+            [
+                {
+                    "id": "q1",
+                    "rater": "ada",
+                    "correct": True,
+                    "unsupported": [],
+                    "answer_sha256": "x",
+                }
+            ],
+            r"answer_sha256 must be 64 hex",
+            id="bad-answer-sha",
+        ),
+    ],
+)
+def test_labels_bad_input(tmp_path: Path, lines: list[object], message: str) -> None:
+    path = write(tmp_path, "l.jsonl", lines)
+    with pytest.raises(InputError, match=message):
+        read_labels(path, ["q1"])
+
+
+def test_meta_and_manifest(tmp_path: Path) -> None:
+    meta = tmp_path / "m.json"
+    meta.write_text(
+        json.dumps(
+            {"runner": "robot", "by": "a", "date": "d", "model": "m", "knowledge_snapshot": {}}
+        )
+    )
+    with pytest.raises(
+        InputError, match=r"m\.json: runner 'robot' is unknown; use person or harness"
+    ):
+        read_meta(meta)
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(
+        json.dumps(
+            {
+                "suite": "s",
+                "sealed_at": "t",
+                "sha256": {"questions.jsonl": S},
+                "flightdeck_version": "0",
+            }
+        )
+    )
+    with pytest.raises(
+        InputError, match=r"manifest\.json: sha256 must map questions\.jsonl and keys\.jsonl"
+    ):
+        read_manifest(manifest)
+
+
+READERS = [
+    lambda p: read_questions(p),
+    lambda p: read_keys(p),
+    lambda p: read_answers(p, ["q1", "a"]),
+    lambda p: read_labels(p, ["q1", "a"]),
+    lambda p: read_meta(p),
+    lambda p: read_manifest(p),
+]
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "id",
+                    "question",
+                    "kind",
+                    "as_of",
+                    "scope",
+                    "answer",
+                    "citations",
+                    "uri",
+                    "sha256",
+                    "rater",
+                    "correct",
+                    "unsupported",
+                    "runner",
+                    "x",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            json_values.map(json.dumps), st.binary(max_size=30).map(lambda b: b.decode("latin-1"))
+        ),
+        max_size=4,
+    ),
+    st.integers(min_value=0, max_value=len(READERS) - 1),
+)
+def test_fuzz_readers_raise_only_input_errors(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[str], which: int
+) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "f.jsonl"
+    path.write_bytes("\n".join(lines).encode("utf-8", errors="surrogateescape"))
+    try:
+        READERS[which](path)
+    except InputError as exc:
+        assert str(exc).startswith(str(path))
+        assert "\n" not in str(exc)
