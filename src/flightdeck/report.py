@@ -107,8 +107,21 @@ def _meta_lines(s: ArmScore) -> list[str]:
         parts.append(f"command `{f['command']}`")
     snapshot = f.get("knowledge_snapshot")
     if snapshot:
-        parts.append(f"snapshot `{_short(snapshot)}`")
+        parts.append(f"snapshot {_snapshot(snapshot)}")
     return [f"- **{s.arm}**: " + ", ".join(str(p) for p in parts)]
+
+
+def _snapshot(value: Any) -> str:
+    """``{"sdlc": "3f2a…"}`` -> ``sdlc@3f2a1b2c3d4e``; other shapes as short text."""
+    if isinstance(value, dict):
+        parts = []
+        for repo, commits in value.items():
+            for commit in commits if isinstance(commits, list) else [commits]:
+                parts.append(f"{repo}@{str(commit)[:12]}")
+        return (
+            "`" + ", ".join(parts[:4]) + (f"` and {len(parts) - 4} more" if len(parts) > 4 else "`")
+        )
+    return f"`{_short(value)}`"
 
 
 def _short(value: Any) -> str:
@@ -167,8 +180,8 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
             row += f" {k['correct']}/{k['n']} | {k['citation_valid']}/{k['n']} |"
         out.append(row)
     out += ["", f"![intervals and paired differences]({picture_name})", ""]
-    for c in result.comparisons:
-        out += _comparison_section(c, result)
+    for comparison in result.comparisons:
+        out += _comparison_section(comparison, result)
     return "\n".join(out) + "\n"
 
 
@@ -180,7 +193,7 @@ def _kappa(s: ArmScore) -> str:
     k = s.kappa
     if k.value is None:
         agreement = "" if k.agreement is None else f" (agreement {_pct(k.agreement)})"
-        return f"undefined: {k.reason}{agreement}"
+        return f"{k.reason}{agreement}"
     return f"{k.value:.2f} (agreement {_pct(k.agreement or 0.0)}, {k.n} items)"
 
 
@@ -266,7 +279,10 @@ def write_picture(result: ScoreResult, path: Path) -> None:
     ax.set_yticks(range(len(arms)), [s.arm for s in arms])
     ax.set_xlim(0, 100)
     ax.set_xlabel(f"% of {result.n} questions ({100 * result.params.confidence:g}% Wilson)")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.set_ylim(-0.6, len(arms) - 0.4)
+    ax.legend(
+        loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize="small", frameon=False
+    )
     if result.comparisons:
         ax2 = axes[0][1]
         rows = [(c, m) for c in result.comparisons for m in METRICS]
@@ -289,7 +305,8 @@ def write_picture(result: ScoreResult, path: Path) -> None:
         )
         ax2.set_xlim(-100, 100)
         ax2.set_xlabel("paired difference, points")
-        ax2.legend(loc="lower right", fontsize="small")
+        ax2.set_ylim(-0.6, len(rows) - 0.4)
+        ax2.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
     fig.tight_layout()
     buffer = io.BytesIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None})

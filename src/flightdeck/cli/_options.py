@@ -13,7 +13,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def suite_argument(func: F) -> F:
     """The SUITE argument: a suite folder such as suites/knowledge-demo-v1."""
-    return click.argument(  # type: ignore[return-value]
+    return click.argument(
         "suite", type=click.Path(file_okay=False, path_type=Path)
     )(func)
 
@@ -27,7 +27,7 @@ def params_options(func: F) -> F:
         metavar="NAME=PATH",
         help="Where repository NAME is (a clone or a git bundle); overrides params.yaml.",
     )(func)
-    return click.option(  # type: ignore[return-value]
+    return click.option(
         "--params",
         "params_file",
         type=click.Path(dir_okay=False, path_type=Path),
@@ -38,7 +38,7 @@ def params_options(func: F) -> F:
 
 def json_option(func: F) -> F:
     """--json: machine-readable output on stdout."""
-    return click.option(  # type: ignore[return-value]
+    return click.option(
         "--json", "as_json", is_flag=True, help="Print JSON for machines instead of text."
     )(func)
 

@@ -71,7 +71,8 @@ def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Qu
             raise InputError(
                 suite.keys,
                 key.line,
-                f"id {key.id!r} has no question in questions.jsonl; the two files need the same ids",
+                f"id {key.id!r} has no question in questions.jsonl; "
+                "the two files need the same ids",
             )
         for source in key.valid_sources:
             match = SOURCE_URI_RE.match(source.uri)
@@ -271,7 +272,8 @@ def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
 def _void_evidence(holdouts: Path, suite: str) -> dict[str, Any] | None:
     from flightdeck.holdout import void_evidence
 
-    return void_evidence(holdouts, suite)
+    evidence: dict[str, Any] | None = void_evidence(holdouts, suite)
+    return evidence
 
 
 # --- score ------------------------------------------------------------------------------

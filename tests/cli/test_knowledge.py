@@ -1,0 +1,415 @@
+"""`flightdeck knowledge seal|status|score|gate` end to end, through click's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from flightdeck.cli import cli
+from flightdeck.formats import CANARY_RE
+from tests.builders import FILES_LATER, Project, answer, labels_for, sha, write_jsonl
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    return runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+def assert_error(result: Result, line: str) -> None:
+    """Bad input: exit 2, exactly one stderr line, no traceback."""
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {line}\n"
+    assert "Traceback" not in result.output
+
+
+def seal(runner: CliRunner, project: Project) -> Result:
+    result = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def good_arm(project: Project, arm: str, correct: list[bool]) -> list[dict]:
+    records = [
+        answer(project, "q1", "Postgres, for JSONB.", ["docs/adr/0001-database.md"]),
+        answer(project, "q2", "make release, then tag.", ["docs/runbooks/deploy.md"]),
+        answer(project, "q3", "@ada", ["CODEOWNERS"]),
+        answer(project, "q4", "Dropped Python 3.9.", ["CHANGELOG.md"]),
+    ]
+    project.write_answers(arm, records)
+    project.write_labels(arm, labels_for(records, {"ada": correct, "bob": correct}))
+    project.write_meta(arm)
+    return records
+
+
+def test_seal_writes_canaries_and_manifest(runner: CliRunner, project: Project) -> None:
+    result = seal(runner, project)
+    assert result.stdout.startswith("sealed demo-v1: 4 questions, 4 sources checked at as_of")
+    keys = [json.loads(line) for line in (project.suite / "keys.jsonl").read_text().splitlines()]
+    canaries = [k["canary"] for k in keys]
+    assert all(CANARY_RE.match(c) for c in canaries)
+    assert len(set(canaries)) == 4
+    manifest = json.loads((project.suite / "manifest.json").read_text())
+    assert manifest["suite"] == "demo-v1"
+    assert set(manifest["sha256"]) == {"questions.jsonl", "keys.jsonl"}
+    holdouts = (project.root / "holdouts" / "manifest.json").read_text()
+    assert all(c in holdouts for c in canaries)
+
+
+def test_second_seal_is_refused(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert_error(
+        result,
+        f"{project.suite / 'manifest.json'}: suite is already sealed; a changed question is a "
+        "new suite version (copy it to demo-v1-v2 and seal that), never an edit",
+    )
+
+
+def test_seal_warns_about_repositories_not_at_hand(runner: CliRunner, project: Project) -> None:
+    (project.root / "params.yaml").write_text("repos: {}\n")
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert result.exit_code == 0, result.output
+    assert "warning: sources not checked in repositories not at hand: sdlc" in result.stderr
+    assert "0 sources checked" in result.stdout
+
+
+def rewrite_key(project: Project, **changes: object) -> None:
+    path = project.suite / "keys.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[1].update(changes)
+    write_jsonl(path, lines)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        pytest.param(
+            {"valid_sources": [{"uri": "sdlc/docs/missing.md", "sha256": "0" * 64}]},
+            "keys.jsonl:2: valid source 'sdlc/docs/missing.md' does not exist at as_of {c} of "
+            "'sdlc'; fix the path or the commit",
+            id="source-missing-at-as-of",
+        ),
+        pytest.param(
+            {
+                "valid_sources": [
+                    {
+                        "uri": "sdlc/docs/adr/0001-database.md",
+                        "sha256": sha(FILES_LATER["docs/adr/0001-database.md"]),
+                    }
+                ]
+            },
+            "keys.jsonl:2: valid source 'sdlc/docs/adr/0001-database.md' has sha256 {s} at "
+            "as_of {c}, not {later}; record the hash of the file at as_of",
+            id="source-other-sha256",
+        ),
+        pytest.param(
+            {"id": "q9"},
+            "keys.jsonl:2: id 'q9' has no question in questions.jsonl; the two files need the "
+            "same ids",
+            id="ids-differ",
+        ),
+        pytest.param(
+            {"valid_sources": [{"uri": "wiki/page.md", "sha256": "0" * 64}]},
+            "keys.jsonl:2: valid source 'wiki/page.md' names repository 'wiki', which is not in "
+            "the question's as_of (sdlc); fix the uri",
+            id="source-outside-as-of",
+        ),
+    ],
+)
+def test_seal_checks_sources(
+    runner: CliRunner, project: Project, change: dict, message: str
+) -> None:
+    rewrite_key(project, **change)
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    from tests.builders import FILES_AS_OF
+
+    expected = message.format(
+        c=project.as_of[:12],
+        s=sha(FILES_AS_OF["docs/adr/0001-database.md"]),
+        later=sha(FILES_LATER["docs/adr/0001-database.md"]),
+    )
+    assert_error(result, f"{project.suite / expected}")
+    assert not (project.suite / "manifest.json").exists()
+
+
+def test_seal_checks_commits_exist(runner: CliRunner, project: Project) -> None:
+    path = project.suite / "questions.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[2]["as_of"] = {"sdlc": "f" * 40}
+    write_jsonl(path, lines)
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert_error(
+        result,
+        f"{path}:3: commit {'f' * 40} is not in repository 'sdlc' (repos/sdlc); fix as_of or "
+        "fetch the commit",
+    )
+
+
+def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True, False, True, False])
+    good_arm(project, "rag", [True, True, True, True])
+    result = invoke(
+        runner,
+        "knowledge",
+        "score",
+        str(project.suite),
+        "--arm",
+        "search",
+        "--arm",
+        "rag",
+        "--baseline",
+        "search",
+        "--candidate",
+        "rag",
+    )
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((project.root / "metrics" / "demo-v1.json").read_text())
+    arm = metrics["arms"]["search"]
+    assert arm["n"] == 4
+    assert arm["answered"] == 4
+    assert arm["correctness"]["value"] == 0.5
+    assert arm["citation_validity"]["value"] == 1.0
+    assert arm["citations"] == {"valid": 4, "fabricated": 0, "stale": 0, "unsupported": 0}
+    assert arm["kappa"] == 1.0
+    comp = metrics["comparisons"]["rag_vs_search"]
+    assert set(comp) == {"correctness", "citation_validity"}
+    assert set(comp["correctness"]) >= {"diff", "lo", "hi", "shown"}
+    assert comp["correctness"]["diff"] == 0.5
+    assert comp["citation_validity"] == comp["citation_validity"] | {
+        "diff": 0.0,
+        "lo": 0.0,
+        "hi": 0.0,
+        "shown": False,
+    }
+    report = (project.root / "reports" / "demo-v1.md").read_text()
+    assert "| decision-why | 1 |" in report
+    assert "What this set can show" in report
+    assert (
+        "baseline is not shown to lose by 15 points on citation validity; a loss of 15 points or more is ruled out"
+        in report
+    )
+    assert (project.root / "reports" / "demo-v1.svg").read_text().startswith("<?xml")
+    results = (project.root / "results" / "demo-v1" / "search.jsonl").read_text().splitlines()
+    first = json.loads(results[0])
+    assert first["votes"] == {"ada": True, "bob": True}
+    assert first["citations"] == [{"uri": "sdlc/docs/adr/0001-database.md", "class": "valid"}]
+    assert "search: runner person, by ada" in result.stdout
+    # The same inputs score again to the same numbers.
+    again = invoke(
+        runner,
+        "knowledge",
+        "score",
+        str(project.suite),
+        "--arm",
+        "search",
+        "--arm",
+        "rag",
+        "--baseline",
+        "search",
+        "--candidate",
+        "rag",
+    )
+    assert again.exit_code == 0
+    assert json.loads((project.root / "metrics" / "demo-v1.json").read_text()) == metrics
+    ledger = (project.suite / "scores.jsonl").read_text().splitlines()
+    assert [json.loads(x)["arm"] for x in ledger] == ["search", "rag"]
+
+
+def test_citation_classes_and_missing_answers(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    records = [
+        {
+            "id": "q1",
+            "answer": "Postgres",
+            "citations": [  # stale: hashed from the later commit
+                {
+                    "uri": "sdlc/docs/adr/0001-database.md#L1-L3",
+                    "sha256": sha(FILES_LATER["docs/adr/0001-database.md"]),
+                }
+            ],
+        },
+        {
+            "id": "q2",
+            "answer": "make release",
+            "citations": [
+                project.source("docs/runbooks/deploy.md")
+                | {"uri": "sdlc/docs/runbooks/deploy.md#L3"},
+                {"uri": "https://wiki.example/deploy", "sha256": "0" * 64},
+            ],
+        },  # fabricated
+        {"id": "q3", "answer": "@ada", "citations": []},  # uncited
+    ]
+    project.write_answers("chat", records)
+    labels = labels_for(records, {"ada": [True, True, False], "bob": [False, True, False]})
+    labels[1]["unsupported"] = ["sdlc/docs/runbooks/deploy.md"]  # spanless entry flags the span
+    project.write_labels("chat", labels)
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "chat")
+    assert result.exit_code == 0, result.output
+    assert "chat: meta missing" in result.stdout
+    arm = json.loads((project.root / "metrics" / "demo-v1.json").read_text())["arms"]["chat"]
+    assert arm["citations"] == {"valid": 0, "fabricated": 1, "stale": 1, "unsupported": 1}
+    assert arm["uncited"] == 1
+    assert arm["missing"] == 1
+    assert arm["answered"] == 3
+    assert arm["correctness"]["value"] == 0.25  # q1 tie counts incorrect; q2 yes; q3 no; q4 missing
+    assert arm["citation_validity"]["value"] == 0.0
+
+
+def test_score_refuses_a_changed_suite(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    with (project.suite / "questions.jsonl").open("a") as f:
+        f.write("\n")
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert_error(
+        result,
+        f"{project.suite / 'questions.jsonl'}: changed after sealing (it no longer matches "
+        "manifest.json); a changed question is a new suite version (demo-v2), never an edit: "
+        "restore the file",
+    )
+
+
+def test_score_refuses_an_unsealed_suite(runner: CliRunner, project: Project) -> None:
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "x")
+    assert_error(
+        result,
+        f"{project.suite / 'manifest.json'}: suite is not sealed; run `flightdeck knowledge seal {project.suite}` first",
+    )
+
+
+def test_too_few_raters_names_the_ids(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    records = good_arm(project, "search", [True] * 4)
+    project.write_labels(
+        "search",
+        labels_for(records, {"ada": [True] * 4}) + labels_for(records[:1], {"bob": [True]}),
+    )
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert_error(
+        result,
+        f"{project.suite / 'labels' / 'search.jsonl'}: fewer than 2 raters on 3 answer(s): q2, "
+        "q3, q4; have them rated (`flightdeck knowledge rate`) or lower min_raters",
+    )
+    assert (
+        invoke(
+            runner, "knowledge", "score", str(project.suite), "--arm", "search", "--min-raters", "1"
+        ).exit_code
+        == 0
+    )
+
+
+def test_label_bound_to_another_answer(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    records = good_arm(project, "search", [True] * 4)
+    labels = labels_for(records, {"ada": [True] * 4, "bob": [True] * 4})
+    labels[5]["answer_sha256"] = "e" * 64
+    project.write_labels("search", labels)
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert_error(
+        result,
+        f"{project.suite / 'labels' / 'search.jsonl'}:6: answer 'q2' changed after 'bob' rated "
+        "it (answer_sha256 differs); rate the new answer again",
+    )
+
+
+def test_arm_is_scored_once(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    assert (
+        invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search").exit_code == 0
+    )
+    records = good_arm(project, "search", [True] * 4)
+    records[0]["answer"] = "something else"
+    project.write_answers("search", records)
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"error: {project.suite / 'scores.jsonl'}:1: arm 'search' was scored on "
+    )
+    assert result.stderr.endswith(
+        "with other answers; each arm is scored once, so score the new answers under a new arm name\n"
+    )
+
+
+def test_flags_override_params(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True, False, True, False])
+    good_arm(project, "b", [True, True, True, True])
+    args = [
+        "knowledge",
+        "score",
+        str(project.suite),
+        "--arm",
+        "a",
+        "--arm",
+        "b",
+        "--baseline",
+        "a",
+        "--candidate",
+        "b",
+    ]
+    invoke(runner, *args)
+    first = json.loads((project.root / "metrics" / "demo-v1.json").read_text())
+    invoke(runner, *args, "--seed", "7", "--resamples", "500", "--threshold", "40")
+    second = json.loads((project.root / "metrics" / "demo-v1.json").read_text())
+    assert first["settings"]["seed"] == 0
+    assert second["settings"] == second["settings"] | {
+        "seed": 7,
+        "resamples": 500,
+        "threshold": 40.0,
+    }
+
+
+def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert "!! not sealed" in result.stdout
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    project.write_answers("chat", [answer(project, "q1", "x", [])])
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert result.exit_code == 0, result.output
+    assert "ok sealed" in result.stdout
+    assert "ok search: answers 4/4, meta present, labels 8 by ada, bob, never" in result.stdout
+    assert (
+        "!! chat: answers 1/4, meta missing, labels 0 by none, never — 3 unanswered; meta missing; 1 answers short of 2 raters"
+        in result.stdout
+    )
+    assert result.stdout.endswith("not ready to score\n")
+    data = json.loads(invoke(runner, "knowledge", "status", str(project.suite), "--json").stdout)
+    assert data["sealed"] is True
+    assert data["ready"] is False
+
+
+def test_gate(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "pinned", [True, True, True, True])
+    good_arm(project, "same", [True, True, True, True])
+    good_arm(project, "worse", [False, False, False, False])
+    ok = invoke(
+        runner, "knowledge", "gate", str(project.suite), "--pinned", "pinned", "--candidate", "same"
+    )
+    assert ok.exit_code == 0, ok.output
+    assert "gate passed" in ok.stdout
+    bad = invoke(
+        runner,
+        "knowledge",
+        "gate",
+        str(project.suite),
+        "--pinned",
+        "pinned",
+        "--candidate",
+        "worse",
+    )
+    assert bad.exit_code == 1
+    assert "FAIL correctness" in bad.stdout
+    assert "gate failed on correctness" in bad.stdout
+
+
+def test_errors_never_traceback_on_missing_suite(runner: CliRunner, tmp_path: Path) -> None:
+    result = invoke(runner, "knowledge", "status", str(tmp_path / "nope"))
+    assert_error(
+        result, f"{tmp_path / 'nope'}: suite folder not found; pass a folder such as suites/<suite>"
+    )
