@@ -1,0 +1,55 @@
+"""Citation classes in the spec's order: fabricated, stale, unsupported, valid."""
+
+from __future__ import annotations
+
+import pytest
+
+from flightdeck.citations import CitationClass, classify_citation, strip_span
+from flightdeck.formats import Source
+
+A, B = "a" * 64, "b" * 64
+VALID = [Source("sdlc/docs/adr.md#L1-L5", A), Source("https://wiki.example/page#intro", B)]
+
+
+@pytest.mark.parametrize(
+    ("uri", "sha", "flagged", "expected"),
+    [
+        pytest.param("sdlc/docs/adr.md", A, [], "valid", id="same-file-no-span"),
+        pytest.param("sdlc/docs/adr.md#L30-L40", A, [], "valid", id="other-span-same-file"),
+        pytest.param("sdlc/docs/other.md", A, [], "fabricated", id="not-a-valid-source"),
+        pytest.param("other/docs/adr.md", A, [], "fabricated", id="other-repo"),
+        pytest.param("sdlc/docs/adr.md#L2", B, [], "stale", id="other-content"),
+        pytest.param(
+            "sdlc/docs/adr.md#L2", B, ["sdlc/docs/adr.md"], "stale", id="stale-before-unsupported"
+        ),
+        pytest.param(
+            "sdlc/docs/adr.md#L2", A, ["sdlc/docs/adr.md#L2"], "unsupported", id="flag-equal"
+        ),
+        pytest.param(
+            "sdlc/docs/adr.md#L2",
+            A,
+            ["sdlc/docs/adr.md"],
+            "unsupported",
+            id="spanless-flag-covers-spans",
+        ),
+        pytest.param(
+            "sdlc/docs/adr.md#L2", A, ["sdlc/docs/adr.md#L3"], "valid", id="other-span-flag"
+        ),
+        pytest.param(
+            "sdlc/docs/adr.md", A, ["sdlc/docs/adr.md#L2"], "valid", id="span-flag-not-whole-file"
+        ),
+        pytest.param("https://wiki.example/page#intro", B, [], "valid", id="opaque-whole-string"),
+        pytest.param(
+            "https://wiki.example/page", B, [], "fabricated", id="opaque-no-fragment-stripping"
+        ),
+        pytest.param("https://wiki.example/page#intro", A, [], "stale", id="opaque-hash-as-given"),
+    ],
+)
+def test_classify(uri: str, sha: str, flagged: list[str], expected: str) -> None:
+    assert classify_citation(Source(uri, sha), VALID, flagged) == CitationClass(expected)
+
+
+def test_strip_span() -> None:
+    assert strip_span("sdlc/a.md#L3-L9") == "sdlc/a.md"
+    assert strip_span("sdlc/a.md") == "sdlc/a.md"
+    assert strip_span("https://x.org/a#L3") == "https://x.org/a#L3"
