@@ -307,11 +307,14 @@ _CHANGELOG_040 = """
 - Review bot: pilot on the payments repository, comments and fix-up pushes.
 """
 
-CHANGELOG_4 = _text("""
+CHANGELOG_4 = _text(
+    """
 # Changelog
 
 ## Unreleased
-""" + _CHANGELOG_040)
+"""
+    + _CHANGELOG_040
+)
 
 _CHANGELOG_050 = """
 ## 0.5.0 - 2024-05-06
@@ -324,13 +327,18 @@ _CHANGELOG_050 = """
 - Evals: the nightly job moves to `src/evals/`, owned by Li Wei.
 """
 
-CHANGELOG_5 = _text("""
+CHANGELOG_5 = _text(
+    """
 # Changelog
 
 ## Unreleased
-""" + _CHANGELOG_050 + _CHANGELOG_040)
+"""
+    + _CHANGELOG_050
+    + _CHANGELOG_040
+)
 
-CHANGELOG_6 = _text("""
+CHANGELOG_6 = _text(
+    """
 # Changelog
 
 ## Unreleased
@@ -338,7 +346,10 @@ CHANGELOG_6 = _text("""
 - Gateway: provider keys are kept in Vault; the rotation runbook changes accordingly.
 - Ownership: the gateway moves from Marcus Feld to Li Wei; Sam Ortiz joins the review bot.
 - Review bot: generally available on every repository (LEGAL-58 approved 2024-05-28).
-""" + _CHANGELOG_050 + _CHANGELOG_040)
+"""
+    + _CHANGELOG_050
+    + _CHANGELOG_040
+)
 
 ROTATE_KEYS_1 = _text("""
 # Rotate the provider API keys
@@ -383,11 +394,14 @@ REDIS_FAILOVER = _text("""
    lost; re-enqueue them from the call log.
 """)
 
-REDIS_FAILOVER_OLD = _text("""
+REDIS_FAILOVER_OLD = _text(
+    """
 > Retired on 2024-03-27: the queue no longer uses Redis (ADR-0003).
 > Use docs/runbooks/postgres-queue-failover.md.
 
-""" + REDIS_FAILOVER)
+"""
+    + REDIS_FAILOVER
+)
 
 QUEUE_MIGRATION = _text("""
 # Migrate the job queue from Redis to Postgres
