@@ -1,0 +1,386 @@
+"""Blind rating: every answer of every arm, one at a time, in an order seeded per rater.
+
+The order is the sort of SHA-256(``<suite>\\0<rater>\\0<arm>\\0<id>``): the same for one
+rater of one suite on every start (so a restart resumes where the rater stopped), different
+for each rater, with the arms interleaved. Each item gets an opaque id, an HMAC of the arm
+and the question id under a key drawn fresh at every start, so no id, address or page says
+which arm wrote the answer, and nothing in this module's views names it.
+
+Labels are written as they are given: a new label is appended to ``labels/<arm>.jsonl`` and
+fsynced; a changed label replaces the rater's old line in one atomic rewrite, so the file
+never holds two labels by one rater for one id, nor loses one. A label whose
+``answer_sha256`` no longer matches the answer counts as not given, and rating the answer
+again replaces it. This module does no terminal or network I/O: the CLI and
+:mod:`flightdeck.rating_server` drive a :class:`RatingSession`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from flightdeck.citations import is_flagged_unsupported
+from flightdeck.errors import InputError
+from flightdeck.formats import (
+    Answer,
+    Key,
+    Label,
+    Question,
+    read_answers,
+    read_keys,
+    read_labels,
+    read_questions,
+)
+from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line
+from flightdeck.rating_lines import CitationView, LineReader, cited_lines
+from flightdeck.repos import RepoSet
+
+__all__ = [
+    "CitationView",
+    "ItemView",
+    "OwnLabel",
+    "RatingSession",
+    "SaveResult",
+    "order_key",
+]
+
+
+def order_key(suite: str, rater: str, arm: str, question_id: str) -> str:
+    """The sort key that places one answer in one rater's order (hex SHA-256)."""
+    return hashlib.sha256(canonical_json([suite, rater, arm, question_id])).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class OwnLabel:
+    """This rater's current label on an item (never another rater's)."""
+
+    correct: bool
+    unsupported: tuple[int, ...]  # citation numbers, from 1
+    time: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ItemView:
+    """What a rater sees of one answer: nothing here names or hints at the arm."""
+
+    item_id: str
+    position: int  # 0-based, in this rater's order
+    total: int
+    labelled: int
+    question_id: str
+    question: str
+    kind: str
+    answer_key: str
+    facts: tuple[str, ...]
+    answer: str
+    citations: tuple[CitationView, ...]
+    own: OwnLabel | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "item": self.item_id,
+            "position": self.position,
+            "total": self.total,
+            "labelled": self.labelled,
+            "question_id": self.question_id,
+            "question": self.question,
+            "kind": self.kind,
+            "answer_key": self.answer_key,
+            "facts": list(self.facts),
+            "answer": self.answer,
+            "citations": [c.to_json() for c in self.citations],
+            "own": None
+            if self.own is None
+            else {
+                "correct": self.own.correct,
+                "unsupported": list(self.own.unsupported),
+                "time": self.own.time,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SaveResult:
+    written: bool  # False when the label was already there, unchanged
+    next_position: int | None  # None when every item is labelled
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    item_id: str
+    arm: str
+    question: Question
+    key: Key
+    answer: Answer
+
+
+class RatingSession:
+    """One rater's pass over a suite: the ordered items, their views, and label writes.
+
+    Thread-safe: the web server calls it from several request threads. Close it (or use it
+    as a context manager) to stop the git processes that read the cited files.
+    """
+
+    def __init__(
+        self,
+        suite: Path,
+        rater: str,
+        repos: RepoSet,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        if not rater.strip() or rater != rater.strip():
+            raise InputError("--rater", None, f"rater {rater!r} must be a non-empty name")
+        self.suite = suite
+        self.suite_name = suite.resolve().name
+        self.rater = rater
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self._lock = threading.RLock()
+        self._secret = secrets.token_bytes(32)
+        self._items = self._load_items()
+        self._by_id = {item.item_id: pos for pos, item in enumerate(self._items)}
+        self._own: dict[tuple[str, str], tuple[Label, str | None]] = {}
+        for arm in sorted({item.arm for item in self._items}):
+            self._own.update(self._read_own_labels(arm))
+        self._lines = LineReader(repos)
+        try:
+            self._lines.check(
+                (item.question, item.answer.citations, self._questions_path)
+                for item in sorted(self._items, key=lambda i: i.question.line)
+            )
+        except BaseException:
+            self._lines.close()
+            raise
+        self._citations: dict[str, tuple[CitationView, ...]] = {}
+
+    # --- loading ---------------------------------------------------------------------
+
+    @property
+    def _questions_path(self) -> Path:
+        return self.suite / "questions.jsonl"
+
+    def _labels_path(self, arm: str) -> Path:
+        return self.suite / "labels" / f"{arm}.jsonl"
+
+    def _read_own_labels(self, arm: str) -> dict[tuple[str, str], tuple[Label, str | None]]:
+        path = self._labels_path(arm)
+        if not path.exists():
+            return {}
+        lines = path.read_bytes().split(b"\n")
+        own = {}
+        for label in read_labels(path, self._question_ids):
+            if label.rater == self.rater:
+                time = json.loads(lines[label.line - 1]).get("time")
+                own[(arm, label.id)] = (label, time if isinstance(time, str) else None)
+        return own
+
+    def _load_items(self) -> list[_Item]:
+        if not self.suite.is_dir():
+            raise InputError(self.suite, None, "suite folder not found; check the path")
+        questions = {q.id: q for q in read_questions(self._questions_path)}
+        self._question_ids = tuple(questions)
+        keys_path = self.suite / "keys.jsonl"
+        keys = {k.id: k for k in read_keys(keys_path)}
+        folder = self.suite / "answers"
+        arms = sorted(p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl"))
+        if not arms:
+            raise InputError(
+                folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first"
+            )
+        items = []
+        for arm in arms:
+            path = folder / f"{arm}.jsonl"
+            for answer in read_answers(path, questions):
+                if answer.id not in keys:
+                    raise InputError(
+                        keys_path, None, f"no key for question {answer.id!r}; add its answer key"
+                    )
+                mac = hmac.new(self._secret, canonical_json([arm, answer.id]), "sha256")
+                items.append(
+                    _Item(mac.hexdigest()[:20], arm, questions[answer.id], keys[answer.id], answer)
+                )
+        items.sort(key=lambda i: order_key(self.suite_name, self.rater, i.arm, i.answer.id))
+        if not items:
+            raise InputError(folder, None, "the answers files hold no answers to rate")
+        return items
+
+    # --- reading ---------------------------------------------------------------------
+
+    @property
+    def total(self) -> int:
+        return len(self._items)
+
+    @property
+    def labelled(self) -> int:
+        with self._lock:
+            return sum(1 for item in self._items if self._current_label(item) is not None)
+
+    def _current_label(self, item: _Item) -> Label | None:
+        """This rater's label on the item, unless it was given to an older answer."""
+        entry = self._own.get((item.arm, item.answer.id))
+        if entry is None:
+            return None
+        label = entry[0]
+        if label.answer_sha256 is not None and label.answer_sha256 != item.answer.sha256:
+            return None
+        return label
+
+    def first_unlabelled(self) -> int | None:
+        """Where to start: the first item in this rater's order not yet labelled."""
+        return self.next_unlabelled(-1)
+
+    def next_unlabelled(self, after: int) -> int | None:
+        """The next unlabelled item after ``after``, wrapping round; None when all are done."""
+        with self._lock:
+            n = len(self._items)
+            for step in range(1, n + 1):
+                pos = (after + step) % n
+                if self._current_label(self._items[pos]) is None:
+                    return pos
+            return None
+
+    def position_of(self, item_id: str) -> int:
+        pos = self._by_id.get(item_id)
+        if pos is None:
+            raise KeyError(item_id)
+        return pos
+
+    def view(self, position: int) -> ItemView:
+        """The item at ``position`` as the rater sees it, with their own label if any."""
+        if not 0 <= position < len(self._items):
+            raise IndexError(position)
+        item = self._items[position]
+        with self._lock:
+            citations = self._citations.get(item.item_id)
+            if citations is None:
+                citations = cited_lines(self._lines, item.question, item.answer.citations)
+                self._citations[item.item_id] = citations
+            label = self._current_label(item)
+            time = self._own[(item.arm, item.answer.id)][1] if label else None
+            labelled = sum(1 for i in self._items if self._current_label(i) is not None)
+        own = None
+        if label is not None:
+            flagged = tuple(
+                n
+                for n, cite in enumerate(item.answer.citations, start=1)
+                if is_flagged_unsupported(cite.uri, label.unsupported)
+            )
+            own = OwnLabel(label.correct, flagged, time)
+        return ItemView(
+            item_id=item.item_id,
+            position=position,
+            total=len(self._items),
+            labelled=labelled,
+            question_id=item.question.id,
+            question=item.question.question,
+            kind=item.question.kind,
+            answer_key=item.key.answer_key,
+            facts=item.key.required_facts,
+            answer=item.answer.answer,
+            citations=citations,
+            own=own,
+        )
+
+    # --- writing ---------------------------------------------------------------------
+
+    def save(self, position: int, correct: bool, unsupported: Sequence[int]) -> SaveResult:
+        """Record this rater's label on an item; ``unsupported`` holds citation numbers.
+
+        A new label is appended and fsynced; a changed one replaces the old line; an
+        unchanged one is left as it is. Returns where to go next.
+        """
+        if not 0 <= position < len(self._items):
+            raise IndexError(position)
+        item = self._items[position]
+        cites = item.answer.citations
+        for number in unsupported:
+            if not 1 <= number <= len(cites):
+                raise ValueError(f"citation {number} does not exist (1..{len(cites)})")
+        uris = list(dict.fromkeys(cites[n - 1].uri for n in sorted(set(unsupported))))
+        with self._lock:
+            old = self._current_label(item)
+            unchanged = (
+                old is not None
+                and old.correct == correct
+                and old.answer_sha256 == item.answer.sha256
+                and set(old.unsupported) == set(uris)
+            )
+            if not unchanged:
+                time = self._clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+                record: dict[str, Any] = {
+                    "id": item.answer.id,
+                    "rater": self.rater,
+                    "correct": bool(correct),
+                    "unsupported": uris,
+                    "answer_sha256": item.answer.sha256,
+                    "time": time,
+                }
+                _write_label(self._labels_path(item.arm), record)
+                label = Label(
+                    item.answer.id, self.rater, bool(correct), tuple(uris), item.answer.sha256
+                )
+                self._own[(item.arm, item.answer.id)] = (label, time)
+            return SaveResult(not unchanged, self.next_unlabelled(position))
+
+    def close(self) -> None:
+        self._lines.close()
+
+    def __enter__(self) -> RatingSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on the labels folder: two raters' writes never interleave."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _write_label(path: Path, record: dict[str, Any]) -> None:
+    """Append ``record``, or replace the rater's old line for the id in one atomic rewrite.
+
+    One rewrite (the other lines as they were, then the new label) rather than a rewrite
+    without the old line followed by an append: a kill between those two steps would lose
+    the label, while ``os.replace`` leaves either the old file or the new one.
+    """
+    with _locked(path.parent):
+        data = path.read_bytes() if path.exists() else b""
+        kept, replaced = [], False
+        for raw in data.split(b"\n"):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                obj = None
+            if (
+                isinstance(obj, dict)
+                and obj.get("id") == record["id"]
+                and obj.get("rater") == record["rater"]
+            ):
+                replaced = True
+                continue
+            kept.append(raw + b"\n")
+        if replaced:
+            atomic_write(path, b"".join(kept) + (dumps_line(record) + "\n").encode())
+        else:
+            append_jsonl(path, record)

@@ -1,0 +1,177 @@
+"""The lines a citation points at, read from its repository at the question's ``as_of``.
+
+A cited span is shown with a few lines around it; a citation without a span shows the start
+of the file. Files are read through one ``git cat-file --batch`` process per repository and
+kept in a small cache, so moving to the next item reads at most a few blobs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flightdeck.errors import InputError
+from flightdeck.formats import OPAQUE_RE, SOURCE_URI_RE, Question, Source
+from flightdeck.repos import BlobReader, RepoSet
+
+CONTEXT = 3  # lines shown before and after a cited span
+HEAD = 40  # lines shown from the start of a file cited without a span
+MAX_SPAN = 300  # a longer span is cut after this many lines, with a note
+_CACHE_FILES = 64
+_BINARY = "binary"
+
+
+@dataclass(frozen=True, slots=True)
+class ShownLine:
+    number: int  # from 1
+    text: str
+    cited: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CitationView:
+    """One numbered citation: its uri, the lines to show, and a note when there are none."""
+
+    number: int
+    uri: str
+    lines: tuple[ShownLine, ...]
+    note: str  # "" when the lines are simply shown
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "uri": self.uri,
+            "note": self.note,
+            "lines": [[line.number, line.text, line.cited] for line in self.lines],
+        }
+
+
+class LineReader:
+    """Files at a commit, as lists of lines, through one git process per repository."""
+
+    def __init__(self, repos: RepoSet) -> None:
+        self._repos = repos
+        self._stack = ExitStack()
+        self._readers: dict[str, BlobReader] = {}
+        self._cache: OrderedDict[tuple[str, str, str], list[str] | str | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def check(self, cited: Iterable[tuple[Question, tuple[Source, ...], Path]]) -> None:
+        """Fail early, naming the fix, when a cited repository or its as_of commit is missing."""
+        seen: set[tuple[str, str]] = set()
+        for question, citations, path in cited:
+            for cite in citations:
+                parsed = _parse(cite.uri)
+                if parsed is None or parsed[0] not in question.as_of:
+                    continue
+                pair = (parsed[0], question.as_of[parsed[0]])
+                if pair in seen:
+                    continue
+                seen.add(pair)
+                repo = self._repos.get(pair[0])
+                if not repo.has_commit(pair[1]):
+                    raise InputError(
+                        path,
+                        question.line,
+                        f"commit {pair[1]} of repository {pair[0]!r} is not in "
+                        f"{repo.location}; fetch it or point --repo {pair[0]}=PATH elsewhere",
+                    )
+
+    def lines(self, repo: str, commit: str, path: str) -> list[str] | str | None:
+        """The file's lines, ``"binary"`` for a binary file, None when it is not there."""
+        key = (repo, commit, path)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+            reader = self._readers.get(repo)
+            if reader is None:
+                reader = self._stack.enter_context(self._repos.get(repo).blobs())
+                self._readers[repo] = reader
+            data = reader.read(commit, path)
+            value: list[str] | str | None
+            if data is None:
+                value = None
+            elif b"\0" in data[:8000]:
+                value = _BINARY
+            else:
+                value = data.decode("utf-8", errors="replace").splitlines()
+            self._cache[key] = value
+            if len(self._cache) > _CACHE_FILES:
+                self._cache.popitem(last=False)
+            return value
+
+    def close(self) -> None:
+        with self._lock:
+            self._stack.close()
+            self._readers.clear()
+
+
+def _parse(uri: str) -> tuple[str, str, int | None, int | None] | None:
+    """``(repo, path, start, end)`` of a source uri, or None for an opaque one."""
+    if OPAQUE_RE.match(uri):
+        return None
+    match = SOURCE_URI_RE.match(uri)
+    if match is None:
+        return None
+    start = int(match["start"]) if match["start"] else None
+    end = int(match["end"]) if match["end"] else start
+    return match["repo"], match["path"], start, end
+
+
+def cited_lines(
+    reader: LineReader, question: Question, citations: Iterable[Source]
+) -> tuple[CitationView, ...]:
+    """Each citation, numbered from 1, with its lines at the question's ``as_of``."""
+    return tuple(
+        _one(reader, question, number, cite.uri) for number, cite in enumerate(citations, start=1)
+    )
+
+
+def _one(reader: LineReader, question: Question, number: int, uri: str) -> CitationView:
+    parsed = _parse(uri)
+    if parsed is None:
+        return CitationView(number, uri, (), "not a repository file; not shown")
+    repo, path, start, end = parsed
+    if repo not in question.as_of:
+        return CitationView(
+            number, uri, (), f"repository {repo!r} is not in this question's as_of; not shown"
+        )
+    content = reader.lines(repo, question.as_of[repo], path)
+    if content is None:
+        return CitationView(number, uri, (), "not found at as_of")
+    if isinstance(content, str):
+        return CitationView(number, uri, (), "binary file; not shown")
+    total = len(content)
+    if start is None or end is None:
+        shown = _lines(content, 1, min(total, HEAD), cited=range(0))
+        note = f"no span cited; the first {len(shown)} of {total} lines" if total > HEAD else ""
+        return CitationView(number, uri, shown, note if total else "empty file")
+    if start > total:
+        shown = _lines(content, max(1, total - CONTEXT + 1), total, cited=range(0))
+        return CitationView(
+            number, uri, shown, f"the span starts past the end of the file ({total} lines)"
+        )
+    note = ""
+    last = min(end, total)
+    if last - start + 1 > MAX_SPAN:
+        note = f"span of {end - start + 1} lines cut to its first {MAX_SPAN}"
+        last = start + MAX_SPAN - 1
+    elif end > total:
+        note = f"the span ends past the end of the file ({total} lines)"
+    shown = _lines(
+        content,
+        max(1, start - CONTEXT),
+        min(total, last + CONTEXT),
+        cited=range(start, last + 1),
+    )
+    return CitationView(number, uri, shown, note)
+
+
+def _lines(content: list[str], first: int, last: int, *, cited: range) -> tuple[ShownLine, ...]:
+    return tuple(ShownLine(n, content[n - 1], n in cited) for n in range(first, last + 1))

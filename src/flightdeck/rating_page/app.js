@@ -1,0 +1,215 @@
+// The rating page: one answer at a time, keyboard first. Nothing here knows which arm
+// wrote an answer: the server sends only the question, the key, the answer and the cited
+// lines. Every label is saved by the server before the next item is shown.
+"use strict";
+
+(function () {
+  const token = new URLSearchParams(window.location.search).get("token") || "";
+  const $ = (id) => document.getElementById(id);
+
+  let view = null; // the item on screen
+  let ticks = []; // one boolean per required fact
+  let flags = []; // one boolean per citation: true = does not support the claim
+  let override = null; // null, or the verdict the rater set against the ticks
+  let busy = false;
+  // Milliseconds from a confirming key press to the next item painted (read by the tests).
+  window.flightdeckTimings = [];
+
+  function api(path, options) {
+    const sep = path.includes("?") ? "&" : "?";
+    return fetch(path + sep + "token=" + encodeURIComponent(token), options).then((r) =>
+      r.json().then((body) => {
+        if (!r.ok) throw new Error(body.error || r.statusText);
+        return body;
+      }),
+    );
+  }
+
+  function verdict() {
+    if (override !== null) return override;
+    return ticks.length > 0 && ticks.every(Boolean);
+  }
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (name === "class") node.className = value;
+      else node.setAttribute(name, value);
+    }
+    for (const child of children) {
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function showError(message) {
+    const box = $("error");
+    box.textContent = message;
+    box.hidden = !message;
+  }
+
+  function show(item) {
+    view = item;
+    const own = item.own;
+    ticks = item.facts.map(() => Boolean(own && own.correct));
+    flags = item.citations.map((c) => Boolean(own && own.unsupported.includes(c.number)));
+    override = null;
+    $("question-id").textContent = item.question_id;
+    $("kind").textContent = item.kind;
+    $("question").textContent = item.question;
+    $("answer-key").textContent = item.answer_key;
+    $("answer").textContent = item.answer || "(empty answer)";
+    $("facts").replaceChildren(
+      ...item.facts.map((fact, i) => {
+        const box = el("input", { type: "checkbox", id: "fact-" + (i + 1), tabindex: "-1" });
+        box.addEventListener("change", () => toggleFact(i));
+        return el("li", {}, el("label", {}, box, el("kbd", {}, i + 1), fact));
+      }),
+    );
+    $("citations").replaceChildren(...item.citations.map(citationNode));
+    $("no-citations").hidden = item.citations.length > 0;
+    $("own").textContent = own
+      ? "You rated this answer" + (own.time ? " at " + own.time : "") + "; confirming again keeps or replaces that label."
+      : "";
+    $("item").dataset.position = String(item.position);
+    $("item").dataset.item = item.item;
+    showError("");
+    refresh();
+    $("item").hidden = false;
+    $("done").hidden = true;
+    window.scrollTo(0, 0);
+  }
+
+  function citationNode(c) {
+    const i = c.number - 1;
+    const key = i < 9 ? String.fromCharCode(97 + i) : "";
+    const box = el("input", { type: "checkbox", id: "flag-" + c.number, tabindex: "-1" });
+    box.addEventListener("change", () => toggleFlag(i));
+    const head = el(
+      "div",
+      { class: "citation-head" },
+      el("strong", {}, "[" + c.number + "]"),
+      el("span", { class: "uri" }, c.uri),
+      el("label", {}, box, key ? el("kbd", {}, key) : "", " does not support the claim"),
+    );
+    const node = el("li", { class: "citation", id: "citation-" + c.number }, head);
+    if (c.note) node.append(el("p", { class: "note" }, c.note));
+    if (c.lines.length) {
+      node.append(
+        el(
+          "pre",
+          { class: "lines" },
+          ...c.lines.map(([n, text, cited]) =>
+            el("span", cited ? { class: "cited" } : {}, el("i", {}, n), text),
+          ),
+        ),
+      );
+    }
+    return node;
+  }
+
+  function refresh() {
+    ticks.forEach((on, i) => ($("fact-" + (i + 1)).checked = on));
+    flags.forEach((on, i) => {
+      $("flag-" + (i + 1)).checked = on;
+      $("citation-" + (i + 1)).classList.toggle("flagged", on);
+    });
+    const correct = verdict();
+    const line = $("verdict");
+    const why =
+      override !== null
+        ? "set by you"
+        : ticks.filter(Boolean).length + " of " + ticks.length + " facts ticked";
+    line.textContent = (correct ? "Verdict: correct" : "Verdict: not correct") + " (" + why + ")";
+    line.className = "verdict " + (correct ? "correct" : "incorrect");
+    line.dataset.correct = String(correct);
+    $("progress").textContent =
+      "Answer " + (view.position + 1) + " of " + view.total + " · " + view.labelled + " rated";
+  }
+
+  function toggleFact(i) {
+    if (i >= ticks.length) return;
+    ticks[i] = !ticks[i];
+    override = null;
+    refresh();
+  }
+
+  function toggleFlag(i) {
+    if (i >= flags.length) return;
+    flags[i] = !flags[i];
+    refresh();
+  }
+
+  function flipVerdict() {
+    const computed = ticks.length > 0 && ticks.every(Boolean);
+    const next = !verdict();
+    override = next === computed ? null : next;
+    refresh();
+  }
+
+  function finished(labelled, total) {
+    view = null;
+    $("item").hidden = true;
+    $("done").hidden = false;
+    $("progress").textContent = labelled + " of " + total + " rated";
+  }
+
+  function confirmLabel() {
+    if (!view || busy) return;
+    busy = true;
+    const started = performance.now();
+    const body = {
+      item: view.item,
+      correct: verdict(),
+      unsupported: flags.flatMap((on, i) => (on ? [i + 1] : [])),
+    };
+    api("/api/label", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    })
+      .then((reply) => {
+        if (reply.next) show(reply.next);
+        else finished(reply.labelled, reply.total);
+        // After the next frame is painted: the time the rater waits for the next item.
+        requestAnimationFrame(() =>
+          setTimeout(() => window.flightdeckTimings.push(performance.now() - started), 0),
+        );
+      })
+      .catch((err) => showError("Not saved: " + err.message + ". Press Enter to try again."))
+      .finally(() => (busy = false));
+  }
+
+  function goBack() {
+    if (!view || busy || view.position === 0) return;
+    busy = true;
+    api("/api/item?pos=" + (view.position - 1))
+      .then(show)
+      .catch((err) => showError(err.message))
+      .finally(() => (busy = false));
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || !view) return;
+    const code = event.code || "";
+    let handled = true;
+    if (event.shiftKey && /^Digit[1-9]$/.test(code)) toggleFlag(Number(code.slice(5)) - 1);
+    else if (!event.shiftKey && /^[1-9]$/.test(event.key)) toggleFact(Number(event.key) - 1);
+    else if (/^[a-i]$/.test(event.key)) toggleFlag(event.key.charCodeAt(0) - 97);
+    else if (event.key === "v") flipVerdict();
+    else if (event.key === "Enter") confirmLabel();
+    else if (event.key === "Backspace" || event.key === "ArrowLeft") goBack();
+    else handled = false;
+    if (handled) event.preventDefault();
+  });
+
+  api("/api/start")
+    .then((start) => {
+      if (start.item) show(start.item);
+      else finished(start.labelled, start.total);
+    })
+    .catch((err) => {
+      $("item").hidden = false;
+      showError("Could not load: " + err.message);
+    });
+})();

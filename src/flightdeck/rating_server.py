@@ -1,0 +1,217 @@
+"""The rating page's local web server: 127.0.0.1 only, a random free port, a random token.
+
+Every request must carry the token (``?token=...``) and a ``Host`` of this server, or it is
+refused with 403; so another site open in the same browser, or another user of the machine,
+can neither read items nor write labels. The API is small:
+
+- ``GET /?token=T``: the page (``rating_page/index.html``, with ``app.js`` and ``style.css``)
+- ``GET /api/start``: where to begin (the first unlabelled item) and the rater's progress
+- ``GET /api/item?pos=N``: the item at position N of this rater's order
+- ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers]}``: saves the
+  label (durably, before answering) and returns the next unlabelled item, or ``null``
+
+The server stops by itself once every item is labelled.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from flightdeck.rating import RatingSession
+
+HOST = "127.0.0.1"
+_ASSETS = {
+    "/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/style.css": ("style.css", "text/css; charset=utf-8"),
+}
+_MAX_BODY = 64 * 1024
+
+
+class RatingServer:
+    """Serves one :class:`RatingSession`; ``serve()`` blocks until done or interrupted."""
+
+    def __init__(self, session: RatingSession, *, port: int = 0, token: str | None = None):
+        self.session = session
+        self.token = token or secrets.token_urlsafe(24)
+        self.finished = threading.Event()
+        self._page = {
+            name: resources.files("flightdeck").joinpath("rating_page", name).read_bytes()
+            for name in ("index.html", "app.js", "style.css")
+        }
+        handler = type("_BoundHandler", (_Handler,), {"app": self})
+        self._httpd = ThreadingHTTPServer((HOST, port), handler)
+        self._httpd.daemon_threads = True
+        self.port = int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/?token={self.token}"
+
+    def serve(self) -> None:
+        """Handle requests until every item is labelled (or KeyboardInterrupt)."""
+        try:
+            self._httpd.serve_forever(poll_interval=0.2)
+        finally:
+            self._httpd.server_close()
+
+    def finish(self) -> None:
+        """Stop :meth:`serve` from another thread (a request handler, a test)."""
+        self.finished.set()
+        threading.Thread(target=self._httpd.shutdown, daemon=True).start()
+
+    def close(self) -> None:
+        self._httpd.server_close()
+
+    # --- what the handler calls --------------------------------------------------------
+
+    def authorised(self, host: str | None, token: str | None) -> bool:
+        hosts = {f"{HOST}:{self.port}", f"localhost:{self.port}"}
+        return (
+            host in hosts
+            and token is not None
+            and hmac.compare_digest(token.encode(), self.token.encode())
+        )
+
+    def page(self, name: str) -> bytes:
+        data = self._page[name]
+        if name == "index.html":
+            title = _html_escape(self.session.suite_name)
+            data = data.replace(b"{{SUITE}}", title.encode())
+            data = data.replace(b"{{TOKEN}}", self.token.encode())
+        return data
+
+    def start(self) -> dict[str, Any]:
+        first = self.session.first_unlabelled()
+        return {
+            "suite": self.session.suite_name,
+            "rater": self.session.rater,
+            "total": self.session.total,
+            "labelled": self.session.labelled,
+            "item": None if first is None else self.session.view(first).to_json(),
+        }
+
+    def item(self, position: int) -> dict[str, Any]:
+        return self.session.view(position).to_json()
+
+    def label(self, body: dict[str, Any]) -> dict[str, Any]:
+        item_id, correct, unsupported = (
+            body.get("item"),
+            body.get("correct"),
+            body.get("unsupported"),
+        )
+        if not isinstance(item_id, str) or not isinstance(correct, bool):
+            raise ValueError("item must be a string and correct true or false")
+        if not isinstance(unsupported, list) or not all(
+            isinstance(n, int) and not isinstance(n, bool) for n in unsupported
+        ):
+            raise ValueError("unsupported must be a list of citation numbers")
+        try:
+            position = self.session.position_of(item_id)
+        except KeyError:
+            raise ValueError("unknown item; reload the page") from None
+        result = self.session.save(position, correct, unsupported)
+        nxt = result.next_position
+        return {
+            "saved": result.written,
+            "labelled": self.session.labelled,
+            "total": self.session.total,
+            "next": None if nxt is None else self.session.view(nxt).to_json(),
+        }
+
+
+def _html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    app: RatingServer
+    server_version = "flightdeck-rating"
+    sys_version = ""
+    timeout = 30  # an idle connection (a browser's preconnect) does not hold a thread forever
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        """Quiet: the terminal shows the address and the progress, not an access log."""
+
+    def _route(self) -> tuple[str, dict[str, list[str]]] | None:
+        parts = urlsplit(self.path)
+        query = parse_qs(parts.query)
+        token = query.get("token", [None])[0]
+        if not self.app.authorised(self.headers.get("Host"), token):
+            self._send(HTTPStatus.FORBIDDEN, b"forbidden: open the address the command printed\n")
+            return None
+        return parts.path, query
+
+    def do_GET(self) -> None:  # noqa: N802
+        routed = self._route()
+        if routed is None:
+            return
+        path, query = routed
+        if path in ("/", "/index.html"):
+            self._send(HTTPStatus.OK, self.app.page("index.html"), "text/html; charset=utf-8")
+        elif path in _ASSETS:
+            name, kind = _ASSETS[path]
+            self._send(HTTPStatus.OK, self.app.page(name), kind)
+        elif path == "/api/start":
+            self._json(self.app.start())
+        elif path == "/api/item":
+            try:
+                position = int(query.get("pos", [""])[0])
+                self._json(self.app.item(position))
+            except (ValueError, IndexError):
+                self._json({"error": "no item at that position"}, HTTPStatus.NOT_FOUND)
+        else:
+            self._send(HTTPStatus.NOT_FOUND, b"not found\n")
+
+    def do_POST(self) -> None:  # noqa: N802
+        routed = self._route()
+        if routed is None:
+            return
+        if routed[0] != "/api/label":
+            self._send(HTTPStatus.NOT_FOUND, b"not found\n")
+            return
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+            if not 0 < length <= _MAX_BODY:
+                raise ValueError("the request body is missing or too large")
+            body = json.loads(self.rfile.read(length))
+            if not isinstance(body, dict):
+                raise ValueError("the request body must be a JSON object")
+            reply = self.app.label(body)
+        except ValueError as exc:
+            self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
+            return
+        self._json(reply)
+        if reply["next"] is None:
+            self.app.finish()
+
+    def _json(self, obj: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
+        data = json.dumps(obj, ensure_ascii=False).encode()
+        self._send(status, data, "application/json; charset=utf-8")
+
+    def _send(
+        self, status: HTTPStatus, data: bytes, kind: str = "text/plain; charset=utf-8"
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header(
+            "Content-Security-Policy",
+            "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+        )
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()

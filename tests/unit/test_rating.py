@@ -1,0 +1,522 @@
+"""The rating core and its web server: blind order, durable writes, resume, the token."""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.error import HTTPError
+
+import pytest
+from tests.builders import Project, answer, build_project, sha
+from tests.gitrepo import make_git_repo
+
+from flightdeck.errors import InputError
+from flightdeck.formats import read_labels
+from flightdeck.rating import RatingSession, order_key
+from flightdeck.rating_server import RatingServer
+from flightdeck.repos import RepoSet
+
+ARMS = ("arm-alpha", "arm-beta")
+CLOCK = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+
+
+def with_answers(project: Project) -> Project:
+    """Both arms answer all four questions; arm-beta's q1 cites a span and odd uris."""
+    paths = {
+        "q1": "docs/adr/0001-database.md",
+        "q2": "docs/runbooks/deploy.md",
+        "q3": "CODEOWNERS",
+        "q4": "CHANGELOG.md",
+    }
+    project.write_answers(
+        ARMS[0], [answer(project, q, f"alpha says {q}", [p]) for q, p in paths.items()]
+    )
+    beta = [answer(project, q, f"beta says {q}", [p]) for q, p in paths.items()]
+    beta[0]["citations"] = [
+        {"uri": "sdlc/docs/adr/0001-database.md#L3", "sha256": sha("x")},
+        {"uri": "https://wiki.example/adr-1", "sha256": sha("y")},
+        {"uri": "sdlc/docs/gone.md", "sha256": sha("z")},
+    ]
+    project.write_answers(ARMS[1], beta)
+    return project
+
+
+@pytest.fixture
+def rated(project: Project) -> Project:
+    return with_answers(project)
+
+
+def session(project: Project, rater: str = "ada") -> RatingSession:
+    repos = {"sdlc": project.repo, "big": project.root / "repos" / "big"}
+    return RatingSession(project.suite, rater, RepoSet(repos), clock=lambda: CLOCK)
+
+
+def labels_of(project: Project, arm: str) -> list[dict[str, Any]]:
+    path = project.suite / "labels" / f"{arm}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def all_labels(project: Project) -> list[dict[str, Any]]:
+    return [label | {"arm": arm} for arm in ARMS for label in labels_of(project, arm)]
+
+
+# --- order and blindness -----------------------------------------------------------------
+
+
+def test_order_is_seeded_by_suite_and_rater(rated: Project) -> None:
+    with session(rated, "ada") as a1, session(rated, "ada") as a2, session(rated, "bob") as b:
+        ada = [a1.view(i).answer for i in range(a1.total)]
+        assert ada == [a2.view(i).answer for i in range(a2.total)]
+        bob = [b.view(i).answer for i in range(b.total)]
+    assert sorted(ada) == sorted(bob)
+    assert ada != bob
+    assert len(ada) == 8
+    expected = sorted(
+        ((arm, q) for arm in ARMS for q in ("q1", "q2", "q3", "q4")),
+        key=lambda pair: order_key("demo-v1", "ada", *pair),
+    )
+    assert ada == [f"{'alpha' if arm == ARMS[0] else 'beta'} says {q}" for arm, q in expected]
+
+
+def test_order_key_is_sha256_of_canonical_json() -> None:
+    # sha256(b'["s","r","a","q"]'), computed by hand with hashlib
+    import hashlib
+
+    assert order_key("s", "r", "a", "q") == hashlib.sha256(b'["s","r","a","q"]').hexdigest()
+
+
+def test_views_and_ids_never_name_the_arm(rated: Project) -> None:
+    with session(rated) as first, session(rated) as second:
+        views = [first.view(i).to_json() for i in range(first.total)]
+        text = json.dumps(views)
+        for arm in ARMS:
+            assert arm not in text
+            assert "alpha" not in arm or "arm-" + "alpha" not in text
+        ids = [v["item"] for v in views]
+        assert len(set(ids)) == len(ids)
+        # fresh keys at every start: ids cannot be matched across sessions to guess arms
+        assert set(ids).isdisjoint(first_ids(second))
+    assert all("sha256" not in json.dumps(v["citations"]) for v in views)
+
+
+def first_ids(s: RatingSession) -> set[str]:
+    return {s.view(i).item_id for i in range(s.total)}
+
+
+def test_other_raters_labels_are_never_shown(rated: Project) -> None:
+    with session(rated, "bob") as bob:
+        for i in range(bob.total):
+            bob.save(i, True, [1])
+    with session(rated, "ada") as ada:
+        assert ada.first_unlabelled() == 0
+        assert ada.labelled == 0
+        assert all(ada.view(i).own is None for i in range(ada.total))
+
+
+# --- cited lines -------------------------------------------------------------------------
+
+
+def beta_q1(s: RatingSession) -> Any:
+    return next(v for v in (s.view(i) for i in range(s.total)) if v.answer == "beta says q1")
+
+
+def test_cited_lines_span_opaque_and_missing(rated: Project) -> None:
+    with session(rated) as s:
+        span, opaque, missing = beta_q1(s).citations
+    assert [(n.number, n.text, n.cited) for n in span.lines] == [
+        (1, "# ADR 1: Postgres", False),
+        (2, "", False),
+        (3, "We chose Postgres for JSONB support.", True),
+    ]
+    assert span.note == ""
+    assert (opaque.lines, opaque.note) == ((), "not a repository file; not shown")
+    assert (missing.lines, missing.note) == ((), "not found at as_of")
+
+
+def test_lines_are_read_at_as_of_not_head(rated: Project) -> None:
+    # the later commit rewrote the ADR; the rater must see it as the arm could
+    with session(rated) as s:
+        view = next(s.view(i) for i in range(s.total) if s.view(i).answer == "alpha says q1")
+    assert view.citations[0].lines[0].text == "# ADR 1: Postgres"
+
+
+@pytest.mark.parametrize(
+    ("uri", "first", "last", "cited", "note"),
+    [
+        pytest.param("big.txt#L100-L102", 97, 105, [100, 101, 102], "", id="span-with-context"),
+        pytest.param("big.txt#L1", 1, 4, [1], "", id="first-line"),
+        pytest.param("big.txt#L5000", 4997, 5000, [5000], "", id="last-line"),
+        pytest.param("big.txt", 1, 40, [], "no span cited; the first 40 of 5000 lines", id="head"),
+        pytest.param(
+            "big.txt#L4999-L5010",
+            4996,
+            5000,
+            [4999, 5000],
+            "the span ends past the end of the file (5000 lines)",
+            id="ends-past-end",
+        ),
+        pytest.param(
+            "big.txt#L6000",
+            4998,
+            5000,
+            [],
+            "the span starts past the end of the file (5000 lines)",
+            id="starts-past-end",
+        ),
+        pytest.param(
+            "big.txt#L1-L1000",
+            1,
+            303,
+            list(range(1, 301)),
+            "span of 1000 lines cut to its first 300",
+            id="long-span-cut",
+        ),
+    ],
+)
+def test_cited_line_windows(
+    tmp_path: Path, uri: str, first: int, last: int, cited: list[int], note: str
+) -> None:
+    project = suite_over_big_file(tmp_path, [f"big/{uri}"])
+    with session(project) as s:
+        (view,) = s.view(0).citations
+    assert (view.lines[0].number, view.lines[-1].number) == (first, last)
+    assert [line.number for line in view.lines if line.cited] == cited
+    assert view.lines[0].text == f"line {first}"
+    assert view.note == note
+
+
+def suite_over_big_file(root: Path, uris: list[str], *, other_repo: bool = False) -> Project:
+    """One question over a repository ``big`` holding a 5,000-line file."""
+    project = build_project(root)
+    (commit,) = make_git_repo(
+        root / "repos" / "big", [{"big.txt": "".join(f"line {i}\n" for i in range(1, 5001))}]
+    )
+    question = {
+        "id": "q1",
+        "question": "What is on line 100?",
+        "kind": "how-to",
+        "as_of": {"big": commit},
+        "scope": [],
+    }
+    (project.suite / "questions.jsonl").write_text(json.dumps(question) + "\n")
+    key = json.loads((project.suite / "keys.jsonl").read_text().splitlines()[0])
+    (project.suite / "keys.jsonl").write_text(json.dumps(key) + "\n")
+    cites = [{"uri": uri, "sha256": sha("x")} for uri in uris]
+    project.write_answers("solo", [{"id": "q1", "answer": "line 100", "citations": cites}])
+    return project
+
+
+def test_citation_of_a_repo_outside_as_of_is_shown_as_text(tmp_path: Path) -> None:
+    project = suite_over_big_file(tmp_path, ["sdlc/CODEOWNERS"])
+    with session(project) as s:
+        (view,) = s.view(0).citations
+    assert view.note == "repository 'sdlc' is not in this question's as_of; not shown"
+
+
+# --- writes ------------------------------------------------------------------------------
+
+
+def test_each_label_is_appended_at_once(rated: Project) -> None:
+    with session(rated) as s:
+        first = s.first_unlabelled()
+        assert first == 0
+        result = s.save(0, True, [])
+        assert result.written
+        assert result.next_position == 1
+        (label,) = all_labels(rated)
+        view = s.view(0)
+    arm = label.pop("arm")
+    assert label == {
+        "id": view.question_id,
+        "rater": "ada",
+        "correct": True,
+        "unsupported": [],
+        "answer_sha256": sha_of_answer(rated, arm, view.question_id),
+        "time": "2026-11-30T12:00:00Z",
+    }
+    path = rated.suite / "labels" / f"{arm}.jsonl"
+    assert read_labels(path, ["q1", "q2", "q3", "q4"])[0].answer_sha256 == label["answer_sha256"]
+
+
+def sha_of_answer(project: Project, arm: str, qid: str) -> str:
+    from flightdeck.formats import read_answers
+
+    answers = read_answers(project.suite / "answers" / f"{arm}.jsonl", ["q1", "q2", "q3", "q4"])
+    return next(a.sha256 for a in answers if a.id == qid)
+
+
+def test_unsupported_numbers_become_the_cited_uris(rated: Project) -> None:
+    with session(rated) as s:
+        pos = beta_q1(s).position
+        s.save(pos, False, [3, 1, 3])
+        own = s.view(pos).own
+    (label,) = labels_of(rated, ARMS[1])
+    assert label["unsupported"] == ["sdlc/docs/adr/0001-database.md#L3", "sdlc/docs/gone.md"]
+    assert own is not None
+    assert own.unsupported == (1, 3)
+
+
+def test_a_citation_number_out_of_range_is_refused(rated: Project) -> None:
+    with session(rated) as s, pytest.raises(ValueError, match=r"citation 2 does not exist"):
+        s.save(0, True, [2])
+    assert all_labels(rated) == []
+
+
+def test_a_changed_label_replaces_the_old_line(rated: Project) -> None:
+    with session(rated, "bob") as bob:
+        for i in range(bob.total):
+            bob.save(i, False, [])
+    before = {arm: labels_of(rated, arm) for arm in ARMS}
+    with session(rated) as s:
+        s.save(0, True, [])
+        s.save(1, True, [])
+        s.save(0, False, [1])  # back to the first, changed
+        arm_of_0 = next(a for a in ARMS if any(lb["rater"] == "ada" for lb in labels_of(rated, a)))
+        view = s.view(0)
+    mine = [lb for lb in all_labels(rated) if lb["rater"] == "ada"]
+    assert len(mine) == 2
+    assert len({(lb["arm"], lb["id"]) for lb in mine}) == 2
+    changed = next(lb for lb in mine if lb["id"] == view.question_id and not lb["correct"])
+    assert changed["unsupported"] == [view.citations[0].uri]
+    # bob's lines are untouched, in their order
+    for arm in ARMS:
+        assert [lb for lb in labels_of(rated, arm) if lb["rater"] == "bob"] == before[arm]
+    assert arm_of_0 in ARMS
+
+
+def test_an_unchanged_label_is_not_rewritten(rated: Project) -> None:
+    with session(rated) as s:
+        s.save(0, True, [])
+        files = {p: p.read_bytes() for p in (rated.suite / "labels").glob("*.jsonl")}
+        result = s.save(0, True, [])
+    assert not result.written
+    assert {p: p.read_bytes() for p in files} == files
+
+
+def test_restart_resumes_at_the_first_unlabelled(rated: Project) -> None:
+    with session(rated) as s:
+        for i in range(3):
+            s.save(i, i % 2 == 0, [])
+    with session(rated) as again:
+        assert again.first_unlabelled() == 3
+        assert again.labelled == 3
+        own = again.view(1).own
+        assert own is not None
+        assert own.correct is False
+        assert own.time == "2026-11-30T12:00:00Z"
+        for i in range(3, again.total):
+            result = again.save(i, True, [])
+        assert result.next_position is None
+    assert len(all_labels(rated)) == 8
+
+
+def test_a_label_on_an_older_answer_counts_as_not_given(rated: Project) -> None:
+    with session(rated) as s:
+        s.save(0, True, [])
+        qid = s.view(0).question_id
+    (arm,) = [a for a in ARMS if labels_of(rated, a)]
+    path = rated.suite / "answers" / f"{arm}.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
+        if record["id"] == qid:
+            record["answer"] += " (edited)"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with session(rated) as s:
+        assert s.first_unlabelled() == 0
+        assert s.view(0).own is None
+        s.save(0, False, [])
+    (label,) = labels_of(rated, arm)
+    assert label["correct"] is False
+    assert label["answer_sha256"] == sha_of_answer(rated, arm, qid)
+
+
+def test_a_torn_last_line_stays_apart_from_the_next_label(rated: Project) -> None:
+    with session(rated) as s:
+        s.save(0, True, [])
+        (arm,) = [a for a in ARMS if labels_of(rated, a)]
+        path = rated.suite / "labels" / f"{arm}.jsonl"
+        later = next(i for i in range(1, s.total) if s.view(i).answer.startswith(arm[4:]))
+        path.write_bytes(path.read_bytes() + b'{"id": "q')  # a kill mid-write by another tool
+        s.save(later, True, [])
+    lines = path.read_bytes().split(b"\n")
+    assert lines[1] == b'{"id": "q'
+    assert json.loads(lines[2])["rater"] == "ada"
+
+
+def test_two_raters_writing_at_once_lose_nothing(rated: Project) -> None:
+    sessions = [session(rated, name) for name in ("ada", "bob", "cy")]
+
+    def rate_all(s: RatingSession) -> None:
+        for i in range(s.total):
+            s.save(i, True, [])
+        for i in range(s.total):  # every label changed: rewrites race with appends
+            s.save(i, False, [])
+
+    threads = [threading.Thread(target=rate_all, args=(s,)) for s in sessions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for s in sessions:
+        s.close()
+    labels = all_labels(rated)
+    assert len(labels) == 24
+    assert all(lb["correct"] is False for lb in labels)
+
+
+# --- bad input ---------------------------------------------------------------------------
+
+
+def test_no_answers_is_an_input_error(project: Project) -> None:
+    with pytest.raises(InputError, match=r"answers: no answers/<arm>.jsonl to rate"):
+        session(project)
+
+
+def test_an_unconfigured_repository_is_an_input_error(rated: Project) -> None:
+    with pytest.raises(InputError, match=r"repository 'sdlc' is not configured"):
+        RatingSession(rated.suite, "ada", RepoSet({}))
+
+
+def test_a_missing_as_of_commit_is_an_input_error(rated: Project, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    make_git_repo(other, [{"a.txt": "a\n"}])
+    with pytest.raises(InputError, match=r"questions.jsonl:1: commit [0-9a-f]{40} of repository"):
+        RatingSession(rated.suite, "ada", RepoSet({"sdlc": other}))
+
+
+@pytest.mark.parametrize("rater", ["", "  ", " ada"], ids=["empty", "blank", "padded"])
+def test_a_bad_rater_name_is_an_input_error(rated: Project, rater: str) -> None:
+    with pytest.raises(InputError, match=r"--rater: rater .* must be a non-empty name"):
+        session(rated, rater)
+
+
+def test_a_duplicate_label_in_the_file_is_an_input_error(rated: Project) -> None:
+    label = {"id": "q1", "rater": "ada", "correct": True, "unsupported": []}
+    rated.write_labels(ARMS[0], [label, label])
+    with pytest.raises(InputError, match=r"arm-alpha.jsonl:2: duplicate label by rater 'ada'"):
+        session(rated)
+
+
+# --- the server --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server(rated: Project) -> Iterator[RatingServer]:
+    with session(rated) as s:
+        srv = RatingServer(s)
+        thread = threading.Thread(target=srv.serve)
+        thread.start()
+        try:
+            yield srv
+        finally:
+            srv.finish()
+            thread.join(timeout=10)
+
+
+def call(url: str, body: dict[str, Any] | None = None, host: str | None = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data)
+    if host:
+        request.add_header("Host", host)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        raw = response.read()
+        kind = response.headers["Content-Type"]
+    return json.loads(raw) if kind.startswith("application/json") else raw.decode()
+
+
+def status_of(url: str, host: str | None = None) -> int:
+    with pytest.raises(HTTPError) as info:
+        call(url, host=host)
+    info.value.close()
+    return info.value.code
+
+
+def api(server: RatingServer, path: str) -> str:
+    sep = "&" if "?" in path else "?"
+    return f"http://127.0.0.1:{server.port}{path}{sep}token={server.token}"
+
+
+def test_the_address_is_local_with_a_random_token(server: RatingServer) -> None:
+    assert server.url.startswith(f"http://127.0.0.1:{server.port}/?token=")
+    assert len(server.token) >= 32
+    assert server.port > 0
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/", "/app.js", "/style.css", "/api/start", "/api/item?pos=0", "/nothing"],
+)
+def test_requests_without_the_token_are_refused(server: RatingServer, path: str) -> None:
+    base = f"http://127.0.0.1:{server.port}{path}"
+    assert status_of(base) == 403
+    sep = "&" if "?" in path else "?"
+    assert status_of(f"{base}{sep}token=wrong{server.token}") == 403
+
+
+def test_a_foreign_host_header_is_refused(server: RatingServer) -> None:
+    assert status_of(api(server, "/api/start"), host="evil.example") == 403
+
+
+def test_the_page_names_no_arm(server: RatingServer) -> None:
+    page = call(server.url)
+    assert "<title>Rating · demo-v1</title>" in page
+    assert f"app.js?token={server.token}" in page
+    for path in ("/app.js", "/style.css", "/api/start"):
+        text = json.dumps(call(api(server, path)))
+        assert all(arm not in text for arm in ARMS)
+
+
+def test_label_then_next_over_http(server: RatingServer, rated: Project) -> None:
+    start = call(api(server, "/api/start"))
+    assert (start["rater"], start["total"], start["labelled"]) == ("ada", 8, 0)
+    item = start["item"]
+    reply = call(
+        api(server, "/api/label"), {"item": item["item"], "correct": True, "unsupported": []}
+    )
+    assert reply["saved"] is True
+    assert reply["next"]["position"] == 1
+    assert reply["labelled"] == 1
+    assert len(all_labels(rated)) == 1
+    back = call(api(server, "/api/item?pos=0"))
+    assert back["own"] == {"correct": True, "unsupported": [], "time": "2026-11-30T12:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param({"item": "nope", "correct": True, "unsupported": []}, "unknown item", id="id"),
+        pytest.param({"item": "x", "correct": "yes", "unsupported": []}, "correct true", id="bool"),
+        pytest.param({"item": "x", "correct": True, "unsupported": "1"}, "list of", id="list"),
+    ],
+)
+def test_a_bad_label_request_is_a_400(server: RatingServer, body: Any, message: str) -> None:
+    with pytest.raises(HTTPError) as info:
+        call(api(server, "/api/label"), body)
+    error = json.loads(info.value.read())
+    info.value.close()
+    assert info.value.code == 400
+    assert message in error["error"]
+
+
+def test_the_server_stops_after_the_last_label(rated: Project) -> None:
+    with session(rated) as s:
+        for i in range(s.total - 1):
+            s.save(i, True, [])
+        srv = RatingServer(s)
+        thread = threading.Thread(target=srv.serve)
+        thread.start()
+        item = call(api(srv, "/api/start"))["item"]
+        reply = call(
+            api(srv, "/api/label"), {"item": item["item"], "correct": True, "unsupported": []}
+        )
+        thread.join(timeout=10)
+        assert not thread.is_alive()
+    assert reply["next"] is None
+    assert srv.finished.is_set()
