@@ -1,0 +1,272 @@
+"""`flightdeck knowledge rate` and `knowledge agreement`: give labels blind, then compare raters.
+
+The core engineer attaches both to the ``knowledge`` group with ``knowledge.add_command``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import webbrowser
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from flightdeck.cli._options import (
+    json_option,
+    load_params_from_cli,
+    params_options,
+    suite_argument,
+)
+
+if TYPE_CHECKING:
+    from flightdeck.agreement import SuiteAgreement
+    from flightdeck.rating import ItemView, RatingSession
+
+
+@click.command("rate")
+@suite_argument
+@click.option("--rater", required=True, help="Your name, as it goes into every label.")
+@click.option("--tui", is_flag=True, help="Rate in this terminal instead of a web page.")
+@click.option(
+    "--no-browser", is_flag=True, help="Serve the page and print its address; open nothing."
+)
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, help="Port to serve on [a free one]."
+)
+@params_options
+def rate_command(
+    suite: Path,
+    rater: str,
+    tui: bool,
+    no_browser: bool,
+    port: int,
+    params_file: Path | None,
+    repo: tuple[str, ...],
+) -> None:
+    """Rate every answer of every arm blind, in your own random order, one at a time.
+
+    Serves a page on 127.0.0.1 and opens it in your browser; without a browser (or with
+    --tui) it asks in the terminal. Each label is saved as you confirm it, so you can stop
+    at any time (Ctrl-C) and the next run resumes at your first unrated answer.
+
+    \b
+    Example:
+        flightdeck knowledge rate suites/knowledge-gold-v1 --rater ada
+        flightdeck knowledge rate suites/knowledge-gold-v1 --rater bob --tui
+    """
+    from flightdeck.rating import RatingSession
+    from flightdeck.repos import RepoSet
+
+    params = load_params_from_cli(params_file, repo)
+    repos = RepoSet(params.repos, params.root / ".flightdeck" / "cache")
+    with RatingSession(suite, rater, repos) as session:
+        if session.first_unlabelled() is None:
+            click.echo(f"nothing left to rate: {rater} has rated all {session.total} answers")
+            return
+        if not tui and not no_browser and not browser_available():
+            click.echo("no browser here: rating in the terminal (--no-browser serves the page)")
+            tui = True
+        if tui:
+            _rate_in_terminal(session)
+        else:
+            _rate_in_browser(session, port=port, open_page=not no_browser)
+
+
+def browser_available() -> bool:
+    """True when a graphical browser can be opened (text browsers would take the terminal)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _rate_in_browser(session: RatingSession, *, port: int, open_page: bool) -> None:
+    from flightdeck.rating_server import RatingServer
+
+    server = RatingServer(session, port=port)
+    left = session.total - session.labelled
+    click.echo(f"rating {left} of {session.total} answers as {session.rater}; open:")
+    click.echo(server.url)
+    click.echo("Ctrl-C stops; every confirmed label is already saved.")
+    if open_page:
+        webbrowser.open(server.url)
+    try:
+        server.serve()
+    except KeyboardInterrupt:
+        click.echo(f"stopped: {session.labelled} of {session.total} rated; run again to resume")
+        raise
+    click.echo(f"done: all {session.total} answers rated by {session.rater}")
+
+
+# --- terminal mode ---------------------------------------------------------------------
+
+
+def _rate_in_terminal(session: RatingSession) -> None:
+    try:
+        _prompt_items(session)
+    except click.Abort:  # Ctrl-C or end of input at a prompt: nothing unsaved is lost
+        click.echo()
+        click.echo(
+            f"stopped: {session.labelled} of {session.total} rated; run again to resume",
+            err=True,
+        )
+        click.get_current_context().exit(130)
+
+
+def _prompt_items(session: RatingSession) -> None:
+    position = session.first_unlabelled()
+    while position is not None:
+        view = session.view(position)
+        _show(view)
+        facts: list[int] | str = click.prompt(
+            "Facts present (numbers like 1 3, all, none; b back, q quit)",
+            default=_facts_default(view),
+            value_proc=partial(_parse_choice, n=len(view.facts), allow_nav=True),
+        )
+        if facts == "b":
+            position = max(0, position - 1)
+            continue
+        if facts == "q":
+            click.echo(f"stopped: {session.labelled} of {session.total} rated; run again to resume")
+            return
+        correct = click.confirm("Correct?", default=len(facts) == len(view.facts) > 0)
+        unsupported: list[int] = []
+        if view.citations:
+            unsupported = click.prompt(
+                "Citations that do not support the claim (numbers, or none)",
+                default=_flags_default(view),
+                value_proc=partial(_parse_numbers, n=len(view.citations)),
+            )
+        result = session.save(position, correct, unsupported)
+        click.echo("saved" if result.written else "unchanged")
+        position = result.next_position
+    click.echo(f"done: all {session.total} answers rated by {session.rater}")
+
+
+def _facts_default(view: ItemView) -> str | None:
+    if view.own is None:
+        return None  # no default: an accidental Enter must not mark a fact absent
+    return "all" if view.own.correct else "none"
+
+
+def _flags_default(view: ItemView) -> str:
+    if view.own is None or not view.own.unsupported:
+        return "none"
+    return " ".join(str(n) for n in view.own.unsupported)
+
+
+def _parse_choice(text: str, *, n: int, allow_nav: bool = False) -> list[int] | str:
+    """``"1 3"`` -> [1, 3]; ``all``/``none``; ``b``/``q`` when navigation is allowed."""
+    words = text.replace(",", " ").lower().split()
+    if allow_nav and words in (["b"], ["q"]):
+        return words[0]
+    return _parse_numbers(text, n=n)
+
+
+def _parse_numbers(text: str, *, n: int) -> list[int]:
+    """``"1 3"`` -> [1, 3]; ``all`` -> every number; ``none`` (or nothing) -> []."""
+    words = text.replace(",", " ").lower().split()
+    if words == ["all"]:
+        return list(range(1, n + 1))
+    if words in ([], ["none"], ["-"]):
+        return []
+    numbers = []
+    for word in words:
+        if not word.isdigit() or not 1 <= int(word) <= n:
+            raise click.BadParameter(f"{word!r} is not a number from 1 to {n}")
+        numbers.append(int(word))
+    return sorted(set(numbers))
+
+
+def _show(view: ItemView) -> None:
+    click.echo()
+    click.secho(
+        f"[{view.position + 1}/{view.total}] {view.question_id} ({view.kind}) "
+        f"- {view.labelled} rated",
+        bold=True,
+    )
+    click.echo(f"Question: {view.question}")
+    click.echo(f"Answer key: {view.answer_key}")
+    click.echo("Required facts:")
+    for number, fact in enumerate(view.facts, start=1):
+        click.echo(f"  {number}. {fact}")
+    click.echo("Answer:")
+    for line in (view.answer or "(empty answer)").splitlines() or [""]:
+        click.echo(f"  {line}")
+    click.echo("Citations:" if view.citations else "Citations: none")
+    for cite in view.citations:
+        click.echo(f"  [{cite.number}] {cite.uri}" + (f"  ({cite.note})" if cite.note else ""))
+        for shown in cite.lines:
+            mark = ">" if shown.cited else " "
+            click.echo(f"    {mark}{shown.number:>5} | {shown.text}")
+    if view.own is not None:
+        flagged = ", ".join(str(n) for n in view.own.unsupported) or "none"
+        verdict = "correct" if view.own.correct else "not correct"
+        click.echo(f"Your label: {verdict}; unsupported citations: {flagged}")
+
+
+# --- agreement -------------------------------------------------------------------------
+
+
+@click.command("agreement")
+@suite_argument
+@click.option("--arm", "arms", multiple=True, help="Only this arm (repeatable) [every arm].")
+@json_option
+def agreement_command(suite: Path, arms: tuple[str, ...], as_json: bool) -> None:
+    """Compare raters: kappa and agreement per pair, prevalence, disagreements to settle.
+
+    \b
+    Example:
+        flightdeck knowledge agreement suites/knowledge-gold-v1
+        flightdeck knowledge agreement suites/knowledge-gold-v1 --arm baseline-projects --json
+    """
+    from flightdeck.agreement import suite_agreement
+
+    result = suite_agreement(suite, arms=arms or None)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
+    else:
+        _print_agreement(result)
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.0f}%"
+
+
+def _kappa(value: float | None, reason: str | None) -> str:
+    return f"{value:.2f}" if value is not None else f"n/a ({reason})"
+
+
+def _print_agreement(result: SuiteAgreement) -> None:
+    for arm in result.arms:
+        click.secho(f"{arm.arm}: {len(arm.raters)} raters, {arm.labels} labels", bold=True)
+        if not arm.raters:
+            click.echo("  no labels yet")
+            continue
+        by_rater = ", ".join(f"{r} {_pct(p)}" for r, p in arm.prevalence_by_rater.items())
+        click.echo(f"  rated correct: {_pct(arm.prevalence)} of labels ({by_rater})")
+        for pair in arm.pairs:
+            a, b = pair.raters
+            click.echo(
+                f"  {a} vs {b}: correct kappa {_kappa(pair.correct.value, pair.correct.reason)}, "
+                f"agreement {_pct(pair.correct.agreement)} over {pair.correct.n} answers; "
+                f"unsupported kappa {_kappa(pair.unsupported.value, pair.unsupported.reason)}, "
+                f"agreement {_pct(pair.unsupported.agreement)} over "
+                f"{pair.unsupported.n} citations"
+            )
+        if arm.stale:
+            click.echo(
+                f"  warning: {len(arm.stale)} labels rate an older answer "
+                f"({', '.join(arm.stale[:5])}{', ...' if len(arm.stale) > 5 else ''}); rate again"
+            )
+        if not arm.disagreements:
+            click.echo("  no disagreements")
+            continue
+        click.echo(f"  disagreements to settle ({len(arm.disagreements)}):")
+        for d in arm.disagreements:
+            votes = ", ".join(f"{r} {'yes' if v else 'no'}" for r, v in d.votes.items())
+            what = "correct" if d.uri is None else f"unsupported {d.uri}"
+            click.echo(f"    {d.id} {what}: {votes}")
