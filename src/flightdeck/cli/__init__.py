@@ -42,9 +42,11 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from flightdeck.cli.experiment import experiment
     from flightdeck.cli.knowledge import knowledge
 
     cli.add_command(knowledge)
+    cli.add_command(experiment)
 
 
 _register()

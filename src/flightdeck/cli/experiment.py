@@ -1,0 +1,250 @@
+"""`flightdeck experiment`: run an arm as trials, and the built-in repo-search harness."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from flightdeck.cli._options import json_option, params_options, suite_argument
+from flightdeck.errors import InputError
+
+if TYPE_CHECKING:
+    from flightdeck.harnesses import TrialOutcome
+    from flightdeck.runner import RunResult
+
+
+@click.group("experiment")
+def experiment() -> None:
+    """Run arms as trials: one harness process per question, resumable.
+
+    \b
+    Example:
+        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
+            --harness "python -m flightdeck experiment agent repo-search"
+    """
+
+
+@experiment.command("run")
+@suite_argument
+@click.option("--arm", required=True, help="Arm name: answers go to answers/<arm>.jsonl.")
+@click.option(
+    "--harness",
+    "command",
+    required=True,
+    metavar="CMD",
+    help="The harness command, split like a shell would (no pipes or expansion).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Trials at once [default: the number of cores].",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Kill a trial's whole process group after this long [default: no limit].",
+)
+@click.option("--model", default=None, help="The model behind the harness, for the meta file.")
+@params_options
+@json_option
+@click.pass_context
+def run_command(
+    ctx: click.Context,
+    suite: Path,
+    arm: str,
+    command: str,
+    jobs: int | None,
+    timeout: float | None,
+    model: str | None,
+    params_file: Path | None,
+    repo: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Run an arm: each question missing from its answers is one trial of CMD.
+
+    The harness reads the question (never its key) on stdin or in FLIGHTDECK_TASK, may read
+    the read-only folder FLIGHTDECK_WORKSPACE (<repo>/<path> at the question's as_of, within
+    its scope), and prints {"answer": ..., "citations": [{"uri", "sha256"}]} or writes it to
+    FLIGHTDECK_RESULT. Answers are saved as trials finish, so a rerun resumes; failed trials
+    are listed in runs/<suite>/<arm>.jsonl and make the exit status 1. Traces go to
+    traces/<suite>/<arm>/<id>.log.
+
+    \b
+    Example:
+        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
+            --harness "python -m flightdeck experiment agent repo-search" --jobs 4 --timeout 60
+    """
+    from flightdeck.params import load_params, parse_repo_option
+    from flightdeck.runner import RunConfig, run_experiment
+
+    params = load_params(params_file).with_overrides(repos=parse_repo_option(repo))
+    config = RunConfig(
+        suite_dir=suite,
+        arm=arm,
+        command=command,
+        root=params.root,
+        repos=params.repos,
+        jobs=jobs or os.cpu_count() or 1,
+        timeout=timeout,
+        model=model,
+    )
+    progress = _Progress(quiet=as_json)
+    try:
+        result = run_experiment(config, on_start=progress.start, on_trial=progress.trial)
+    finally:
+        progress.finish()
+    if as_json:
+        click.echo(json.dumps(_result_json(result), indent=2))
+    else:
+        _print_summary(result)
+    if result.failed:
+        ctx.exit(1)
+
+
+class _Progress:
+    """A progress bar on a terminal (stderr), one plain line per trial otherwise."""
+
+    def __init__(self, *, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bar: Any = None
+
+    def start(self, pending: int, total: int) -> None:
+        done = total - pending
+        if done:
+            click.echo(f"resuming: {done} of {total} questions already answered", err=True)
+        if pending and not self.quiet and sys.stderr.isatty():
+            self.bar = click.progressbar(length=pending, label="trials", file=sys.stderr)
+            self.bar.__enter__()
+
+    def trial(self, outcome: TrialOutcome) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+        elif not self.quiet:
+            status = "ok" if outcome.ok else f"failed: {outcome.reason}"
+            click.echo(f"{outcome.id}: {status} ({outcome.seconds:.2f} s)", err=True)
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def _result_json(result: RunResult) -> dict[str, Any]:
+    return {
+        "suite": result.suite,
+        "arm": result.arm,
+        "questions": result.total,
+        "answered": result.answered,
+        "already_answered": result.already_answered,
+        "ran": len(result.outcomes),
+        "failed": [
+            {"id": o.id, "reason": o.reason, "trace": o.trace.as_posix()} for o in result.failed
+        ],
+        "answers": result.answers_path.as_posix(),
+        "meta": result.meta_path.as_posix(),
+        "runs": result.runs_path.as_posix(),
+        "repaired": result.repaired,
+    }
+
+
+def _print_summary(result: RunResult) -> None:
+    if result.repaired:
+        click.echo(f"{result.answers_path}: {result.repaired}")
+    ran = len(result.outcomes)
+    ok = ran - len(result.failed)
+    click.echo(
+        f"{result.suite} / {result.arm}: {result.answered} of {result.total} questions answered "
+        f"({ok} of {ran} trials this run succeeded, {result.already_answered} answered before)"
+    )
+    click.echo(f"answers: {result.answers_path}")
+    if result.failed:
+        click.echo(f"{len(result.failed)} failed (recorded in {result.runs_path}):")
+        for outcome in result.failed:
+            click.echo(f"  {outcome.id}: {outcome.reason} [trace: {outcome.trace.as_posix()}]")
+        click.echo("Rerun the same command to retry only the failed and missing questions.")
+
+
+@experiment.group("agent")
+def agent() -> None:
+    """Built-in harnesses, to pass as `experiment run --harness`.
+
+    \b
+    Example:
+        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
+            --harness "python -m flightdeck experiment agent repo-search"
+    """
+
+
+@agent.command("repo-search")
+@click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    envvar="FLIGHTDECK_WORKSPACE",
+    required=True,
+    help="Folder of <repo>/<path> files to search [env: FLIGHTDECK_WORKSPACE].",
+)
+@click.option(
+    "--question",
+    default=None,
+    help="Ask this instead of reading the task from FLIGHTDECK_TASK or stdin.",
+)
+def repo_search_command(workspace: Path, question: str | None) -> None:
+    """Answer one question by BM25 over the workspace's passages; cite what it read.
+
+    Offline and deterministic: reads the task (the question record) from FLIGHTDECK_TASK or
+    stdin, ranks 20-line passages of every text file, answers with the best ones and cites
+    their files with line spans and the SHA-256 of the bytes read. Prints the result JSON
+    (and writes it to FLIGHTDECK_RESULT when set); logs what it read to FLIGHTDECK_TRACE.
+
+    \b
+    Example:
+        flightdeck experiment agent repo-search --workspace ws/ --question "Who owns docs?"
+    """
+    from flightdeck.harnesses import ENV_RESULT, ENV_TRACE
+    from flightdeck.harnesses.repo_search import search
+    from flightdeck.jsonl import atomic_write
+
+    text = question if question is not None else _task_question()
+    trace_path = os.environ.get(ENV_TRACE)
+    if trace_path:
+        with open(trace_path, "a", encoding="utf-8") as trace:
+            result = search(workspace, text, trace=trace)
+    else:
+        result = search(workspace, text)
+    output = json.dumps(result.to_json(), ensure_ascii=False)
+    if os.environ.get(ENV_RESULT):
+        atomic_write(Path(os.environ[ENV_RESULT]), output + "\n")
+    click.echo(output)
+
+
+def _task_question() -> str:
+    """The question text from FLIGHTDECK_TASK, else from the task JSON on stdin."""
+    from flightdeck.harnesses import ENV_TASK
+
+    source = ENV_TASK
+    raw = os.environ.get(ENV_TASK)
+    if raw is None:
+        source = "<stdin>"
+        stdin = sys.stdin
+        if stdin.isatty():
+            raise InputError(
+                source, None, "no task; pipe the question record in, or pass --question"
+            )
+        raw = stdin.read()
+    try:
+        task = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            source, None, f"the task is not JSON ({exc.msg}); pass it as JSON"
+        ) from None
+    if not isinstance(task, dict) or not isinstance(task.get("question"), str):
+        raise InputError(source, None, 'the task needs a "question" string; pass the record')
+    return task["question"]  # type: ignore[no-any-return]

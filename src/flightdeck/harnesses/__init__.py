@@ -1,0 +1,411 @@
+"""The harness protocol: what a trial gives a harness and what it must give back.
+
+A harness is any command. For each question ``flightdeck experiment run`` starts it with:
+
+- the question record ``{id, question, kind, as_of, scope}`` as JSON on stdin and in
+  ``FLIGHTDECK_TASK`` (never the key);
+- ``FLIGHTDECK_WORKSPACE``: a read-only folder holding ``<repo>/<path>`` for every file the
+  question may read (its ``as_of`` commits, filtered by its ``scope``);
+- ``FLIGHTDECK_RESULT``: a file path the harness may write its result to;
+- ``FLIGHTDECK_TRACE``: a file path for the harness's own log (kept in the trial's trace).
+
+It answers with one JSON object, in ``FLIGHTDECK_RESULT`` or on stdout (the whole of stdout,
+or its last non-blank line)::
+
+    {"answer": "...", "citations": [{"uri": "sdlc/docs/adr/0002.md#L3-L9", "sha256": "<hex>"}]}
+
+``sha256`` is the hex SHA-256 of the bytes of the whole cited file as the harness read it.
+A citation must name a repository of the question's ``as_of`` (or be an absolute URL such as
+``https://...``), and its path may not hold ``..``, ``.`` or empty segments.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from flightdeck.errors import FlightdeckError
+from flightdeck.formats import SHA256_RE, SOURCE_URI_RE, Question
+
+ENV_TASK = "FLIGHTDECK_TASK"
+ENV_WORKSPACE = "FLIGHTDECK_WORKSPACE"
+ENV_RESULT = "FLIGHTDECK_RESULT"
+ENV_TRACE = "FLIGHTDECK_TRACE"
+
+_MAX_QUOTED = 80
+
+
+def _utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ProtocolError(Exception):
+    """A harness's output breaks the protocol; the message says how, in one line."""
+
+
+@dataclass(frozen=True)
+class HarnessResult:
+    answer: str
+    citations: tuple[tuple[str, str], ...]  # (uri, sha256)
+
+    def record(self, question_id: str) -> dict[str, Any]:
+        """The answers-file record for this result."""
+        return {
+            "id": question_id,
+            "answer": self.answer,
+            "citations": [{"uri": uri, "sha256": sha} for uri, sha in self.citations],
+        }
+
+
+def task_record(question: Question) -> dict[str, Any]:
+    """What a harness is told about a question: the question file's fields, nothing more."""
+    return {
+        "id": question.id,
+        "question": question.question,
+        "kind": question.kind,
+        "as_of": dict(question.as_of),
+        "scope": list(question.scope),
+    }
+
+
+def _quote(text: str) -> str:
+    text = text.strip()
+    shown = text if len(text) <= _MAX_QUOTED else text[: _MAX_QUOTED - 3] + "..."
+    return repr(shown)
+
+
+def decode_output(text: str, where: str) -> Any:
+    """The JSON value of a harness's output: the whole text, else its last non-blank line."""
+    stripped = text.strip()
+    if not stripped:
+        raise ProtocolError(f"{where} is empty; print the result JSON or write FLIGHTDECK_RESULT")
+    try:
+        return json.loads(stripped)
+    except (json.JSONDecodeError, RecursionError) as whole_error:
+        last = stripped.splitlines()[-1].strip()
+        if last != stripped:
+            try:
+                return json.loads(last)
+            except (json.JSONDecodeError, RecursionError):
+                pass
+        reason = getattr(whole_error, "msg", "too deeply nested")
+        raise ProtocolError(
+            f"{where} is not the result JSON ({reason}): {_quote(stripped.splitlines()[-1])}"
+        ) from None
+
+
+def check_result(value: Any, question: Question) -> HarnessResult:
+    """Validate a decoded result against the protocol and the question's ``as_of``."""
+    if not isinstance(value, dict):
+        raise ProtocolError(f"result must be a JSON object, got {type(value).__name__}")
+    if not isinstance(value.get("answer"), str):
+        raise ProtocolError("result needs an 'answer' string")
+    citations = value.get("citations", [])
+    if not isinstance(citations, list):
+        raise ProtocolError("result 'citations' must be a list of {uri, sha256}")
+    checked = []
+    for item in citations:
+        if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
+            raise ProtocolError(f"each citation must be {{uri, sha256}}, got {_quote(repr(item))}")
+        uri, digest = item["uri"], item.get("sha256")
+        check_citation_uri(uri, question)
+        if not isinstance(digest, str) or not SHA256_RE.match(digest):
+            raise ProtocolError(f"citation {_quote(uri)} needs a sha256 of 64 hex digits")
+        checked.append((uri, digest.lower()))
+    return HarnessResult(value["answer"], tuple(checked))
+
+
+def check_citation_uri(uri: str, question: Question) -> None:
+    """A repository uri within the question's ``as_of``, or an absolute URL."""
+    scheme, sep, rest = uri.partition("://")
+    if sep and scheme.isascii() and scheme[:1].isalpha() and rest and " " not in uri:
+        return
+    match = SOURCE_URI_RE.match(uri)
+    if match is None:
+        raise ProtocolError(f"citation {_quote(uri)} is not <repo>/<path>[#L<a>[-L<b>]]")
+    repo, path = match["repo"], match["path"]
+    if repo not in question.as_of:
+        allowed = ", ".join(sorted(question.as_of))
+        raise ProtocolError(
+            f"citation {_quote(uri)} names repository {repo!r}, outside the question's "
+            f"as_of ({allowed})"
+        )
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        raise ProtocolError(f"citation {_quote(uri)} has '..', '.' or an empty segment in its path")
+    if match["end"] is not None and int(match["end"]) < int(match["start"]):
+        raise ProtocolError(f"citation {_quote(uri)} has a span that ends before it starts")
+
+
+# --- running one trial --------------------------------------------------------------------
+
+KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL when a trial times out
+_READ_LIMIT = 64 << 20  # a result larger than this is not read
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """How every trial of a run is started."""
+
+    argv: list[str]
+    command: str
+    timeout: float | None
+    traces_dir: Path
+    root: Path
+    cwd: Path | None = None
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    """One trial: its answer record when it succeeded, else the reason it failed."""
+
+    id: str
+    ok: bool
+    reason: str | None
+    exit_code: int | None
+    seconds: float
+    trace: Path
+    record: dict[str, Any] | None = None
+
+    def ledger_entry(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "status": "ok" if self.ok else "failed",
+            "reason": self.reason,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3),
+            "trace": self.trace.as_posix(),
+            "finished": _utc_now(),
+        }
+
+
+class TrialControl:
+    """Shared by a run's trials: a stop flag and the process groups running now."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+
+    def add(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+
+    def discard(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+
+    def kill_all(self) -> None:
+        self.stop.set()
+        with self._lock:
+            groups = list(self._groups)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def trace_file_name(question_id: str) -> str:
+    """A file name for any id: percent-escaped, so distinct ids never share a trace."""
+    name = urllib.parse.quote(question_id, safe="")
+    if name.startswith("."):
+        name = "%2E" + name[1:]
+    return name + ".log"
+
+
+def _tail_line(path: Path) -> str:
+    with path.open("rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 4096))
+        lines = handle.read().decode("utf-8", "replace").strip().splitlines()
+    if not lines:
+        return ""
+    last = lines[-1].strip()
+    return last if len(last) <= 160 else last[:157] + "..."
+
+
+def _read_output(path: Path, where: str) -> str:
+    if path.stat().st_size > _READ_LIMIT:
+        raise ProtocolError(f"{where} is larger than {_READ_LIMIT >> 20} MB; print only the result")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
+
+
+def _collect(question: Question, scratch: Path) -> dict[str, Any]:
+    """The answer record from FLIGHTDECK_RESULT when the harness wrote it, else stdout."""
+    result_file = scratch / "result.json"
+    if result_file.is_file() and result_file.stat().st_size > 0:
+        value = decode_output(_read_output(result_file, "FLIGHTDECK_RESULT"), "FLIGHTDECK_RESULT")
+    else:
+        value = decode_output(_read_output(scratch / "stdout", "stdout"), "stdout")
+    return check_result(value, question).record(question.id)
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Wait for the harness; on timeout SIGTERM its group, SIGKILL after a grace. True if so."""
+    done, fired = threading.Event(), threading.Event()
+
+    def expire() -> None:
+        fired.set()
+        _signal_group(proc.pid, signal.SIGTERM)
+        if not done.wait(KILL_GRACE):
+            _signal_group(proc.pid, signal.SIGKILL)
+
+    timer = None
+    if timeout is not None:
+        timer = threading.Timer(timeout, expire)
+        timer.daemon = True
+        timer.start()
+    try:
+        proc.wait()
+    finally:
+        done.set()
+        if timer is not None:
+            timer.cancel()
+    return fired.is_set()
+
+
+def run_trial(
+    question: Question,
+    workspace_for: Callable[[Question], Path],
+    scratch_parent: Path,
+    spec: TrialSpec,
+    control: TrialControl,
+) -> TrialOutcome:
+    """Run the harness on one question in a fresh scratch folder; never raises for its faults.
+
+    ``workspace_for`` builds (or reuses) the question's read-only workspace; a failure to
+    build it is the trial's failure.
+    """
+    started = time.monotonic()
+    trace = spec.traces_dir / trace_file_name(question.id)
+    shown_trace = trace.relative_to(spec.root) if trace.is_relative_to(spec.root) else trace
+    scratch = Path(tempfile.mkdtemp(dir=scratch_parent, prefix="trial-"))
+    exit_code: int | None = None
+    record: dict[str, Any] | None = None
+    try:
+        try:
+            workspace = workspace_for(question)
+        except (FlightdeckError, OSError) as exc:
+            reason: str | None = f"could not build the workspace: {exc}"
+        else:
+            exit_code, reason = _start_and_wait(question, workspace, scratch, spec, control)
+            if reason is None:
+                try:
+                    record = _collect(question, scratch)
+                except ProtocolError as exc:
+                    reason = str(exc)
+        seconds = time.monotonic() - started
+        _write_trace(trace, question, spec, scratch, exit_code, reason, seconds)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    ok = reason is None
+    return TrialOutcome(question.id, ok, reason, exit_code, seconds, shown_trace, record)
+
+
+def _start_and_wait(
+    question: Question, workspace: Path, scratch: Path, spec: TrialSpec, control: TrialControl
+) -> tuple[int | None, str | None]:
+    task = json.dumps(task_record(question), ensure_ascii=False)
+    (scratch / "task.json").write_text(task, encoding="utf-8")
+    env = dict(os.environ)
+    env.update(
+        {
+            ENV_TASK: task,
+            ENV_WORKSPACE: str(workspace.resolve()),
+            ENV_RESULT: str((scratch / "result.json").resolve()),
+            ENV_TRACE: str((scratch / "trace.log").resolve()),
+        }
+    )
+    with (
+        (scratch / "task.json").open("rb") as stdin,
+        (scratch / "stdout").open("wb") as stdout,
+        (scratch / "stderr").open("wb") as stderr,
+    ):
+        if control.stop.is_set():
+            return None, "not run: the run was interrupted"
+        try:
+            proc = subprocess.Popen(
+                spec.argv,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                env=env,
+                cwd=spec.cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return None, f"could not start the harness: {exc.strerror or exc}"
+        control.add(proc.pid)
+        try:
+            timed_out = _wait(proc, spec.timeout)
+        finally:
+            _signal_group(proc.pid, signal.SIGKILL)  # whatever it left running
+            control.discard(proc.pid)
+    code = proc.returncode
+    if timed_out:
+        return code, f"timed out after {spec.timeout:g} s; its process group was killed"
+    if control.stop.is_set():
+        return code, "killed: the run was interrupted"
+    if code != 0:
+        what = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        last = _tail_line(scratch / "stderr")
+        return code, what + (f" (stderr: {last})" if last else "")
+    return code, None
+
+
+def _write_trace(
+    path: Path,
+    question: Question,
+    spec: TrialSpec,
+    scratch: Path,
+    exit_code: int | None,
+    reason: str | None,
+    seconds: float,
+) -> None:
+    """Write the trial's trace atomically: a header, stdout, stderr, the harness's own log."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = (
+        f"flightdeck trial {json.dumps(question.id, ensure_ascii=False)}\n"
+        f"command: {spec.command}\n"
+        f"status: {'ok' if reason is None else 'failed: ' + reason}\n"
+        f"exit: {exit_code}  seconds: {seconds:.3f}  finished: {_utc_now()}\n"
+    )
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(header.encode())
+            for title, name in (
+                ("stdout", "stdout"),
+                ("stderr", "stderr"),
+                ("FLIGHTDECK_TRACE", "trace.log"),
+            ):
+                out.write(f"==> {title} <==\n".encode())
+                part = scratch / name
+                if part.is_file():
+                    with part.open("rb") as src:
+                        shutil.copyfileobj(src, out)
+                out.write(b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,354 @@
+"""Run an arm as trials: one harness process per question, durable results, resumable.
+
+:func:`run_experiment` is what ``flightdeck experiment run`` calls. For each question it has
+no answer for yet, it gives the harness a read-only workspace (:mod:`flightdeck.workspace`)
+and the question (never the key), and collects the result (:mod:`flightdeck.harnesses`).
+
+Guarantees:
+
+- each finished trial is appended to ``suites/<suite>/answers/<arm>.jsonl`` with a flush and
+  an fsync before the next is recorded, so killing the runner (even with SIGKILL) loses no
+  finished trial; a rerun drops a torn last line and runs only the questions still missing;
+- a trial runs in its own session, so ``timeout`` kills the harness and every process it
+  started; leftovers of a harness that exited are killed too;
+- a failed trial (timeout, non-zero exit, output that is not the result JSON, a citation
+  outside the question's ``as_of``) is recorded with its reason in ``runs/<suite>/<arm>.jsonl``
+  and never stops the others;
+- every trial leaves ``traces/<suite>/<arm>/<id>.log``: stdout, stderr and the harness's
+  ``FLIGHTDECK_TRACE`` log, for the canary scan.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import fcntl
+import json
+import os
+import shlex
+import shutil
+import signal
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from flightdeck import __version__
+from flightdeck.errors import InputError
+from flightdeck.formats import Question, read_answers, read_meta, read_questions
+from flightdeck.harnesses import TrialControl, TrialOutcome, TrialSpec, run_trial
+from flightdeck.jsonl import append_jsonl, write_json
+from flightdeck.repos import RepoSet
+from flightdeck.workspace import WorkspaceCache
+
+ARM_NAME_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything one ``experiment run`` needs; paths are as the user gave them."""
+
+    suite_dir: Path
+    arm: str
+    command: str
+    root: Path = Path(".")  # project root: traces/, runs/ and .flightdeck/ live here
+    repos: Mapping[str, Path] = field(default_factory=dict)  # name -> clone or bundle
+    jobs: int = 1
+    timeout: float | None = None
+    model: str | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run did; ``failed`` non-empty is the negative verdict (exit 1)."""
+
+    suite: str
+    arm: str
+    total: int  # questions in the suite
+    already_answered: int  # before this run
+    outcomes: tuple[TrialOutcome, ...]
+    answers_path: Path
+    meta_path: Path
+    runs_path: Path
+    traces_dir: Path
+    repaired: str | None  # what was repaired in the answers file, if anything
+
+    @property
+    def failed(self) -> list[TrialOutcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+    @property
+    def answered(self) -> int:
+        return self.already_answered + sum(o.ok for o in self.outcomes)
+
+
+def check_arm_name(arm: str) -> None:
+    if (
+        not arm
+        or not (arm[0].isascii() and arm[0].isalnum())
+        or not all(c.isascii() and (c.isalnum() or c in "._-") for c in arm)
+    ):
+        raise InputError("--arm", None, f"arm name {arm!r} must use {ARM_NAME_HELP}")
+
+
+def parse_command(command: str) -> list[str]:
+    """Split the harness command as a POSIX shell would (no expansion); check it exists."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise InputError(
+            "--harness", None, f"cannot split {command!r}: {exc}; fix the quoting"
+        ) from None
+    if not argv:
+        raise InputError("--harness", None, "the harness command is empty; give a command")
+    if shutil.which(argv[0]) is None:
+        raise InputError(
+            "--harness",
+            None,
+            f"{argv[0]!r} is not an executable file or a command on PATH; check the command",
+        )
+    return argv
+
+
+def default_model(command: str) -> str:
+    """``--model`` when none is given: the built-in agent names itself, others are "none"."""
+    if "agent repo-search" in command:
+        return "none (flightdeck repo-search, BM25)"
+    return "none"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _user() -> str:
+    """Who ran it: the login name, as getpass finds it (environment, then the password db)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"
+
+
+def repair_torn_line(path: Path) -> str | None:
+    """Drop a last line cut short by a killed append; return what was done, if anything."""
+    if not path.is_file():
+        return None
+    with path.open("rb+") as handle:
+        data = handle.read()
+        if not data or data.endswith(b"\n"):
+            return None
+        cut = data.rfind(b"\n") + 1
+        tail = data[cut:]
+        try:
+            complete = isinstance(json.loads(tail), dict)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            complete = False
+        if complete:
+            handle.write(b"\n")
+            message = "added the missing newline at the end"
+        else:
+            handle.truncate(cut)
+            message = f"dropped a torn last line ({len(tail)} bytes) left by an interrupted run"
+        handle.flush()
+        os.fsync(handle.fileno())
+    return message
+
+
+def snapshot(questions: list[Question]) -> dict[str, list[str]]:
+    """The knowledge snapshot of a harness arm: each repository's ``as_of`` commits."""
+    commits: dict[str, set[str]] = {}
+    for question in questions:
+        for repo, commit in question.as_of.items():
+            commits.setdefault(repo, set()).add(commit)
+    return {repo: sorted(commits[repo]) for repo in sorted(commits)}
+
+
+def _check_meta(path: Path, meta: dict[str, Any], has_answers: bool) -> dict[str, Any]:
+    """Keep the first run's meta on resume; refuse to mix two harnesses in one arm."""
+    if not path.is_file() or not has_answers:
+        return meta
+    old = read_meta(path).fields
+    if old.get("runner") != "harness":
+        raise InputError(path, None, "this arm was imported from a person; use another arm name")
+    for name in ("command", "model"):
+        if old.get(name) != meta[name]:
+            raise InputError(
+                path,
+                None,
+                f"the arm's answers came from {name} {old.get(name)!r}, not {meta[name]!r}; "
+                "rerun with the same one, or use a new arm name",
+            )
+    return {**old, "knowledge_snapshot": meta["knowledge_snapshot"], "last_run": meta["date"]}
+
+
+def _check_repos(questions: list[Question], repos: RepoSet, source: Path) -> None:
+    checked: set[tuple[str, str]] = set()
+    for question in questions:
+        for repo, commit in sorted(question.as_of.items()):
+            if (repo, commit) in checked:
+                continue
+            repository = repos.get(repo)
+            if not repository.has_commit(commit):
+                raise InputError(
+                    source,
+                    question.line,
+                    f"as_of commit {commit} of {repo!r} is not in {repository.location}; "
+                    "fetch it there or point --repo at a clone that has it",
+                )
+            checked.add((repo, commit))
+
+
+class _Lock:
+    """An exclusive lock on the runs ledger: one run of an arm at a time."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle: IO[bytes] = path.open("ab")
+        try:
+            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._handle.close()
+            raise InputError(
+                path, None, "another run of this arm is in progress; wait for it to finish"
+            ) from None
+
+    def release(self) -> None:
+        self._handle.close()
+
+
+def run_experiment(
+    config: RunConfig,
+    *,
+    on_start: Callable[[int, int], None] | None = None,
+    on_trial: Callable[[TrialOutcome], None] | None = None,
+) -> RunResult:
+    """Run every question of the suite that has no answer yet; return what happened.
+
+    ``on_start(pending, total)`` is called once the work is known, ``on_trial(outcome)`` as
+    each trial ends (from the calling thread). Bad input raises :class:`InputError` before
+    any trial starts.
+    """
+    check_arm_name(config.arm)
+    if config.jobs < 1:
+        raise InputError("--jobs", None, f"jobs must be at least 1, got {config.jobs}")
+    if config.timeout is not None and config.timeout <= 0:
+        raise InputError("--timeout", None, f"timeout must be positive, got {config.timeout:g}")
+    argv = parse_command(config.command)
+    suite_dir = config.suite_dir
+    if not suite_dir.is_dir():
+        raise InputError(suite_dir, None, "suite folder not found; pass suites/<suite>")
+    suite = suite_dir.resolve().name
+    questions_path = suite_dir / "questions.jsonl"
+    questions = read_questions(questions_path)
+    answers_path = suite_dir / "answers" / f"{config.arm}.jsonl"
+    meta_path = suite_dir / "answers" / f"{config.arm}.meta.json"
+    runs_path = config.root / "runs" / suite / f"{config.arm}.jsonl"
+    traces_dir = config.root / "traces" / suite / config.arm
+
+    lock = _Lock(runs_path)
+    try:
+        repaired = repair_torn_line(answers_path)
+        done = set()
+        if answers_path.is_file():
+            done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
+        pending = [q for q in questions if q.id not in done]
+        date = _now()
+        meta = {
+            "runner": "harness",
+            "by": config.by or _user(),
+            "via": "flightdeck experiment run",
+            "date": date,
+            "model": config.model or default_model(config.command),
+            "command": config.command,
+            "knowledge_snapshot": snapshot(questions),
+            "flightdeck_version": __version__,
+        }
+        meta = _check_meta(meta_path, meta, bool(done))
+        repos = RepoSet(config.repos, config.root / ".flightdeck" / "cache")
+        _check_repos(pending, repos, questions_path)
+        write_json(meta_path, meta)
+        if on_start is not None:
+            on_start(len(pending), len(questions))
+        run_id = f"{date}-{os.getpid()}"
+        spec = TrialSpec(argv, config.command, config.timeout, traces_dir, config.root)
+        outcomes = _run_all(pending, spec, repos, config, run_id, answers_path, runs_path, on_trial)
+    finally:
+        lock.release()
+    return RunResult(
+        suite,
+        config.arm,
+        len(questions),
+        len(done),
+        tuple(outcomes),
+        answers_path,
+        meta_path,
+        runs_path,
+        traces_dir,
+        repaired,
+    )
+
+
+def _run_all(
+    pending: list[Question],
+    spec: TrialSpec,
+    repos: RepoSet,
+    config: RunConfig,
+    run_id: str,
+    answers_path: Path,
+    runs_path: Path,
+    on_trial: Callable[[TrialOutcome], None] | None,
+) -> list[TrialOutcome]:
+    if not pending:
+        return []
+    cache = WorkspaceCache(repos, config.root / ".flightdeck" / "workspaces")
+    record_lock = threading.Lock()
+    control = TrialControl()
+
+    def one(question: Question) -> TrialOutcome | None:
+        if control.stop.is_set():
+            return None
+        outcome = run_trial(question, cache.workspace, cache.root, spec, control)
+        with record_lock:  # answer first: the ledger entry is a log, the answer is the result
+            if outcome.record is not None:
+                append_jsonl(answers_path, outcome.record)
+            append_jsonl(runs_path, {"run": run_id, **outcome.ledger_entry()})
+        return outcome
+
+    outcomes: list[TrialOutcome] = []
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs)
+    previous = _interrupt_on_sigterm()
+    try:
+        futures = [pool.submit(one, q) for q in pending]
+        for future in concurrent.futures.as_completed(futures):
+            outcome = future.result()
+            if outcome is not None:
+                outcomes.append(outcome)
+                if on_trial is not None:
+                    on_trial(outcome)
+    except BaseException:
+        control.kill_all()  # trials not started are skipped, running ones are killed
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        with contextlib.suppress(OSError):
+            cache.close()
+    order = {q.id: i for i, q in enumerate(pending)}
+    return sorted(outcomes, key=lambda o: order[o.id])
+
+
+def _interrupt_on_sigterm() -> Any:
+    """Treat SIGTERM like Ctrl-C while trials run, so their process groups get killed."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)
