@@ -128,10 +128,15 @@ def check_result(value: Any, question: Question) -> HarnessResult:
     return HarnessResult(value["answer"], tuple(checked))
 
 
+def is_url(uri: str) -> bool:
+    """An absolute URL (``scheme://...``): an opaque citation, not a repository file."""
+    scheme, sep, rest = uri.partition("://")
+    return bool(sep and rest and scheme.isascii() and scheme.isalpha() and " " not in uri)
+
+
 def check_citation_uri(uri: str, question: Question) -> None:
     """A repository uri within the question's ``as_of``, or an absolute URL."""
-    scheme, sep, rest = uri.partition("://")
-    if sep and scheme.isascii() and scheme[:1].isalpha() and rest and " " not in uri:
+    if is_url(uri):
         return
     match = SOURCE_URI_RE.match(uri)
     if match is None:

@@ -1,0 +1,121 @@
+"""`flightdeck knowledge import-answers`: a person's answers, hashed from their snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+import click
+
+from flightdeck.cli._options import json_option, params_options, suite_argument
+
+
+@click.command("import-answers")
+@suite_argument
+@click.option("--arm", required=True, help="Arm name: writes answers/<arm>.jsonl and its meta.")
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The person's answers: .jsonl {id, answer, citations} or .csv id,answer,citations.",
+)
+@click.option("--by", required=True, help="Who ran the arm.")
+@click.option("--model", required=True, help="The chat product and model they used.")
+@click.option("--date", required=True, help="When they ran it: YYYY-MM-DD or ISO 8601.")
+@click.option(
+    "--snapshot",
+    "snapshot_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder of the documents they had, laid out <repo>/<path>.",
+)
+@click.option(
+    "--snapshot-commit",
+    "snapshot_commit",
+    multiple=True,
+    metavar="REPO=SHA",
+    help="Or: the commit each repository's documents were exported from (repeatable).",
+)
+@click.option(
+    "--on-missing",
+    type=click.Choice(["record", "error"]),
+    default="record",
+    show_default=True,
+    help="A cited file the snapshot lacks: record it with the hash of no bytes, or refuse.",
+)
+@click.option("--replace", is_flag=True, help="Overwrite the arm's existing answers.")
+@params_options
+@json_option
+def import_answers_command(
+    suite: Path,
+    arm: str,
+    source: Path,
+    by: str,
+    model: str,
+    date: str,
+    snapshot_dir: Path | None,
+    snapshot_commit: tuple[str, ...],
+    on_missing: Literal["record", "error"],
+    replace: bool,
+    params_file: Path | None,
+    repo: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Import answers a person produced, hashing each citation from their snapshot.
+
+    The SHA-256 of a cited file comes from the documents the person had (a folder, or the
+    commits they were exported from), not from as_of: an out-of-date attachment scores as
+    stale. CSV citations are uris separated by spaces, ';' or '|'.
+
+    \b
+    Example:
+        flightdeck knowledge import-answers suites/knowledge-demo-v1 --arm baseline-projects \\
+            --from answers.csv --by ada --model "chat-model-1" --date 2026-11-20 \\
+            --snapshot attachments/
+    """
+    from flightdeck.params import load_params, parse_repo_option
+    from flightdeck.person_arm import import_answers, parse_snapshot_commits
+
+    params = load_params(params_file).with_overrides(repos=parse_repo_option(repo))
+    result = import_answers(
+        suite,
+        arm,
+        source,
+        by=by,
+        model=model,
+        date=date,
+        snapshot_dir=snapshot_dir,
+        snapshot_commits=parse_snapshot_commits(snapshot_commit),
+        repos=params.repos,
+        cache_dir=params.root / ".flightdeck" / "cache",
+        on_missing=on_missing,
+        replace=replace,
+    )
+    for absent in result.absent:
+        click.echo(
+            f"warning: {source}:{absent.line}: {absent.uri} is not in the snapshot; "
+            "recorded with the sha256 of no bytes",
+            err=True,
+        )
+    if as_json:
+        payload = {
+            "suite": result.suite,
+            "arm": result.arm,
+            "answers": result.answers_path.as_posix(),
+            "meta": result.meta_path.as_posix(),
+            "answered": result.answered,
+            "unanswered": result.unanswered,
+            "absent_citations": [{"line": a.line, "id": a.id, "uri": a.uri} for a in result.absent],
+            "knowledge_snapshot": result.knowledge_snapshot,
+        }
+        click.echo(json.dumps(payload, indent=2))
+        return
+    click.echo(
+        f"{result.suite} / {result.arm}: imported {len(result.answered)} answers for "
+        f"{result.questions} questions into {result.answers_path}"
+    )
+    if result.unanswered:
+        click.echo(f"unanswered (scored as missing): {', '.join(result.unanswered)}")
+    click.echo(f"meta: {result.meta_path}")

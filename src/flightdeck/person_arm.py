@@ -1,0 +1,396 @@
+"""Answers a person produced (a chat product with documents attached), with their provenance.
+
+:func:`import_answers` reads the person's answers (JSONL or CSV), hashes each cited file as
+it was in the snapshot the person worked from, and writes the arm's answers and meta. The
+hash comes from the snapshot, not from ``as_of``: an attachment older than ``as_of`` shows up
+as a stale citation when the arm is scored, which is the point.
+
+The snapshot is either a folder laid out as ``<repo>/<path>`` (the attachments), or the
+commits the attachments were exported from (``REPO=SHA``, read through git).
+
+A citation of a file the snapshot does not hold is recorded with the SHA-256 of no bytes
+(``e3b0c442…b855``) and reported, so it scores as fabricated or stale rather than vanishing;
+``on_missing="error"`` refuses the file instead. When none of the cited files is in the
+snapshot, the snapshot is wrong, and that is always an error.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from flightdeck import __version__
+from flightdeck.errors import InputError
+from flightdeck.formats import COMMIT_RE, SHA256_RE, SOURCE_URI_RE, Question, read_questions
+from flightdeck.harnesses import ProtocolError, check_citation_uri, is_url
+from flightdeck.jsonl import read_jsonl, sha256_file, write_json, write_jsonl
+from flightdeck.repos import RepoSet
+from flightdeck.runner import check_arm_name
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+CSV_SEPARATORS = re.compile(r"[\s;|]+")
+JSONL_FIELDS = ("id", "answer", "citations")
+
+
+@dataclass(frozen=True)
+class Citation:
+    uri: str
+    sha256: str | None  # given only for a URL; repository files are hashed from the snapshot
+
+
+@dataclass(frozen=True)
+class Row:
+    """One answer as the person gave it, with the line it started on."""
+
+    line: int
+    id: str
+    answer: str
+    citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True)
+class AbsentCitation:
+    line: int
+    id: str
+    uri: str
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    suite: str
+    arm: str
+    questions: int
+    answers_path: Path
+    meta_path: Path
+    knowledge_snapshot: Any
+    answered: list[str]
+    unanswered: list[str]
+    absent: list[AbsentCitation] = field(default_factory=list)
+
+
+# --- reading the person's file --------------------------------------------------------------
+
+
+def read_rows(path: Path) -> list[Row]:
+    """Rows of a ``.jsonl`` or ``.csv`` file; bad rows raise ``InputError(path, line, ...)``."""
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return list(_jsonl_rows(path))
+    if suffix == ".csv":
+        return list(_csv_rows(path))
+    raise InputError(path, None, "unknown format; give a .jsonl or a .csv file")
+
+
+def _jsonl_rows(path: Path) -> Iterator[Row]:
+    for line, obj in read_jsonl(path):
+        unknown = sorted(set(obj) - set(JSONL_FIELDS))
+        if unknown:
+            raise InputError(
+                path, line, f"unknown field {unknown[0]!r}; a row has id, answer, citations"
+            )
+        qid, answer = obj.get("id"), obj.get("answer")
+        if not isinstance(qid, str) or not qid.strip():
+            raise InputError(path, line, "id must be a non-empty string; give the question's id")
+        if not isinstance(answer, str):
+            raise InputError(path, line, "answer must be a string; write the answer's text")
+        raw = obj.get("citations", [])
+        if not isinstance(raw, list):
+            raise InputError(path, line, "citations must be a list of uris or {uri} objects")
+        yield Row(line, qid, answer, tuple(_citation(path, line, item) for item in raw))
+
+
+def _citation(path: Path, line: int, item: object) -> Citation:
+    if isinstance(item, str) and item.strip():
+        return Citation(item.strip(), None)
+    if isinstance(item, dict) and isinstance(item.get("uri"), str) and item["uri"].strip():
+        extra = sorted(set(item) - {"uri", "sha256"})
+        if extra:
+            raise InputError(path, line, f"citation field {extra[0]!r} is unknown; give {{uri}}")
+        digest = item.get("sha256")
+        if digest is not None and (not isinstance(digest, str) or not SHA256_RE.match(digest)):
+            raise InputError(path, line, f"sha256 of {item['uri']!r} must be 64 hex digits")
+        return Citation(item["uri"].strip(), None if digest is None else digest.lower())
+    raise InputError(path, line, f"citation {item!r} must be a uri string or {{uri}}; fix it")
+
+
+def _csv_rows(path: Path) -> Iterator[Row]:
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise InputError(path, None, "file not found; check the path") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, f"not UTF-8 (byte {exc.start + 1}); save as UTF-8") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [name.strip().lower() for name in next(reader)]
+    except StopIteration:
+        raise InputError(path, 1, "empty file; the first row names the columns") from None
+    for name in ("id", "answer"):
+        if name not in header:
+            raise InputError(path, 1, f"no {name!r} column; name the columns id,answer,citations")
+    index = {name: header.index(name) for name in ("id", "answer", "citations") if name in header}
+    line = reader.line_num + 1
+    try:
+        for cells in reader:
+            start, line = line, reader.line_num + 1
+            if not any(cell.strip() for cell in cells):
+                continue
+            if len(cells) > len(header):
+                raise InputError(path, start, f"{len(cells)} cells for {len(header)} columns")
+            cells += [""] * (len(header) - len(cells))
+            qid = cells[index["id"]].strip()
+            if not qid:
+                raise InputError(path, start, "id is empty; give the question's id")
+            uris = cells[index["citations"]] if "citations" in index else ""
+            citations = tuple(Citation(u, None) for u in CSV_SEPARATORS.split(uris) if u)
+            yield Row(start, qid, cells[index["answer"]], citations)
+    except csv.Error as exc:
+        raise InputError(path, line, f"not CSV ({exc}); check the quoting") from None
+
+
+# --- hashing from the snapshot --------------------------------------------------------------
+
+
+def folder_hash(folder: Path) -> tuple[str, int]:
+    """SHA-256 over the folder's files, and how many there are.
+
+    The hash is of the lines ``"<sha256>  <path>\\n"`` (``sha256sum``'s format) for every
+    file, paths relative to the folder and sorted bytewise; the same as
+    ``find . -type f -printf '%P\\n' | LC_ALL=C sort | xargs -d '\\n' sha256sum | sha256sum``.
+    """
+    entries: list[tuple[bytes, str]] = []
+    for top, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in files:
+            full = Path(top) / name
+            relative = full.relative_to(folder).as_posix().encode("utf-8", "surrogateescape")
+            entries.append((relative, sha256_file(full)))
+    entries.sort()
+    digest = hashlib.sha256()
+    for path, sha in entries:
+        digest.update(sha.encode() + b"  " + path + b"\n")
+    return digest.hexdigest(), len(entries)
+
+
+def _split(uri: str) -> tuple[str, str] | None:
+    """``(repo, path)`` of a repository uri (span dropped); None for a URL."""
+    match = None if is_url(uri) else SOURCE_URI_RE.match(uri)
+    return None if match is None else (match["repo"], match["path"])
+
+
+def _hash_from_folder(folder: Path, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    found = {}
+    for repo, path in wanted:
+        file = folder / repo / path
+        if file.is_file():
+            found[(repo, path)] = sha256_file(file)
+    return found
+
+
+def _hash_from_commits(
+    repos: RepoSet, commits: Mapping[str, str], wanted: set[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    found = {}
+    for repo in sorted({r for r, _ in wanted}):
+        with repos.get(repo).blobs() as reader:
+            for r, path in sorted(wanted):
+                if r == repo:
+                    data = reader.read(commits[repo], path)
+                    if data is not None:
+                        found[(r, path)] = hashlib.sha256(data).hexdigest()
+    return found
+
+
+def parse_snapshot_commits(values: tuple[str, ...]) -> dict[str, str]:
+    """``REPO=SHA`` pairs (``--snapshot-commit``) -> mapping; each SHA a full 40-hex commit."""
+    commits = {}
+    for value in values:
+        repo, sep, commit = value.partition("=")
+        if not sep or not repo or not COMMIT_RE.match(commit):
+            raise InputError(
+                "--snapshot-commit",
+                None,
+                f"{value!r} is not REPO=<40-hex commit>; e.g. sdlc=$(git rev-parse v1.2)",
+            )
+        commits[repo] = commit.lower()
+    return commits
+
+
+# --- the import ----------------------------------------------------------------------------
+
+
+def check_date(value: str) -> str:
+    """The date the person ran the arm: ``YYYY-MM-DD`` or an ISO 8601 time; kept as given."""
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise InputError(
+            "--date", None, f"{value!r} is not a date; use YYYY-MM-DD or an ISO 8601 time"
+        ) from None
+    return value
+
+
+def import_answers(
+    suite_dir: Path,
+    arm: str,
+    source: Path,
+    *,
+    by: str,
+    model: str,
+    date: str,
+    snapshot_dir: Path | None = None,
+    snapshot_commits: Mapping[str, str] | None = None,
+    repos: Mapping[str, Path] | None = None,
+    cache_dir: Path = Path(".flightdeck") / "cache",
+    on_missing: Literal["record", "error"] = "record",
+    replace: bool = False,
+) -> ImportResult:
+    """Write ``answers/<arm>.jsonl`` and its meta from a person's file; see the module doc."""
+    check_arm_name(arm)
+    for name, value in (("--by", by), ("--model", model)):
+        if not value.strip():
+            raise InputError(name, None, "is empty; say who ran the arm and with which model")
+    check_date(date)
+    if (snapshot_dir is None) == (not snapshot_commits):
+        raise InputError(
+            "--snapshot",
+            None,
+            "give the documents the person had: --snapshot DIR or --snapshot-commit REPO=SHA",
+        )
+    if snapshot_dir is not None and not snapshot_dir.is_dir():
+        raise InputError(snapshot_dir, None, "snapshot folder not found; it holds <repo>/<path>")
+    if not suite_dir.is_dir():
+        raise InputError(suite_dir, None, "suite folder not found; pass suites/<suite>")
+    questions = {q.id: q for q in read_questions(suite_dir / "questions.jsonl")}
+    answers_path = suite_dir / "answers" / f"{arm}.jsonl"
+    meta_path = suite_dir / "answers" / f"{arm}.meta.json"
+    if answers_path.exists() and not replace:
+        raise InputError(
+            answers_path, None, "already exists; use a new arm name, or --replace to overwrite"
+        )
+
+    rows = _checked_rows(source, questions)
+    wanted = {
+        pair for row in rows for c in row.citations if (pair := _split(c.uri)) and not c.sha256
+    }
+    commit_repos = RepoSet(repos or {}, cache_dir)
+    if snapshot_dir is not None:
+        hashes = _hash_from_folder(snapshot_dir, wanted)
+        where = str(snapshot_dir)
+        folder_sha, files = folder_hash(snapshot_dir)
+        snapshot: Any = {"folder": snapshot_dir.as_posix(), "sha256": folder_sha, "files": files}
+    else:
+        commits = dict(snapshot_commits or {})
+        _check_commits(commits, wanted, commit_repos)
+        hashes = _hash_from_commits(commit_repos, commits, wanted)
+        where = "the snapshot commits"
+        snapshot = {repo: [commits[repo]] for repo in sorted(commits)}
+    if wanted and not hashes:
+        raise InputError(
+            source,
+            None,
+            f"none of the {len(wanted)} cited files is in {where}; check the snapshot "
+            "(a folder must hold <repo>/<path>)",
+        )
+
+    absent: list[AbsentCitation] = []
+    records: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        citations = []
+        for c in row.citations:
+            pair = _split(c.uri)
+            digest = c.sha256 or (hashes.get(pair) if pair else None)
+            if digest is None:
+                if on_missing == "error":
+                    raise InputError(
+                        source, row.line, f"citation {c.uri!r} is not in {where}; fix the uri"
+                    )
+                absent.append(AbsentCitation(row.line, row.id, c.uri))
+                digest = EMPTY_SHA256
+            citations.append({"uri": c.uri, "sha256": digest})
+        records[row.id] = {"id": row.id, "answer": row.answer, "citations": citations}
+
+    ordered = [records[qid] for qid in questions if qid in records]
+    write_jsonl(answers_path, ordered)
+    meta = {
+        "runner": "person",
+        "by": by,
+        "date": date,
+        "model": model,
+        "knowledge_snapshot": snapshot,
+        "source": {"file": source.name, "sha256": sha256_file(source)},
+        "absent_citations": len(absent),
+        "imported": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "via": "flightdeck knowledge import-answers",
+        "flightdeck_version": __version__,
+    }
+    write_json(meta_path, meta)
+    return ImportResult(
+        suite_dir.resolve().name,
+        arm,
+        len(questions),
+        answers_path,
+        meta_path,
+        snapshot,
+        [r["id"] for r in ordered],
+        [qid for qid in questions if qid not in records],
+        absent,
+    )
+
+
+def _checked_rows(source: Path, questions: Mapping[str, Question]) -> list[Row]:
+    rows, seen = read_rows(source), {}  # type: ignore[var-annotated]
+    for row in rows:
+        if row.id not in questions:
+            raise InputError(source, row.line, f"id {row.id!r} is not a question of this suite")
+        if row.id in seen:
+            raise InputError(
+                source, row.line, f"second answer for {row.id!r} (first on line {seen[row.id]})"
+            )
+        seen[row.id] = row.line
+        for c in row.citations:
+            try:
+                check_citation_uri(c.uri, questions[row.id])
+            except ProtocolError as exc:
+                raise InputError(source, row.line, f"{exc}; fix the uri") from None
+            if _split(c.uri) is None and c.sha256 is None:
+                raise InputError(
+                    source,
+                    row.line,
+                    f"{c.uri!r} is not in a repository; give it as {{uri, sha256}}",
+                )
+            if _split(c.uri) is not None and c.sha256 is not None:
+                raise InputError(
+                    source, row.line, f"remove the sha256 of {c.uri!r}: it comes from the snapshot"
+                )
+    if not rows:
+        raise InputError(source, None, "no answers; write one row per answered question")
+    return rows
+
+
+def _check_commits(
+    commits: Mapping[str, str], wanted: set[tuple[str, str]], repos: RepoSet
+) -> None:
+    uncovered = sorted({r for r, _ in wanted} - set(commits))
+    if uncovered:
+        raise InputError(
+            "--snapshot-commit",
+            None,
+            f"citations name repository {uncovered[0]!r}; "
+            f"add --snapshot-commit {uncovered[0]}=<commit>",
+        )
+    for repo, commit in sorted(commits.items()):
+        if not repos.get(repo).has_commit(commit):
+            raise InputError(
+                "--snapshot-commit",
+                None,
+                f"commit {commit} is not in repository {repo!r}; fetch it or fix the commit",
+            )
