@@ -25,6 +25,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from flightdeck.errors import InputError
 from flightdeck.rating import RatingSession
 
 HOST = "127.0.0.1"
@@ -47,7 +48,15 @@ class RatingServer:
             for name in ("index.html", "app.js", "style.css")
         }
         handler = type("_BoundHandler", (_Handler,), {"app": self})
-        self._httpd = ThreadingHTTPServer((HOST, port), handler)
+        try:
+            self._httpd = ThreadingHTTPServer((HOST, port), handler)
+        except OSError as exc:
+            raise InputError(
+                "--port",
+                None,
+                f"cannot serve on {HOST}:{port} ({exc.strerror}); "
+                "pick another port or leave --port out for a free one",
+            ) from None
         self._httpd.daemon_threads = True
         self.port = int(self._httpd.server_address[1])
 

@@ -520,3 +520,8 @@ def test_the_server_stops_after_the_last_label(rated: Project) -> None:
         assert not thread.is_alive()
     assert reply["next"] is None
     assert srv.finished.is_set()
+
+
+def test_a_port_in_use_is_an_input_error(server: RatingServer) -> None:
+    with pytest.raises(InputError, match=rf"--port: cannot serve on 127.0.0.1:{server.port} "):
+        RatingServer(server.session, port=server.port)

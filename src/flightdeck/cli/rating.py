@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import webbrowser
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,6 +83,8 @@ def browser_available() -> bool:
 
 
 def _rate_in_browser(session: RatingSession, *, port: int, open_page: bool) -> None:
+    import webbrowser
+
     from flightdeck.rating_server import RatingServer
 
     server = RatingServer(session, port=port)
