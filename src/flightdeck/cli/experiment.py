@@ -243,7 +243,7 @@ def _task_question() -> str:
         task = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InputError(
-            source, None, f"the task is not JSON ({exc.msg}); pass it as JSON"
+            source, None, f"the task is not JSON ({exc.msg}); pass the question record as JSON"
         ) from None
     if not isinstance(task, dict) or not isinstance(task.get("question"), str):
         raise InputError(source, None, 'the task needs a "question" string; pass the record')

@@ -1,0 +1,201 @@
+"""`flightdeck experiment run` and `experiment agent repo-search`, end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from tests.builders import FILES_AS_OF, Project, sha
+
+from flightdeck.cli import cli
+from flightdeck.formats import read_answers, read_meta
+
+HARNESSES = Path(__file__).parents[1] / "data" / "harnesses"
+REPO_SEARCH = shlex.join([sys.executable, "-m", "flightdeck", "experiment", "agent", "repo-search"])
+
+
+def harness(name: str, *args: str) -> str:
+    return shlex.join([sys.executable, str(HARNESSES / name), *args])
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    return runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+def run(runner: CliRunner, project: Project, command: str, *extra: str) -> Result:
+    return invoke(
+        runner,
+        "experiment",
+        "run",
+        str(project.suite),
+        "--arm",
+        "arm1",
+        "--harness",
+        command,
+        *extra,
+    )
+
+
+def answer_lines(project: Project, arm: str = "arm1") -> list[dict[str, object]]:
+    path = project.suite / "answers" / f"{arm}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_run_with_the_repo_search_agent(runner: CliRunner, project: Project) -> None:
+    result = run(runner, project, REPO_SEARCH, "--jobs", "2")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "demo-v1 / arm1: 4 of 4 questions answered (4 of 4 trials this run succeeded, "
+        "0 answered before)\n"
+        f"answers: {project.suite / 'answers' / 'arm1.jsonl'}\n"
+    )
+    assert sorted(result.stderr.splitlines())[0].startswith("q1: ok (")
+    path = project.suite / "answers" / "arm1.jsonl"
+    by_id = {a.id: a for a in read_answers(path, ["q1", "q2", "q3", "q4"])}
+    q1 = by_id["q1"].citations[0]
+    assert q1.uri.startswith("sdlc/docs/adr/0001-database.md#L")
+    # the hash of the file at as_of, not at the later commit that edited it
+    assert q1.sha256 == sha(FILES_AS_OF["docs/adr/0001-database.md"])
+    assert "JSONB" in by_id["q1"].answer
+    meta = read_meta(project.suite / "answers" / "arm1.meta.json")
+    assert meta.fields["model"] == "none (flightdeck repo-search, BM25)"
+    assert meta.fields["knowledge_snapshot"] == {"sdlc": [project.as_of]}
+    trace = (project.root / "traces" / "demo-v1" / "arm1" / "q1.log").read_text()
+    assert "==> FLIGHTDECK_TRACE <==\nrepo-search: 5 files read, 0 skipped" in trace
+
+
+def test_failures_exit_1_with_a_summary(runner: CliRunner, project: Project) -> None:
+    control = project.root / "fail"
+    control.mkdir()
+    (control / "q3").touch()
+    command = harness("answer.py", "--fail-if-exists", str(control))
+    result = run(runner, project, command, "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines()[2:] == [
+        f"1 failed (recorded in {Path('runs/demo-v1/arm1.jsonl')}):",
+        "  q3: exit status 1 (stderr: told to fail on q3) [trace: traces/demo-v1/arm1/q3.log]",
+        "Rerun the same command to retry only the failed and missing questions.",
+    ]
+    (control / "q3").unlink()
+    again = run(runner, project, command, "--json")
+    assert again.exit_code == 0, again.output
+    summary = json.loads(again.stdout)
+    assert summary["ran"] == 1
+    assert summary["answered"] == 4
+    assert summary["failed"] == []
+    assert again.stderr.startswith("resuming: 3 of 4 questions already answered\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ["--harness", "no-such-harness-xyz"],
+            "error: --harness: 'no-such-harness-xyz' is not an executable file or a command on "
+            "PATH; check the command\n",
+            id="unknown-command",
+        ),
+        pytest.param(
+            ["--harness", "true", "--repo", "sdlc"],
+            "error: --repo: 'sdlc' is not NAME=PATH; e.g. --repo sdlc=../sdlc\n",
+            id="bad-repo-option",
+        ),
+        pytest.param(
+            ["--harness", "true", "--repo", "sdlc=nowhere"],
+            "error: nowhere: repository 'sdlc' not found at this path\n",
+            id="missing-repo",
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    runner: CliRunner, project: Project, args: list[str], message: str
+) -> None:
+    result = runner.invoke(cli, ["experiment", "run", str(project.suite), "--arm", "a", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == message
+    assert "Traceback" not in result.output
+
+
+def test_the_agent_reads_the_task_from_the_environment(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "sdlc" / "docs").mkdir(parents=True)
+    (workspace / "sdlc" / "docs" / "owners.md").write_text("Ada owns the billing service.\n")
+    (workspace / "sdlc" / "docs" / "other.md").write_text("Nothing here.\n")
+    task = {"id": "q1", "question": "Who owns billing?", "kind": "who-owns"}
+    monkeypatch.setenv("FLIGHTDECK_TASK", json.dumps(task))
+    monkeypatch.setenv("FLIGHTDECK_WORKSPACE", str(workspace))
+    monkeypatch.setenv("FLIGHTDECK_RESULT", str(tmp_path / "result.json"))
+    monkeypatch.setenv("FLIGHTDECK_TRACE", str(tmp_path / "trace.log"))
+    result = invoke(runner, "experiment", "agent", "repo-search")
+    assert result.exit_code == 0, result.output
+    output = json.loads(result.stdout)
+    assert output == json.loads((tmp_path / "result.json").read_text())
+    assert output["citations"] == [
+        {"uri": "sdlc/docs/owners.md#L1-L1", "sha256": sha("Ada owns the billing service.\n")}
+    ]
+    assert "query words: owns billing" in (tmp_path / "trace.log").read_text()
+
+
+def test_the_agent_reads_the_task_from_stdin(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "a.md").write_text("deploy with make release\n")
+    task = json.dumps({"id": "q", "question": "How do we deploy?"})
+    result = runner.invoke(
+        cli, ["experiment", "agent", "repo-search", "--workspace", str(tmp_path)], input=task
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["citations"][0]["uri"] == "r/a.md#L1-L1"
+
+
+def test_the_agent_refuses_a_task_that_is_not_json(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(
+        cli, ["experiment", "agent", "repo-search", "--workspace", str(tmp_path)], input="hello"
+    )
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: <stdin>: the task is not JSON (Expecting value); pass the question record as JSON\n"
+    )
+
+
+def test_sigkill_mid_run_loses_no_finished_trial_and_a_rerun_does_the_rest(
+    project: Project,
+) -> None:
+    """Kill the runner with SIGKILL after two answers landed; the rerun runs only the rest."""
+    command = harness("answer.py", "--sleep", "0.4")
+    argv = [sys.executable, "-m", "flightdeck", "experiment", "run", str(project.suite)]
+    argv += ["--arm", "arm1", "--harness", command, "--jobs", "1"]
+    answers = project.suite / "answers" / "arm1.jsonl"
+    proc = subprocess.Popen(argv, cwd=project.root, stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if answers.exists() and len(answers.read_bytes().splitlines()) >= 2:
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    landed = [json.loads(line)["id"] for line in answers.read_bytes().splitlines()]
+    assert 2 <= len(landed) < 4
+    assert (project.root / ".flightdeck" / "workspaces").exists()
+
+    rerun = subprocess.run(argv, cwd=project.root, capture_output=True, text=True, check=False)
+    assert rerun.returncode == 0, rerun.stderr
+    assert rerun.stderr.startswith(f"resuming: {len(landed)} of 4 questions already answered")
+    final = [line["id"] for line in answer_lines(project)]
+    assert sorted(final) == ["q1", "q2", "q3", "q4"]
+    assert final[: len(landed)] == landed
+    ledger = (project.root / "runs" / "demo-v1" / "arm1.jsonl").read_text().splitlines()
+    second_run = {json.loads(line)["run"] for line in ledger[-(4 - len(landed)) :]}
+    assert len(second_run) == 1
+    assert list((project.root / ".flightdeck" / "workspaces").iterdir()) == []

@@ -1,0 +1,66 @@
+"""A harness that misbehaves in one chosen way: ``misbehave.py MODE [ARG]``.
+
+Modes: ok, sleep S (then answer), crash, garbage, half-result, silent, not-object,
+outside-repo, dotdot, bad-sha, orphan PIDFILE (starts a child that outlives it, then
+sleeps), leave-child PIDFILE (starts a child and answers at once), segfault; and by-id,
+which takes the mode from the question's id (so one run can hold every kind of failure).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+mode = sys.argv[1]
+arg = sys.argv[2] if len(sys.argv) > 2 else None
+task = json.loads(sys.stdin.read())
+good = {"answer": "fine", "citations": []}
+sha = "0" * 64
+if mode == "by-id":
+    mode = task["id"]
+
+
+def spawn_child(pidfile: str) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    Path(pidfile).write_text(str(child.pid))
+
+
+if mode == "ok":
+    print(json.dumps(good))
+elif mode == "sleep":
+    time.sleep(float(arg))
+    print(json.dumps(good))
+elif mode == "crash":
+    print("partial output", flush=True)
+    print("Traceback: something broke", file=sys.stderr)
+    sys.exit(3)
+elif mode == "segfault":
+    os.kill(os.getpid(), signal.SIGSEGV)
+elif mode == "garbage":
+    print("I think the answer is 42")
+elif mode == "silent":
+    pass
+elif mode == "not-object":
+    print(json.dumps(["answer"]))
+elif mode == "half-result":
+    Path(os.environ["FLIGHTDECK_RESULT"]).write_text('{"answer": "half of it", "citat')
+elif mode == "outside-repo":
+    print(json.dumps({"answer": "x", "citations": [{"uri": "elsewhere/a.md", "sha256": sha}]}))
+elif mode == "dotdot":
+    repo = sorted(task["as_of"])[0]
+    uri = f"{repo}/docs/../../etc/passwd"
+    print(json.dumps({"answer": "x", "citations": [{"uri": uri, "sha256": sha}]}))
+elif mode == "bad-sha":
+    repo = sorted(task["as_of"])[0]
+    print(json.dumps({"answer": "x", "citations": [{"uri": f"{repo}/a.md", "sha256": "abc"}]}))
+elif mode == "orphan":
+    spawn_child(arg)
+    time.sleep(60)
+elif mode == "leave-child":
+    spawn_child(arg)
+    print(json.dumps(good))
+else:
+    sys.exit(f"unknown mode {mode}")
