@@ -1,0 +1,167 @@
+"""The built-in repo-search agent: BM25 checked against bm25s, ranking, citations, determinism."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flightdeck.harnesses.repo_search import (
+    MAX_FILE_BYTES,
+    bm25_scores,
+    idf,
+    query_words,
+    read_workspace,
+    search,
+)
+
+
+def write(root: Path, files: dict[str, str | bytes]) -> Path:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return root
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_bm25_by_hand() -> None:
+    # Passages [a b c], [a a d], [e], [b d d d]; query "a d". N = 4, avglen = 11/4 = 2.75,
+    # df(a) = df(d) = 2, so idf = ln(1 + 2.5/2.5) = ln 2 for both.
+    # Passage 0: a once, len 3: ln2 * 1 / (1 + 1.5 * (0.25 + 0.75 * 3 / 2.75)) = 0.266362.
+    tf = np.array([[1, 2, 0, 0], [0, 1, 0, 3]], dtype=float)
+    lengths = np.array([3, 3, 1, 4], dtype=float)
+    scores = bm25_scores(tf, lengths)
+    assert idf(4, 2) == pytest.approx(math.log(2))
+    assert scores[0] == pytest.approx(math.log(2) / (1 + 1.5 * (0.25 + 0.75 * 3 / 2.75)))
+    assert scores[2] == 0.0
+
+
+def test_bm25_matches_bm25s_and_rank_bm25() -> None:
+    """Our scores equal bm25s's Lucene BM25 and rank-bm25's BM25Okapi (up to its idf)."""
+    import bm25s
+
+    rng = random.Random(7)
+    vocabulary = [f"w{i}" for i in range(40)]
+    corpus = [[rng.choice(vocabulary) for _ in range(rng.randint(1, 30))] for _ in range(200)]
+    query = ["w1", "w2", "w17", "w39"]
+    tf = np.array([[doc.count(w) for doc in corpus] for w in query], dtype=float)
+    lengths = np.array([len(doc) for doc in corpus], dtype=float)
+    ours = bm25_scores(tf, lengths)
+
+    retriever = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    retriever.index(corpus, show_progress=False)
+    np.testing.assert_allclose(ours, retriever.get_scores(query), rtol=1e-5, atol=1e-6)
+
+    from rank_bm25 import BM25Okapi
+
+    okapi = BM25Okapi(corpus, k1=1.5, b=0.75)
+    # rank-bm25 scores tf * (k1 + 1) / (tf + norm) with its own idf: rescale ours to compare.
+    rescaled = np.zeros(len(corpus))
+    for row, word in enumerate(query):
+        df = int((tf[row] > 0).sum())
+        per_word = bm25_scores(tf[row : row + 1], lengths) / idf(len(corpus), df)
+        rescaled += per_word * okapi.idf[word] * (1.5 + 1)
+    np.testing.assert_allclose(rescaled, okapi.get_scores(query), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        pytest.param("Why did we choose Postgres?", ["choose", "postgres"], id="stop-words"),
+        pytest.param("Who owns the CI/CD pipeline?", ["owns", "ci", "cd", "pipeline"], id="split"),
+        pytest.param("deploy deploy DEPLOY", ["deploy"], id="distinct"),
+        pytest.param("the of and", [], id="only-stop-words"),
+        pytest.param("ADR 7 in v2", ["adr", "7", "v2"], id="digits"),
+    ],
+)
+def test_query_words(question: str, words: list[str]) -> None:
+    assert query_words(question) == words
+
+
+def test_it_cites_the_best_passage_with_the_file_hash(tmp_path: Path) -> None:
+    filler = "".join(f"line {i} about nothing in particular\n" for i in range(40))
+    adr = filler + "## Decision\nWe chose Postgres because of JSONB.\nIt replaced MySQL.\n"
+    ws = write(
+        tmp_path,
+        {
+            "sdlc/docs/adr/0002-database.md": adr,
+            "sdlc/README.md": "Welcome. See docs.\n",
+            "sdlc/docs/runbooks/deploy.md": "Run make release to deploy.\n",
+        },
+    )
+    trace = io.StringIO()
+    result = search(ws, "Why did we choose Postgres?", trace=trace)
+    assert result.citations[0] == ("sdlc/docs/adr/0002-database.md#L41-L43", sha(adr))
+    assert len(result.citations) == 1
+    assert result.answer == (  # from the line before the first query word ("postgres")
+        "sdlc/docs/adr/0002-database.md#L41-L43:\n"
+        "## Decision\nWe chose Postgres because of JSONB.\nIt replaced MySQL."
+    )
+    log = trace.getvalue()
+    assert "read sdlc/README.md (19 bytes)" in log
+    assert "query words: choose postgres" in log
+    assert f"cite sdlc/docs/adr/0002-database.md#L41-L43 sha256={sha(adr)}" in log
+
+
+def test_path_words_count(tmp_path: Path) -> None:
+    ws = write(tmp_path, {"r/CODEOWNERS": "docs/ @ada\n", "r/notes.md": "the owners met\n"})
+    result = search(ws, "codeowners for docs")
+    assert result.citations[0][0] == "r/CODEOWNERS#L1-L1"
+
+
+def test_ties_are_broken_by_path_and_the_result_is_deterministic(tmp_path: Path) -> None:
+    same = "The cache is flushed nightly.\n"
+    ws = write(tmp_path, {"r/b.md": same, "r/a.md": same, "r/c/a.md": same})
+    first = search(ws, "When is the cache flushed?")
+    assert [uri for uri, _ in first.citations] == ["r/a.md#L1-L1", "r/b.md#L1-L1", "r/c/a.md#L1-L1"]
+    for _ in range(3):
+        assert search(ws, "When is the cache flushed?") == first
+
+
+def test_no_match_gives_an_answer_without_citations(tmp_path: Path) -> None:
+    ws = write(tmp_path, {"r/a.md": "nothing relevant\n"})
+    result = search(ws, "Who owns billing?")
+    assert result.citations == ()
+    assert result.answer == "No passage in the workspace matches the question."
+    assert search(tmp_path / "r", "the of").citations == ()
+
+
+def test_binary_and_huge_files_are_skipped(tmp_path: Path) -> None:
+    ws = write(
+        tmp_path,
+        {
+            "r/logo.png": b"\x89PNG\0\0billing billing",
+            "r/huge.txt": "billing " * (MAX_FILE_BYTES // 8 + 1),
+            "r/ok.md": "billing is owned by ada\n",
+        },
+    )
+    corpus = read_workspace(ws)
+    assert corpus.paths == ["r/ok.md"]
+    assert sorted(corpus.skipped) == ["r/huge.txt: larger than 2 MiB", "r/logo.png: binary"]
+    assert search(ws, "billing").citations[0][0] == "r/ok.md#L1-L1"
+
+
+def test_long_files_are_split_into_overlapping_windows(tmp_path: Path) -> None:
+    lines = [f"filler {i}" for i in range(100)]
+    lines[54] = "the retention policy is ninety days"
+    text = "\n".join(lines) + "\n"
+    ws = write(tmp_path, {"r/policy.md": text})
+    result = search(ws, "retention policy")
+    uri, digest = result.citations[0]
+    assert uri == "r/policy.md#L54-L60"  # a line before the hit, to the window's end
+    assert digest == sha(text)
+    assert result.passages[0].text.splitlines()[1] == "the retention policy is ninety days"
+
+
+def test_non_ascii_words_match(tmp_path: Path) -> None:
+    ws = write(tmp_path, {"r/a.md": "Die Größe ist fest.\n", "r/b.md": "other words\n"})
+    assert search(ws, "größe").citations[0][0] == "r/a.md#L1-L1"
