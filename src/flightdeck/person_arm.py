@@ -128,7 +128,7 @@ def _csv_rows(path: Path) -> Iterator[Row]:
         raise InputError(path, None, "file not found; check the path") from None
     except UnicodeDecodeError as exc:
         raise InputError(path, None, f"not UTF-8 (byte {exc.start + 1}); save as UTF-8") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = [name.strip().lower() for name in next(reader)]
     except StopIteration:
@@ -350,7 +350,11 @@ def _checked_rows(source: Path, questions: Mapping[str, Question]) -> list[Row]:
     rows, seen = read_rows(source), {}  # type: ignore[var-annotated]
     for row in rows:
         if row.id not in questions:
-            raise InputError(source, row.line, f"id {row.id!r} is not a question of this suite")
+            raise InputError(
+                source,
+                row.line,
+                f"id {row.id!r} is not a question of this suite; fix the id or drop the row",
+            )
         if row.id in seen:
             raise InputError(
                 source, row.line, f"second answer for {row.id!r} (first on line {seen[row.id]})"
@@ -365,7 +369,7 @@ def _checked_rows(source: Path, questions: Mapping[str, Question]) -> list[Row]:
                 raise InputError(
                     source,
                     row.line,
-                    f"{c.uri!r} is not in a repository; give it as {{uri, sha256}}",
+                    f"{c.uri!r} is a URL; give it as {{uri, sha256}}",
                 )
             if _split(c.uri) is not None and c.sha256 is not None:
                 raise InputError(

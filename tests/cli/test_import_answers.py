@@ -1,0 +1,152 @@
+"""`flightdeck knowledge import-answers` through click's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
+
+from flightdeck.cli import FlightdeckGroup, cli
+from flightdeck.cli.knowledge_import import import_answers_command
+from flightdeck.formats import read_meta
+
+ADR = "docs/adr/0001-database.md"
+
+
+def command_group() -> tuple[click.Group, list[str]]:
+    """The real `flightdeck knowledge` once import-answers is attached, else a stand-in."""
+    knowledge = cli.commands.get("knowledge")
+    if isinstance(knowledge, click.Group) and "import-answers" in knowledge.commands:
+        assert knowledge.commands["import-answers"] is import_answers_command
+        return cli, ["knowledge", "import-answers"]
+    group = FlightdeckGroup(commands={"import-answers": import_answers_command})
+    return group, ["import-answers"]
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    group, prefix = command_group()
+    return runner.invoke(group, [*prefix, *args])
+
+
+def attachments(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / "attachments" / "sdlc" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root / "attachments"
+
+
+def common(project: Project, source: Path) -> list[str]:
+    return [str(project.suite), "--arm", "projects", "--from", str(source), "--by", "ada"]
+
+
+def test_import_from_csv_with_a_folder_snapshot(runner: CliRunner, project: Project) -> None:
+    folder = attachments(project.root, FILES_AS_OF | FILES_LATER)  # one stale attachment
+    source = project.root / "answers.csv"
+    source.write_text(
+        "id,answer,citations\n"
+        f"q1,Postgres for JSONB,sdlc/{ADR}#L1-L3\n"
+        "q2,make release,sdlc/docs/runbooks/deploy.md;sdlc/docs/imagined.md\n"
+    )
+    result = invoke(
+        runner,
+        *common(project, source),
+        "--model",
+        "chat-model-1",
+        "--date",
+        "2026-11-20",
+        "--snapshot",
+        str(folder),
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"demo-v1 / projects: imported 2 answers for 4 questions into "
+        f"{project.suite / 'answers' / 'projects.jsonl'}\n"
+        "unanswered (scored as missing): q3, q4\n"
+        f"meta: {project.suite / 'answers' / 'projects.meta.json'}\n"
+    )
+    assert result.stderr == (
+        f"warning: {source}:3: sdlc/docs/imagined.md is not in the snapshot; "
+        "recorded with the sha256 of no bytes\n"
+    )
+    lines = (project.suite / "answers" / "projects.jsonl").read_text().splitlines()
+    q1 = json.loads(lines[0])
+    assert q1["citations"] == [{"uri": f"sdlc/{ADR}#L1-L3", "sha256": sha(FILES_LATER[ADR])}]
+    meta = read_meta(project.suite / "answers" / "projects.meta.json")
+    assert meta.runner == "person"
+    assert meta.fields["knowledge_snapshot"]["folder"] == folder.as_posix()
+
+
+def test_import_with_snapshot_commits_and_json_output(runner: CliRunner, project: Project) -> None:
+    source = project.root / "answers.jsonl"
+    source.write_text(json.dumps({"id": "q1", "answer": "x", "citations": [f"sdlc/{ADR}"]}) + "\n")
+    result = invoke(
+        runner,
+        *common(project, source),
+        "--model",
+        "m",
+        "--date",
+        "2026-11-20T09:30:00+00:00",
+        "--snapshot-commit",
+        f"sdlc={project.as_of}",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["answered"] == ["q1"]
+    assert payload["knowledge_snapshot"] == {"sdlc": [project.as_of]}
+    assert payload["absent_citations"] == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        pytest.param(
+            ["--snapshot-commit", "sdlc=abc"],
+            "error: --snapshot-commit: 'sdlc=abc' is not REPO=<40-hex commit>; "
+            "e.g. sdlc=$(git rev-parse v1.2)\n",
+            id="short-commit",
+        ),
+        pytest.param(
+            [],
+            "error: --snapshot: give the documents the person had: --snapshot DIR or "
+            "--snapshot-commit REPO=SHA\n",
+            id="no-snapshot",
+        ),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(
+    runner: CliRunner, project: Project, extra: list[str], line: str
+) -> None:
+    source = project.root / "answers.jsonl"
+    source.write_text(json.dumps({"id": "q1", "answer": "x", "citations": []}) + "\n")
+    result = invoke(
+        runner, *common(project, source), "--model", "m", "--date", "2026-11-20", *extra
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr == line
+    assert "Traceback" not in result.output
+
+
+def test_a_bad_row_exits_2_naming_file_and_line(runner: CliRunner, project: Project) -> None:
+    folder = attachments(project.root, FILES_AS_OF)
+    source = project.root / "answers.jsonl"
+    source.write_text('{"id": "q1", "answer": "x"}\n{"id": "q7", "answer": "y"}\n')
+    result = invoke(
+        runner,
+        *common(project, source),
+        "--model",
+        "m",
+        "--date",
+        "2026-11-20",
+        "--snapshot",
+        str(folder),
+    )
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {source}:2: id 'q7' is not a question of this suite; fix the id or drop the row\n"
+    )
