@@ -321,3 +321,16 @@ def gate_command(
             )
     if not result.passed:
         click.get_current_context().exit(1)
+
+
+def _attach() -> None:
+    """Commands that live in their own modules but belong to the knowledge group."""
+    from flightdeck.cli.knowledge_import import import_answers_command
+    from flightdeck.cli.rating import agreement_command, rate_command
+
+    knowledge.add_command(import_answers_command)
+    knowledge.add_command(rate_command)
+    knowledge.add_command(agreement_command)
+
+
+_attach()
