@@ -1,0 +1,111 @@
+"""Runner overhead and throughput of `flightdeck experiment run` (issue 3).
+
+Targets: at most 50 ms per trial beyond the harness itself, measured with a no-op harness
+over 1,000 trials; 200 trials of a harness that sleeps 0.1 s finish in at most 12 s with
+2 jobs.
+
+Overhead is the runner's wall time minus the wall time of starting the same harness the
+same number of times, one after another, with the same stdin, outputs to files and its own
+session (what any runner must pay), divided by the number of trials. Run from the project
+root:
+
+    .venv/bin/python -m benchmarks.bench_runner            # both
+    .venv/bin/python -m benchmarks.bench_runner --quick    # 200 no-op trials instead of 1,000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from tests.gitrepo import make_git_repo
+
+from flightdeck.runner import RunConfig, run_experiment
+
+RESULT = json.dumps({"answer": "noop", "citations": []})
+NOOP = shlex.join(["sh", "-c", f"cat >/dev/null; printf '%s\\n' '{RESULT}'"])
+SLEEPER = shlex.join(["sh", "-c", f"cat >/dev/null; sleep 0.1; printf '%s\\n' '{RESULT}'"])
+
+
+def make_project(root: Path, trials: int) -> tuple[Path, dict[str, Path]]:
+    repo = root / "repos" / "sdlc"
+    files = {f"docs/page{i}.md": f"# Page {i}\n\nText of page {i}.\n" for i in range(50)}
+    (commit,) = make_git_repo(repo, [files])
+    suite = root / "suites" / f"bench-{trials}"
+    suite.mkdir(parents=True)
+    with (suite / "questions.jsonl").open("w") as out:
+        for i in range(trials):
+            record = {
+                "id": f"q{i:05d}",
+                "question": f"What does page {i % 50} say?",
+                "kind": "how-to",
+                "as_of": {"sdlc": commit},
+                "scope": ["sdlc/docs/**"],
+            }
+            out.write(json.dumps(record) + "\n")
+    return suite, {"sdlc": repo}
+
+
+def timed_run(root: Path, trials: int, command: str, jobs: int, arm: str) -> float:
+    suite, repos = make_project(root / arm, trials)
+    config = RunConfig(suite, arm, command, root=root / arm, repos=repos, jobs=jobs)
+    started = time.perf_counter()
+    result = run_experiment(config)
+    elapsed = time.perf_counter() - started
+    assert not result.failed, result.failed[:3]
+    assert result.answered == trials
+    return elapsed
+
+
+def bare_harness(root: Path, trials: int, command: str) -> float:
+    """The same harness started ``trials`` times in a row with nothing around it."""
+    argv = shlex.split(command)
+    task = root / "task.json"
+    task.write_text(json.dumps({"id": "q", "question": "?"}))
+    started = time.perf_counter()
+    for _ in range(trials):
+        with task.open("rb") as stdin, (root / "out").open("wb") as out:
+            subprocess.run(argv, stdin=stdin, stdout=out, start_new_session=True, check=True)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best counts")
+    args = parser.parse_args()
+    trials = 200 if args.quick else 1000
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        bare: list[float] = []
+        runs: dict[int, list[float]] = {1: [], 2: []}
+        for attempt in range(args.repeat):  # interleaved, so a busy moment hits both
+            bare.append(bare_harness(root, trials, NOOP))
+            for jobs in runs:
+                runs[jobs].append(timed_run(root, trials, NOOP, jobs, f"noop-j{jobs}-{attempt}"))
+        best_bare = min(bare)
+        print(f"bare no-op harness x{trials}: {1000 * best_bare / trials:.1f} ms each")
+        for jobs, times in runs.items():
+            best = min(times)
+            print(
+                f"runner, no-op harness, {trials} trials, --jobs {jobs}: {best:.2f} s, "
+                f"{1000 * best / trials:.1f} ms/trial wall; overhead beyond the harness "
+                f"{1000 * (best * jobs - best_bare) / trials:.1f} ms/trial of worker time"
+            )
+        sleeps = [timed_run(root, 200, SLEEPER, 2, f"sleep-j2-{i}") for i in range(args.repeat)]
+        print(
+            f"runner, sleep 0.1 s harness, 200 trials, --jobs 2: best {min(sleeps):.2f} s, "
+            f"worst {max(sleeps):.2f} s (target <= 12 s; 10 s is the floor)"
+        )
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+
+
+if __name__ == "__main__":
+    main()
