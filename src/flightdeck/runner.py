@@ -28,6 +28,7 @@ import os
 import shlex
 import shutil
 import signal
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from flightdeck import __version__
 from flightdeck.errors import InputError
 from flightdeck.formats import Question, read_answers, read_meta, read_questions
 from flightdeck.harnesses import TrialControl, TrialOutcome, TrialSpec, run_trial
-from flightdeck.jsonl import append_jsonl, write_json
+from flightdeck.jsonl import append_jsonl, atomic_write, write_json
 from flightdeck.repos import RepoSet
 from flightdeck.workspace import WorkspaceCache
 
@@ -94,7 +95,20 @@ def check_arm_name(arm: str) -> None:
         raise InputError("--arm", None, f"arm name {arm!r} must use {ARM_NAME_HELP}")
 
 
-def parse_command(command: str) -> list[str]:
+def harness_path() -> str:
+    """PATH for harnesses: flightdeck's virtualenv first, as if it were activated.
+
+    So ``python -m flightdeck ...`` and ``flightdeck ...`` in a harness command mean this
+    installation even when the shell that started flightdeck did not activate it.
+    """
+    path = os.environ.get("PATH", os.defpath)
+    if sys.prefix == sys.base_prefix:
+        return path
+    bin_dir = os.path.dirname(sys.executable)
+    return os.pathsep.join([bin_dir, *(p for p in path.split(os.pathsep) if p != bin_dir)])
+
+
+def parse_command(command: str, path: str | None = None) -> list[str]:
     """Split the harness command as a POSIX shell would (no expansion); check it exists."""
     try:
         argv = shlex.split(command)
@@ -104,7 +118,7 @@ def parse_command(command: str) -> list[str]:
         ) from None
     if not argv:
         raise InputError("--harness", None, "the harness command is empty; give a command")
-    if shutil.which(argv[0]) is None:
+    if shutil.which(argv[0], path=path) is None:
         raise InputError(
             "--harness",
             None,
@@ -238,7 +252,8 @@ def run_experiment(
         raise InputError("--jobs", None, f"jobs must be at least 1, got {config.jobs}")
     if config.timeout is not None and config.timeout <= 0:
         raise InputError("--timeout", None, f"timeout must be positive, got {config.timeout:g}")
-    argv = parse_command(config.command)
+    path = harness_path()
+    argv = parse_command(config.command, path)
     suite_dir = config.suite_dir
     if not suite_dir.is_dir():
         raise InputError(suite_dir, None, "suite folder not found; pass suites/<suite>")
@@ -275,8 +290,12 @@ def run_experiment(
         if on_start is not None:
             on_start(len(pending), len(questions))
         run_id = f"{date}-{os.getpid()}"
-        spec = TrialSpec(argv, config.command, config.timeout, traces_dir, config.root)
+        spec = TrialSpec(
+            argv, config.command, config.timeout, traces_dir, config.root, env={"PATH": path}
+        )
         outcomes = _run_all(pending, spec, repos, config, run_id, answers_path, runs_path, on_trial)
+        if any(o.ok for o in outcomes):
+            _sort_answers(answers_path, [q.id for q in questions])
     finally:
         lock.release()
     return RunResult(
@@ -291,6 +310,15 @@ def run_experiment(
         traces_dir,
         repaired,
     )
+
+
+def _sort_answers(path: Path, order: list[str]) -> None:
+    """Rewrite the answers in the suite's order (atomically), for stable diffs; bytes kept."""
+    rank = {qid: i for i, qid in enumerate(order)}
+    lines = [line for line in path.read_bytes().splitlines(keepends=True) if line.strip()]
+    keyed = sorted(lines, key=lambda line: rank.get(json.loads(line).get("id"), len(rank)))
+    if keyed != lines:
+        atomic_write(path, b"".join(keyed))
 
 
 def _run_all(

@@ -225,3 +225,42 @@ def test_the_llm_harness_example_plugs_into_the_protocol(
     assert "action {" in trace
     if "--model-cmd" in mode:
         assert "error: ../../../etc/passwd: no such file in the workspace" in trace
+
+
+def alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie waiting for its reaper."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
+    project: Project, signum: signal.Signals
+) -> None:
+    pidfile = project.root / "child.pid"
+    command = harness("misbehave.py", "orphan", str(pidfile))
+    argv = [sys.executable, "-m", "flightdeck", "experiment", "run", str(project.suite)]
+    argv += ["--arm", "arm1", "--harness", command, "--jobs", "1"]
+    proc = subprocess.Popen(argv, cwd=project.root, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)  # the pid is written; let the harness reach its sleep
+        proc.send_signal(signum)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert stderr.endswith("interrupted\n")
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child)
+    ledger = (project.root / "runs" / "demo-v1" / "arm1.jsonl").read_text().splitlines()
+    assert [json.loads(line)["reason"] for line in ledger] == ["killed: the run was interrupted"]
+    assert list((project.root / ".flightdeck" / "workspaces").iterdir()) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shlex
 import stat
 import sys
@@ -16,10 +17,16 @@ import pytest
 from tests.gitrepo import make_git_repo
 
 from flightdeck.errors import InputError
-from flightdeck.formats import CANARY_PREFIX, read_answers, read_meta, read_questions
-from flightdeck.harnesses import trace_file_name
+from flightdeck.formats import CANARY_PREFIX, Question, read_answers, read_meta, read_questions
+from flightdeck.harnesses import ProtocolError, check_result, decode_output, trace_file_name
 from flightdeck.repos import RepoSet
-from flightdeck.runner import RunConfig, RunResult, repair_torn_line, run_experiment
+from flightdeck.runner import (
+    RunConfig,
+    RunResult,
+    harness_path,
+    repair_torn_line,
+    run_experiment,
+)
 from flightdeck.workspace import WorkspaceCache, remove_stale
 
 HARNESSES = Path(__file__).parents[1] / "data" / "harnesses"
@@ -398,3 +405,87 @@ def test_an_as_of_commit_missing_from_the_repository_names_the_question(tmp_path
 )
 def test_trace_file_names_are_safe_and_distinct(question_id: str, name: str) -> None:
     assert trace_file_name(question_id) == name
+
+
+def test_answers_end_in_the_suites_order_after_a_resume(tmp_path: Path) -> None:
+    env = build(tmp_path)
+    path = env["suite"] / "answers" / "arm1.jsonl"
+    path.parent.mkdir()
+    kept = json.dumps({"id": "q3", "answer": "kept as it was", "citations": []}) + "\n"
+    path.write_text(kept)
+    run(env, harness("answer.py"))
+    lines = path.read_text().splitlines(keepends=True)
+    assert [json.loads(line)["id"] for line in lines] == ["q1", "q2", "q3"]
+    assert lines[2] == kept  # the record's bytes, and so its answer_sha256, are unchanged
+
+
+def test_harnesses_find_flightdecks_python_first_on_path() -> None:
+    first = harness_path().split(os.pathsep)[0]
+    if sys.prefix != sys.base_prefix:
+        assert first == os.path.dirname(sys.executable)
+    else:
+        assert harness_path() == os.environ.get("PATH", os.defpath)
+
+
+QUESTION = Question("q1", "?", "how-to", {"sdlc": "a" * 40}, ())
+SHA = "ab" * 32
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param({"answer": "x"}, (), id="no-citations"),
+        pytest.param(
+            {"answer": "x", "citations": [{"uri": "sdlc/a.md#L2-L4", "sha256": SHA.upper()}]},
+            (("sdlc/a.md#L2-L4", SHA),),
+            id="repo-uri",
+        ),
+        pytest.param(
+            {"answer": "x", "citations": [{"uri": "https://wiki.example/a", "sha256": SHA}]},
+            (("https://wiki.example/a", SHA),),
+            id="url",
+        ),
+        pytest.param({"answer": 1}, "needs an 'answer' string", id="answer-type"),
+        pytest.param({"answer": "x", "citations": {}}, "'citations' must be a list", id="type"),
+        pytest.param(
+            {"answer": "x", "citations": ["sdlc/a.md"]}, "must be {uri, sha256}", id="bare-uri"
+        ),
+        pytest.param(
+            {"answer": "x", "citations": [{"uri": "sdlc/a.md#L4-L2", "sha256": SHA}]},
+            "ends before it starts",
+            id="span",
+        ),
+        pytest.param(
+            {"answer": "x", "citations": [{"uri": "sdlc//a.md", "sha256": SHA}]},
+            "empty segment",
+            id="empty-segment",
+        ),
+        pytest.param(
+            {"answer": "x", "citations": [{"uri": "sdlc", "sha256": SHA}]},
+            "is not <repo>/<path>",
+            id="no-path",
+        ),
+        pytest.param(
+            {"answer": "x", "citations": [{"uri": "file:sdlc/a.md", "sha256": SHA}]},
+            "names repository 'file:sdlc'",
+            id="not-a-url",
+        ),
+    ],
+)
+def test_check_result(value: Any, expected: Any) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(ProtocolError, match=re.escape(expected)):
+            check_result(value, QUESTION)
+    else:
+        assert check_result(value, QUESTION).citations == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        pytest.param('{"answer": "a"}', {"answer": "a"}, id="whole"),
+        pytest.param('log line\n{"answer": "a"}\n\n', {"answer": "a"}, id="last-line"),
+    ],
+)
+def test_decode_output(text: str, value: Any) -> None:
+    assert decode_output(text, "stdout") == value

@@ -31,8 +31,8 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -170,6 +170,7 @@ class TrialSpec:
     traces_dir: Path
     root: Path
     cwd: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # set on top of os.environ
 
 
 @dataclass(frozen=True)
@@ -330,6 +331,7 @@ def _start_and_wait(
     task = json.dumps(task_record(question), ensure_ascii=False)
     (scratch / "task.json").write_text(task, encoding="utf-8")
     env = dict(os.environ)
+    env.update(spec.env)
     env.update(
         {
             ENV_TASK: task,
