@@ -286,7 +286,8 @@ def run_experiment(
         meta = _check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / ".flightdeck" / "cache")
         _check_repos(pending, repos, questions_path)
-        write_json(meta_path, meta)
+        if pending or not meta_path.is_file():  # a finished arm's meta stays as it was
+            write_json(meta_path, meta)
         if on_start is not None:
             on_start(len(pending), len(questions))
         run_id = f"{date}-{os.getpid()}"

@@ -489,3 +489,18 @@ def test_check_result(value: Any, expected: Any) -> None:
 )
 def test_decode_output(text: str, value: Any) -> None:
     assert decode_output(text, "stdout") == value
+
+
+def test_a_finished_arm_is_left_alone(tmp_path: Path) -> None:
+    env = build(tmp_path)
+    run(env, harness("answer.py"))
+    files = [
+        env["suite"] / "answers" / "arm1.jsonl",
+        env["suite"] / "answers" / "arm1.meta.json",
+        tmp_path / "runs" / "demo-v1" / "arm1.jsonl",
+    ]
+    before = [f.read_bytes() for f in files]
+    result = run(env, harness("answer.py"))
+    assert result.outcomes == ()
+    assert result.answered == 3
+    assert [f.read_bytes() for f in files] == before
