@@ -155,6 +155,8 @@ def arm_agreement(
                 [flagged(by_rater[a][q], uri) for q, uri in cites],
                 [flagged(by_rater[b][q], uri) for q, uri in cites],
             )
+            if answers is None:
+                unsupported = Kappa(None, None, 0, f"no answers/{arm}.jsonl lists the citations")
             pairs.append(PairAgreement((a, b), correct, unsupported))
 
     disagreements = []

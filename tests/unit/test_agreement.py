@@ -205,3 +205,17 @@ def test_agreement_help_has_an_example(runner: CliRunner) -> None:
     assert "  Example:\n      flightdeck knowledge agreement suites/knowledge-gold-v1\n" in (
         result.output
     )
+
+
+def test_without_answers_citations_are_not_compared(runner: CliRunner, project: Project) -> None:
+    project.write_labels(ARM, LABELS)
+    (arm,) = suite_agreement(project.suite).arms
+    unsupported = arm.pairs[0].unsupported
+    assert (unsupported.value, unsupported.n) == (None, 0)
+    assert unsupported.reason == "no answers/arm-x.jsonl lists the citations"
+    assert arm.pairs[0].correct.value == 0.5
+    result = runner.invoke(root, ["agreement", str(project.suite)], catch_exceptions=False)
+    assert result.output.splitlines()[2] == (
+        "  ada vs bob: correct kappa 0.50, agreement 75% over 4 answers; "
+        "unsupported not compared (no answers/arm-x.jsonl lists the citations)"
+    )

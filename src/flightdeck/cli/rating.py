@@ -24,6 +24,7 @@ from flightdeck.cli._options import (
 if TYPE_CHECKING:
     from flightdeck.agreement import SuiteAgreement
     from flightdeck.rating import ItemView, RatingSession
+    from flightdeck.stats import Kappa
 
 
 @click.command("rate")
@@ -237,8 +238,11 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
-def _kappa(value: float | None, reason: str | None) -> str:
-    return f"{value:.2f}" if value is not None else f"n/a ({reason})"
+def _kappa(kappa: Kappa, items: str) -> str:
+    if kappa.n == 0:
+        return f"not compared ({kappa.reason})"
+    value = f"{kappa.value:.2f}" if kappa.value is not None else f"n/a ({kappa.reason})"
+    return f"kappa {value}, agreement {_pct(kappa.agreement)} over {kappa.n} {items}"
 
 
 def _print_agreement(result: SuiteAgreement) -> None:
@@ -252,11 +256,8 @@ def _print_agreement(result: SuiteAgreement) -> None:
         for pair in arm.pairs:
             a, b = pair.raters
             click.echo(
-                f"  {a} vs {b}: correct kappa {_kappa(pair.correct.value, pair.correct.reason)}, "
-                f"agreement {_pct(pair.correct.agreement)} over {pair.correct.n} answers; "
-                f"unsupported kappa {_kappa(pair.unsupported.value, pair.unsupported.reason)}, "
-                f"agreement {_pct(pair.unsupported.agreement)} over "
-                f"{pair.unsupported.n} citations"
+                f"  {a} vs {b}: correct {_kappa(pair.correct, 'answers')}; "
+                f"unsupported {_kappa(pair.unsupported, 'citations')}"
             )
         if arm.stale:
             click.echo(
