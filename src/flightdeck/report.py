@@ -251,64 +251,45 @@ def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
 
 def write_picture(result: ScoreResult, path: Path) -> None:
     """A static SVG: each arm's Wilson intervals, and the paired differences vs the threshold."""
-    import io
+    from flightdeck.picture import COLORS, NOT_SHOWN, SHOWN, Interval, Panel, svg_panels
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    matplotlib.rcParams["svg.hashsalt"] = "flightdeck"
-    panels = 2 if result.comparisons else 1
-    fig, axes = plt.subplots(1, panels, figsize=(5 * panels + 1, 3.2), squeeze=False)
-    ax = axes[0][0]
-    arms = list(result.arms.values())
-    for i, metric in enumerate(METRICS):
-        for j, s in enumerate(arms):
-            prop = getattr(s, metric)
-            y = j + (0.15 if i else -0.15)
-            ax.errorbar(
-                100 * prop.value,
-                y,
-                xerr=[[100 * (prop.value - prop.lo)], [100 * (prop.hi - prop.value)]],
-                fmt="o" if i == 0 else "s",
-                color=f"C{i}",
-                capsize=3,
-                label=METRIC_WORDS[metric] if j == 0 else None,
-            )
-    ax.set_yticks(range(len(arms)), [s.arm for s in arms])
-    ax.set_xlim(0, 100)
-    ax.set_xlabel(f"% of {result.n} questions ({100 * result.params.confidence:g}% Wilson)")
-    ax.set_ylim(-0.6, len(arms) - 0.4)
-    ax.legend(
-        loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize="small", frameon=False
-    )
-    if result.comparisons:
-        ax2 = axes[0][1]
-        rows = [(c, m) for c in result.comparisons for m in METRICS]
-        for k, (c, m) in enumerate(rows):
-            mc = c.metrics[m]
-            ax2.errorbar(
-                100 * mc.diff,
-                k,
-                xerr=[[100 * (mc.diff - mc.lo)], [100 * (mc.hi - mc.diff)]],
-                fmt="o",
-                color="C3" if mc.shown else "C7",
-                capsize=3,
-            )
-        ax2.axvline(result.params.threshold, color="C3", linestyle="--", label="threshold")
-        ax2.axvline(0, color="black", linewidth=0.5)
-        ax2.set_yticks(
-            range(len(rows)),
-            [f"{METRIC_WORDS[m]}\n{c.candidate} − {c.baseline}" for c, m in rows],
-            fontsize="small",
+    level = f"{100 * result.params.confidence:g}%"
+    rows = [
+        Interval(
+            f"{s.arm}: {METRIC_WORDS[m]}",
+            100 * getattr(s, m).value,
+            100 * getattr(s, m).lo,
+            100 * getattr(s, m).hi,
+            COLORS[m],
+            METRIC_WORDS[m],
         )
-        ax2.set_xlim(-100, 100)
-        ax2.set_xlabel("paired difference, points")
-        ax2.set_ylim(-0.6, len(rows) - 0.4)
-        ax2.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize="small", frameon=False)
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    atomic_write(path, buffer.getvalue())
+        for s in result.arms.values()
+        for m in METRICS
+    ]
+    panels = [
+        Panel(f"Each arm, {level} Wilson intervals", f"% of {result.n} questions", 0, 100, rows)
+    ]
+    if result.comparisons:
+        diffs = [
+            Interval(
+                f"{c.candidate} − {c.baseline}: {METRIC_WORDS[m]}",
+                100 * c.metrics[m].diff,
+                100 * c.metrics[m].lo,
+                100 * c.metrics[m].hi,
+                SHOWN if c.metrics[m].shown else NOT_SHOWN,
+                "shown" if c.metrics[m].shown else "not shown",
+            )
+            for c in result.comparisons
+            for m in METRICS
+        ]
+        panels.append(
+            Panel(
+                f"Paired differences, {level} bootstrap intervals",
+                "points (candidate − baseline)",
+                -100,
+                100,
+                diffs,
+                threshold=result.params.threshold,
+            )
+        )
+    atomic_write(path, svg_panels(panels))
