@@ -43,10 +43,12 @@ def cli() -> None:
 
 def _register() -> None:
     from flightdeck.cli.experiment import experiment
+    from flightdeck.cli.holdout import holdout
     from flightdeck.cli.knowledge import knowledge
 
     cli.add_command(knowledge)
     cli.add_command(experiment)
+    cli.add_command(holdout)
 
 
 _register()

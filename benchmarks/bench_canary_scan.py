@@ -1,0 +1,187 @@
+"""Canary-scan throughput beside cat, grep and ripgrep, in one run with the page cache warm.
+
+    python benchmarks/gen_traces.py /tmp/fd-traces
+    python benchmarks/bench_canary_scan.py /tmp/fd-traces --jobs 2 [--big-gib 10]
+
+For each corpus (plain, gzip, zst) it first checks that the scan finds exactly the planted
+hits of expected.json, then times, best of --repeat runs: the whole `flightdeck holdout
+canary-scan` process (start-up, manifest, scan, line numbers, report), the `canary_scan()`
+function alone, and the reference tools with the same 10,000 canaries (`grep -F -c -f`,
+`rg -F -c -f`, `rg -z` for compressed files; `cat` and `gzip -dc`/`zstd -dc` as the floor).
+GB/s is decompressed text per second (1 GB = 1e9 bytes). Peak RSS is the largest process in
+the scan's tree (os.wait4). --big-gib also scans one N GiB plain file and one N GiB (of text)
+multi-member gzip file, to show that memory follows the chunk size, not the file size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from flightdeck.holdout import canary_scan
+
+FLIGHTDECK = str(Path(sys.executable).with_name("flightdeck"))
+GB = 1e9
+
+
+def text_bytes(folder: Path) -> int:
+    """Decompressed size of every file under ``folder`` (via a scan that finds nothing new)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return canary_scan(fresh_holdouts(folder.parent, Path(tmp)), [folder]).bytes_scanned
+
+
+def fresh_holdouts(corpus: Path, tmp: Path) -> Path:
+    """A copy of the corpus' holdouts folder: scans mark suites void, benchmarks start clean."""
+    target = tmp / "holdouts"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(corpus / "holdouts", target)
+    return target
+
+
+def run(cmd: list[str], prepare: Callable[[], None] = lambda: None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one command, its output thrown away."""
+    prepare()
+    start = time.perf_counter()
+    process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):  # 1: a hit (flightdeck, grep) or no match (rg)
+        raise SystemExit(f"{cmd[0]} failed with {process.returncode}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def best(repeat: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float, float]:
+    """(best seconds, median seconds, peak RSS MB) over ``repeat`` runs."""
+    runs = [measure() for _ in range(repeat)]
+    seconds = [s for s, _ in runs]
+    return min(seconds), statistics.median(seconds), max(rss for _, rss in runs)
+
+
+def check_planted(corpus: Path, folder: Path, tmp: Path, jobs: int) -> str:
+    expected = {
+        (e["file"], e["line"], e["canary"])
+        for e in json.loads((corpus / "expected.json").read_text())
+        if e["file"].startswith(folder.name + "/")
+    }
+    result = canary_scan(fresh_holdouts(corpus, tmp), [folder], jobs=jobs)
+    found = {(str(h.file.relative_to(corpus)), h.line, h.canary) for h in result.hits}
+    if found != expected:
+        raise SystemExit(f"{folder}: missed {expected - found}, extra {found - expected}")
+    return f"{len(found)}/{len(expected)} planted hits found, none extra"
+
+
+def bench_corpus(
+    corpus: Path, kind: str, tmp: Path, jobs: int, repeat: int
+) -> list[tuple[str, float, float, float]]:
+    folder = corpus / kind
+    files = sorted(str(p) for p in folder.rglob("*") if p.is_file())
+    patterns = str(corpus / "patterns.txt")
+    size = text_bytes(folder)
+    for _ in range(2):  # warm the page cache
+        subprocess.run(["cat", *files], stdout=subprocess.DEVNULL, check=True)
+    print(
+        f"\n{kind}: {len(files)} files, {size / GB:.2f} GB of text; "
+        + check_planted(corpus, folder, tmp, jobs)
+    )
+    holdouts = tmp / "holdouts"
+    scan = [FLIGHTDECK, "holdout", "canary-scan", "--holdouts", str(holdouts), "--jobs", str(jobs)]
+
+    def function() -> tuple[float, float]:
+        fresh_holdouts(corpus, tmp)
+        start = time.perf_counter()
+        canary_scan(holdouts, [folder], jobs=jobs)
+        return time.perf_counter() - start, float("nan")
+
+    rows = {
+        "flightdeck holdout canary-scan (process)": lambda: run(
+            [*scan, str(folder)], lambda: fresh_holdouts(corpus, tmp)
+        ),
+        "canary_scan() (function)": function,
+    }
+    rg = shutil.which("rg")
+    if kind == "plain":
+        rows["cat"] = lambda: run(["cat", *files])
+        rows["grep -F -c -f (LC_ALL=C)"] = lambda: run(
+            ["env", "LC_ALL=C", "grep", "-F", "-c", "-f", patterns, *files]
+        )
+        if rg:
+            rows[f"rg -F -c -f -j{jobs}"] = lambda: run(
+                [rg, "-F", "-c", "-f", patterns, f"-j{jobs}", "--no-ignore", *files]
+            )
+    else:
+        tool = "gzip" if kind == "gzip" else "zstd"
+        rows[f"{tool} -dc (decompress only, 1 core)"] = lambda: run([tool, "-dc", *files])
+        if rg:
+            rows[f"rg -z -F -c -f -j{jobs}"] = lambda: run(
+                [rg, "-z", "-F", "-c", "-f", patterns, f"-j{jobs}", "--no-ignore", *files]
+            )
+    results = []
+    for name, measure in rows.items():
+        fastest, median, rss = best(repeat, measure)
+        results.append((name, size / fastest / GB, size / median / GB, rss))
+    return results
+
+
+def bench_big(corpus: Path, tmp: Path, gib: int, jobs: int) -> None:
+    """One N GiB plain file and one multi-member gzip file of N GiB of text: time and RSS."""
+    big = tmp / "big"
+    big.mkdir(exist_ok=True)
+    plain, gz = big / f"one-{gib}GiB.jsonl", big / f"one-{gib}GiB.jsonl.gz"
+    source = corpus / "plain" / "run-all-arms.jsonl"
+    member = tmp / "member.jsonl.gz"
+    subprocess.run(["gzip", "-1", "-c", str(source)], stdout=member.open("wb"), check=True)
+    with plain.open("wb") as out_plain, gz.open("wb") as out_gz:
+        while out_plain.tell() < gib << 30:
+            with source.open("rb") as src, member.open("rb") as mem:
+                shutil.copyfileobj(src, out_plain, 16 << 20)
+                shutil.copyfileobj(mem, out_gz, 16 << 20)
+    holdouts = tmp / "holdouts"
+    scan = [FLIGHTDECK, "holdout", "canary-scan", "--holdouts", str(holdouts), "--jobs", str(jobs)]
+    print(f"\none file of {plain.stat().st_size / 2**30:.1f} GiB of text:")
+    for path in (plain, gz):
+        subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
+        seconds, rss = run([*scan, str(path)], lambda: fresh_holdouts(corpus, tmp))
+        size = plain.stat().st_size
+        print(f"| {path.name} | {size / seconds / GB:.2f} GB/s | {seconds:.1f} s | {rss:.0f} MB |")
+        path.unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path, help="the folder gen_traces.py wrote")
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--big-gib", type=int, default=0, help="also scan one file this big")
+    parser.add_argument("--kinds", default="plain,gzip,zst")
+    args = parser.parse_args()
+    print(f"cores {len(os.sched_getaffinity(0))}, jobs {args.jobs}, load {os.getloadavg()[0]:.2f}")
+    with tempfile.TemporaryDirectory(dir=args.corpus) as name:
+        tmp = Path(name)
+        for kind in args.kinds.split(","):
+            rows = bench_corpus(args.corpus, kind, tmp, args.jobs, args.repeat)
+            print("| tool | GB/s (best) | GB/s (median) | peak RSS |")
+            print("|---|---:|---:|---:|")
+            for name_, fastest, median, rss in rows:
+                memory = "" if rss != rss else f"{rss:.0f} MB"  # NaN: measured in-process
+                print(f"| {name_} | {fastest:.2f} | {median:.2f} | {memory} |")
+            ours = next(r for r in rows if "process" in r[0])
+            for name_, fastest, *_ in rows:
+                if name_.startswith("rg"):
+                    print(f"flightdeck (process) / {name_}: {ours[1] / fastest:.1f}x")
+        if args.big_gib:
+            bench_big(args.corpus, tmp, args.big_gib, args.jobs)
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

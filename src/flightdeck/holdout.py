@@ -1,0 +1,378 @@
+"""The holdouts registry: which canary belongs to which sealed suite, and which suites are void.
+
+``DIR/manifest.json`` (written atomically, key-sorted, under an exclusive lock) holds::
+
+    {"format": 1,
+     "canaries": {"<canary>": {"suite": "<suite>", "question_id": "<id>"}},
+     "suites": {"<suite>": {"manifest_sha256": "<hex>", "status": "sealed" | "void",
+                            "registered_at": "<UTC>", "evidence": {...}  # when void
+                            }},
+     "history": [{"event": "registered" | "void" | "unvoid", "suite": ..., "at": ...}, ...]}
+
+Evidence of a leak (``evidence``, and :func:`void_evidence`'s answer) is the first hit and the
+count: ``{"canary", "question_id", "file", "line", "count", "at"}``. A void suite stays void
+until :func:`unvoid` records who lifted it and why; the evidence moves to the history.
+
+The scan is two calls: :func:`canary_scan` only reads and returns a :class:`ScanResult`;
+:func:`mark_void` records the void suites. ``flightdeck holdout canary-scan`` calls both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from flightdeck import canary_scan as engine
+from flightdeck.errors import InputError
+from flightdeck.formats import CANARY_RE, SHA256_RE
+from flightdeck.jsonl import atomic_write, read_json
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+_EVIDENCE_KEYS = {"canary": str, "question_id": str, "file": str, "line": int, "count": int}
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A registered canary found in a file, at a 1-based line."""
+
+    canary: str
+    suite: str
+    question_id: str
+    file: Path
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """What :func:`canary_scan` found.
+
+    ``hits`` are in file order and include the first hit of every canary; a file holding a
+    canary thousands of times lists only the first of them, but ``hit_count`` and
+    ``suite_counts`` count them all. ``unregistered`` counts canary-shaped strings that this
+    registry does not know (another registry's, perhaps). ``bytes_scanned`` is decompressed text.
+    """
+
+    hits: tuple[Hit, ...]
+    hit_count: int
+    suite_counts: dict[str, int]
+    files: int
+    bytes_read: int
+    bytes_scanned: int
+    unregistered: int
+    canaries: int
+
+    @property
+    def clean(self) -> bool:
+        return self.hit_count == 0
+
+    def first_hit(self, suite: str) -> Hit:
+        return next(hit for hit in self.hits if hit.suite == suite)
+
+
+def manifest_path(holdouts_dir: Path) -> Path:
+    return holdouts_dir / MANIFEST
+
+
+def register_suite(
+    holdouts_dir: Path, *, suite: str, manifest_sha256: str, canaries: Mapping[str, str]
+) -> None:
+    """Add a sealed suite's canaries (question id -> canary) to ``DIR/manifest.json``.
+
+    Creates the manifest when missing and merges into it otherwise. Registering the same suite
+    with the same manifest and canaries again changes nothing, so a retried seal is safe; a
+    different manifest under a registered name, or a canary that another question owns, is an
+    :class:`InputError` naming the holdouts manifest.
+    """
+    if not suite:
+        raise ValueError("suite must be a non-empty name")
+    if not SHA256_RE.match(manifest_sha256):
+        raise ValueError(f"manifest_sha256 must be 64 hex digits, got {manifest_sha256!r}")
+    for question_id, canary in canaries.items():
+        if not question_id or not CANARY_RE.match(canary):
+            raise ValueError(f"bad canary for question {question_id!r}: {canary!r}")
+    if len(set(canaries.values())) != len(canaries):
+        raise ValueError(f"suite {suite}: two questions share a canary")
+    path = manifest_path(holdouts_dir)
+    with _locked(holdouts_dir, create=True):
+        manifest = _load(path, missing_ok=True)
+        known = manifest["suites"].get(suite)
+        if known is not None and known["manifest_sha256"] != manifest_sha256.lower():
+            raise InputError(
+                path,
+                None,
+                f"suite {suite} is already registered with another manifest; a changed suite "
+                "is a new suite version (…-v2)",
+            )
+        changed = known is None
+        for question_id, canary in canaries.items():
+            owner = manifest["canaries"].get(canary)
+            wanted = {"suite": suite, "question_id": question_id}
+            if owner is not None and owner != wanted:
+                raise InputError(
+                    path,
+                    None,
+                    f"canary {canary} of {suite}/{question_id} is already registered for "
+                    f"{owner['suite']}/{owner['question_id']}; re-seal with fresh canaries",
+                )
+            if owner is None:
+                manifest["canaries"][canary] = wanted
+                changed = True
+        if not changed:
+            return
+        now = _now()
+        if known is None:
+            manifest["suites"][suite] = {
+                "manifest_sha256": manifest_sha256.lower(),
+                "status": "sealed",
+                "registered_at": now,
+            }
+        manifest["history"].append(
+            {"event": "registered", "suite": suite, "at": now, "canaries": len(canaries)}
+        )
+        _write(path, manifest)
+
+
+def void_evidence(holdouts_dir: Path, suite: str) -> dict[str, Any] | None:
+    """The evidence that voided ``suite``, or None when it is not void (or not registered)."""
+    path = manifest_path(holdouts_dir)
+    if not path.exists():
+        return None
+    entry = _load(path, missing_ok=False)["suites"].get(suite)
+    if entry is None or entry["status"] != "void":
+        return None
+    return dict(entry["evidence"])
+
+
+def canary_scan(
+    holdouts_dir: Path,
+    paths: Sequence[Path],
+    *,
+    jobs: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    chunk_size: int = engine.CHUNK_SIZE,
+) -> ScanResult:
+    """Scan files and folders (recursively; plain, gzip, zstd, bz2, xz) for registered canaries.
+
+    Reads only: :func:`mark_void` records what a scan found. Folder walks skip the holdouts
+    manifest itself. ``jobs`` processes (default: every core) share the work; ``on_progress``
+    receives increments of on-disk bytes scanned (see :func:`scan_size` for the total).
+    """
+    path = manifest_path(holdouts_dir)
+    manifest = _load(path, missing_ok=False)
+    owners = {
+        canary[len(engine.PREFIX) :]: (canary, entry["suite"], entry["question_id"])
+        for canary, entry in manifest["canaries"].items()
+    }
+    files = engine.collect_files(paths, exclude=[path])
+    tails = frozenset(tail.encode("ascii") for tail in owners)
+    found = engine.scan_tails(
+        files, tails, jobs=jobs, chunk_size=chunk_size, on_progress=on_progress
+    )
+    hits = tuple(Hit(*owners[m.tail], m.path, m.line) for m in found.matches)
+    suite_counts: dict[str, int] = {}
+    for tail, count in found.counts.items():
+        suite = owners[tail][1]
+        suite_counts[suite] = suite_counts.get(suite, 0) + count
+    return ScanResult(
+        hits=hits,
+        hit_count=sum(found.counts.values()),
+        suite_counts=dict(sorted(suite_counts.items())),
+        files=found.files,
+        bytes_read=found.bytes_read,
+        bytes_scanned=found.bytes_scanned,
+        unregistered=found.unregistered,
+        canaries=len(owners),
+    )
+
+
+def scan_size(holdouts_dir: Path, paths: Sequence[Path]) -> tuple[list[Path], int]:
+    """The files a scan of ``paths`` reads, and their total size on disk (for a progress bar)."""
+    files = engine.collect_files(paths, exclude=[manifest_path(holdouts_dir)])
+    total = 0
+    for file in files:
+        with contextlib.suppress(OSError):  # the scan itself reports an unreadable file
+            total += file.stat().st_size
+    return files, total
+
+
+def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
+    """Mark every suite with a hit void, with its evidence; return the suites newly voided.
+
+    A suite that is already void keeps its first evidence, so scanning the same traces again
+    changes nothing.
+    """
+    if result.clean:
+        return []
+    path = manifest_path(holdouts_dir)
+    newly: list[str] = []
+    with _locked(holdouts_dir):
+        manifest = _load(path, missing_ok=False)
+        now = _now()
+        for suite, count in result.suite_counts.items():
+            entry = manifest["suites"].get(suite)
+            if entry is None or entry["status"] == "void":
+                continue  # unregistered since the scan began, or void already
+            first = result.first_hit(suite)
+            evidence = {
+                "canary": first.canary,
+                "question_id": first.question_id,
+                "file": str(first.file),
+                "line": first.line,
+                "count": count,
+                "at": now,
+            }
+            entry.update(status="void", evidence=evidence)
+            manifest["history"].append(
+                {"event": "void", "suite": suite, "at": now, "evidence": evidence}
+            )
+            newly.append(suite)
+        if newly:
+            _write(path, manifest)
+    return newly
+
+
+def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> dict[str, Any]:
+    """Lift a suite's void status deliberately; the history keeps who, why and the evidence.
+
+    Returns the evidence that had voided the suite. A suite that is not registered or not
+    void, or an empty ``by`` or ``why``, is an :class:`InputError`.
+    """
+    path = manifest_path(holdouts_dir)
+    if not by.strip() or not why.strip():
+        raise InputError(path, None, "unvoiding needs --by WHO and --why TEXT, both non-empty")
+    with _locked(holdouts_dir):
+        manifest = _load(path, missing_ok=False)
+        entry = manifest["suites"].get(suite)
+        if entry is None:
+            known = ", ".join(sorted(manifest["suites"])) or "none"
+            raise InputError(path, None, f"suite {suite} is not registered (registered: {known})")
+        if entry["status"] != "void":
+            raise InputError(path, None, f"suite {suite} is not void; nothing to unvoid")
+        evidence = entry.pop("evidence")
+        entry["status"] = "sealed"
+        manifest["history"].append(
+            {
+                "event": "unvoid",
+                "suite": suite,
+                "at": _now(),
+                "by": by.strip(),
+                "why": why.strip(),
+                "evidence": evidence,
+            }
+        )
+        _write(path, manifest)
+    return dict(evidence)
+
+
+def _write(path: Path, manifest: dict[str, Any]) -> None:
+    """Key-sorted JSON with one line per canary, suite and event: small diffs, fast to write.
+
+    (``json.dumps`` with ``indent`` falls back to the pure-Python encoder: 10,000 canaries
+    take a tenth of a second that way.)
+    """
+
+    def entries(obj: dict[str, Any]) -> str:
+        lines = (f"    {json.dumps(k)}: {_line(v)}" for k, v in sorted(obj.items()))
+        return "{\n" + ",\n".join(lines) + "\n  }" if obj else "{}"
+
+    events = ",\n".join(f"    {_line(event)}" for event in manifest["history"])
+    history = "[\n" + events + "\n  ]" if events else "[]"
+    atomic_write(
+        path,
+        "{\n"
+        f'  "canaries": {entries(manifest["canaries"])},\n'
+        f'  "format": {manifest["format"]},\n'
+        f'  "history": {history},\n'
+        f'  "suites": {entries(manifest["suites"])}\n'
+        "}\n",
+    )
+
+
+def _line(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@contextlib.contextmanager
+def _locked(holdouts_dir: Path, *, create: bool = False) -> Iterator[None]:
+    """Hold an exclusive lock on the folder while reading, changing and writing the manifest."""
+    if create:
+        holdouts_dir.mkdir(parents=True, exist_ok=True)
+    elif not holdouts_dir.is_dir():
+        _load(manifest_path(holdouts_dir), missing_ok=False)  # says how to make one
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, the write is still atomic
+        yield
+        return
+    fd = os.open(holdouts_dir, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _load(path: Path, *, missing_ok: bool) -> dict[str, Any]:
+    """Read and check the manifest; a missing one is empty when ``missing_ok``."""
+    if not path.exists():
+        if missing_ok:
+            return {"format": FORMAT, "canaries": {}, "suites": {}, "history": []}
+        raise InputError(
+            path,
+            None,
+            "no holdouts manifest here; seal a suite with "
+            f"`flightdeck knowledge seal SUITE --holdouts {path.parent}` first",
+        )
+    manifest = read_json(path)
+    problem = _problem(manifest)
+    if problem:
+        raise InputError(path, None, f"{problem}; restore the file from git")
+    return manifest
+
+
+def _problem(manifest: dict[str, Any]) -> str | None:
+    """What is wrong with a loaded manifest, or None."""
+    if manifest.get("format") != FORMAT:
+        return f"format must be {FORMAT}, got {manifest.get('format')!r}"
+    extra = set(manifest) - {"format", "canaries", "suites", "history"}
+    if extra:
+        return f"unknown field {sorted(extra)[0]!r}"
+    suites, canaries, history = (manifest.get(k) for k in ("suites", "canaries", "history"))
+    if not isinstance(suites, dict) or not isinstance(canaries, dict):
+        return "suites and canaries must be objects"
+    if not isinstance(history, list):
+        return "history must be a list"
+    for name, entry in suites.items():
+        if not isinstance(entry, dict):
+            return f"suites.{name} must be an object"
+        if not isinstance(entry.get("manifest_sha256"), str) or not SHA256_RE.match(
+            entry["manifest_sha256"]
+        ):
+            return f"suites.{name}.manifest_sha256 must be 64 hex digits"
+        if entry.get("status") not in ("sealed", "void"):
+            return f"suites.{name}.status must be sealed or void, got {entry.get('status')!r}"
+        evidence = entry.get("evidence")
+        if entry["status"] == "void" and not (
+            isinstance(evidence, dict)
+            and all(isinstance(evidence.get(k), t) for k, t in _EVIDENCE_KEYS.items())
+        ):
+            return f"suites.{name} is void but its evidence is incomplete"
+    for canary, entry in canaries.items():
+        if not CANARY_RE.match(canary):
+            return f"canaries: {canary!r} is not a canary"
+        if not isinstance(entry, dict) or not isinstance(entry.get("question_id"), str):
+            return f"canaries.{canary} must be an object with a question_id"
+        if entry.get("suite") not in suites:
+            return f"canaries.{canary} names suite {entry.get('suite')!r}, which is not in suites"
+    return None

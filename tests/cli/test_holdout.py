@@ -1,0 +1,186 @@
+"""`flightdeck holdout canary-scan|unvoid` through click's runner: output and exit codes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from flightdeck.cli import cli
+from flightdeck.formats import CANARY_PREFIX
+from flightdeck.holdout import register_suite
+
+
+def canary(n: int) -> str:
+    return f"{CANARY_PREFIX}{n:032x}"
+
+
+def invoke(runner: CliRunner, *args: str | Path) -> Result:
+    return runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def assert_error(result: Result, line: str) -> None:
+    """Bad input: exit 2, exactly one stderr line, no traceback, nothing on stdout."""
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {line}\n"
+    assert "Traceback" not in result.output
+    assert result.stdout == ""
+
+
+@pytest.fixture
+def holdouts(tmp_path: Path) -> Path:
+    folder = tmp_path / "holdouts"
+    register_suite(folder, suite="demo-v1", manifest_sha256="a" * 64, canaries={"q1": canary(1)})
+    register_suite(
+        folder,
+        suite="gold-v1",
+        manifest_sha256="b" * 64,
+        canaries={"q1": canary(2), "q2": canary(3)},
+    )
+    return folder
+
+
+@pytest.fixture
+def traces(tmp_path: Path) -> Path:
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
+    (folder / "b.jsonl.gz").write_bytes(gzip.compress(b'{"step": 3}\n', mtime=0))
+    return folder
+
+
+def test_a_clean_scan_exits_0(runner: CliRunner, holdouts: Path, traces: Path) -> None:
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", holdouts, traces)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "clean: none of 3 registered canaries in 2 files, 36 bytes scanned\n"
+    assert result.stderr == ""
+
+
+def test_a_hit_prints_each_hit_voids_the_suite_and_exits_1(
+    runner: CliRunner, holdouts: Path, traces: Path
+) -> None:
+    a, c = traces / "a.jsonl", traces / "c.log"
+    a.write_text(f'{{"step": 1}}\n{{"text": "{canary(2)}"}}\n')
+    c.write_text(f"{canary(3)} {canary(9)}\n")
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", holdouts, traces)
+    assert result.exit_code == 1, result.output
+    assert result.stdout == (
+        f"{a}:2: {canary(2)} suite gold-v1 question q1\n"
+        f"{c}:1: {canary(3)} suite gold-v1 question q2\n"
+        f"2 canary hits in 2 of 3 files, 288 bytes scanned; void in {holdouts}/manifest.json:\n"
+        "  gold-v1: 2 hits (newly void)\n"
+        "note: 1 canary-shaped string not registered here (another holdouts folder's?)\n"
+    )
+    suites = json.loads((holdouts / "manifest.json").read_text())["suites"]
+    assert (suites["gold-v1"]["status"], suites["demo-v1"]["status"]) == ("void", "sealed")
+    assert suites["gold-v1"]["evidence"]["file"] == str(a)
+
+    again = invoke(runner, "holdout", "canary-scan", "--holdouts", holdouts, a)
+    assert again.exit_code == 1
+    assert again.stdout.splitlines()[-1] == "  gold-v1: 1 hit (already void)"
+
+
+def test_json_output(runner: CliRunner, holdouts: Path, traces: Path) -> None:
+    gz = traces / "b.jsonl.gz"
+    gz.write_bytes(gzip.compress(f"x\ny\n{canary(1)}\n".encode(), mtime=0))
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", holdouts, traces, "--json")
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout) == {
+        "clean": False,
+        "hit_count": 1,
+        "hits": [
+            {
+                "canary": canary(1),
+                "suite": "demo-v1",
+                "question_id": "q1",
+                "file": str(gz),
+                "line": 3,
+            }
+        ],
+        "suites": {"demo-v1": {"hits": 1, "newly_void": True}},
+        "files": 2,
+        "bytes_read": (traces / "a.jsonl").stat().st_size + gz.stat().st_size,
+        "bytes_scanned": 24 + 88,
+        "canaries": 3,
+        "unregistered": 0,
+        "manifest": str(holdouts / "manifest.json"),
+    }
+
+
+def test_jobs_option(runner: CliRunner, holdouts: Path, traces: Path) -> None:
+    args = ("holdout", "canary-scan", "--holdouts", holdouts, traces, "--jobs", "1")
+    assert invoke(runner, *args).exit_code == 0
+    result = runner.invoke(cli, [str(a) for a in args[:-1]] + ["0"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--jobs'" in result.stderr
+
+
+def test_a_missing_path_exits_2(runner: CliRunner, holdouts: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", holdouts, missing)
+    assert_error(result, f"{missing}: no such file or folder; check the path")
+
+
+def test_a_corrupt_gzip_exits_2_naming_the_file(
+    runner: CliRunner, holdouts: Path, traces: Path
+) -> None:
+    bad = traces / "b.jsonl.gz"
+    bad.write_bytes(gzip.compress(b"x" * 1000)[:-5])
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", holdouts, traces)
+    assert_error(
+        result,
+        f"{bad}: gzip data ends early (truncated?); re-copy the file or leave it out of the scan",
+    )
+
+
+def test_without_a_holdouts_manifest_exits_2(runner: CliRunner, tmp_path: Path) -> None:
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", tmp_path / "h", tmp_path)
+    assert_error(
+        result,
+        f"{tmp_path}/h/manifest.json: no holdouts manifest here; seal a suite with "
+        f"`flightdeck knowledge seal SUITE --holdouts {tmp_path}/h` first",
+    )
+
+
+def test_a_malformed_manifest_exits_2(runner: CliRunner, holdouts: Path, traces: Path) -> None:
+    (holdouts / "manifest.json").write_text('{"format": 1, "canaries": {}, "suites": []}')
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", holdouts, traces)
+    assert_error(
+        result,
+        f"{holdouts}/manifest.json: suites and canaries must be objects; restore the file from git",
+    )
+
+
+def test_unvoid_records_and_reports(runner: CliRunner, holdouts: Path, traces: Path) -> None:
+    (traces / "a.jsonl").write_text(f"{canary(1)}\n")
+    assert invoke(runner, "holdout", "canary-scan", "--holdouts", holdouts, traces).exit_code == 1
+    result = invoke(
+        runner,
+        "holdout",
+        "unvoid",
+        "--holdouts",
+        holdouts,
+        "demo-v1",
+        "--by",
+        "ana",
+        "--why",
+        "scanned the keys by mistake",
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"unvoided demo-v1: was void on {traces}/a.jsonl:1 (1 hit); "
+        f"recorded in {holdouts}/manifest.json\n"
+    )
+    history = json.loads((holdouts / "manifest.json").read_text())["history"]
+    assert (history[-1]["event"], history[-1]["by"]) == ("unvoid", "ana")
+
+
+def test_unvoid_of_a_sealed_suite_exits_2(runner: CliRunner, holdouts: Path) -> None:
+    args = ("holdout", "unvoid", "--holdouts", holdouts, "demo-v1", "--by", "ana", "--why", "x")
+    assert_error(
+        invoke(runner, *args),
+        f"{holdouts}/manifest.json: suite demo-v1 is not void; nothing to unvoid",
+    )

@@ -1,0 +1,292 @@
+"""The holdouts registry: registering suites, voiding on a hit, deliberate unvoiding."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flightdeck.errors import InputError
+from flightdeck.formats import CANARY_PREFIX
+from flightdeck.holdout import (
+    canary_scan,
+    mark_void,
+    register_suite,
+    unvoid,
+    void_evidence,
+)
+
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
+
+
+def canary(n: int) -> str:
+    return f"{CANARY_PREFIX}{n:032x}"
+
+
+def register(folder: Path, suite: str, sha: str, canaries: dict[str, str]) -> None:
+    register_suite(folder, suite=suite, manifest_sha256=sha, canaries=canaries)
+
+
+def manifest(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "manifest.json").read_text())
+    return data
+
+
+@pytest.fixture
+def holdouts(tmp_path: Path) -> Path:
+    folder = tmp_path / "holdouts"
+    register(folder, "s1", "a" * 64, {"q1": canary(1), "q2": canary(2)})
+    register(folder, "s2", "b" * 64, {"q1": canary(3)})
+    return folder
+
+
+def test_register_creates_the_manifest_and_merges_a_second_suite(holdouts: Path) -> None:
+    data = manifest(holdouts)
+    assert data["format"] == 1
+    assert data["canaries"] == {
+        canary(1): {"suite": "s1", "question_id": "q1"},
+        canary(2): {"suite": "s1", "question_id": "q2"},
+        canary(3): {"suite": "s2", "question_id": "q1"},
+    }
+    assert {name: (s["manifest_sha256"], s["status"]) for name, s in data["suites"].items()} == {
+        "s1": ("a" * 64, "sealed"),
+        "s2": ("b" * 64, "sealed"),
+    }
+    assert [(h["event"], h["suite"], h["canaries"]) for h in data["history"]] == [
+        ("registered", "s1", 2),
+        ("registered", "s2", 1),
+    ]
+    assert all(TIME.match(h["at"]) for h in data["history"])
+
+
+def test_registering_the_same_suite_again_changes_nothing(holdouts: Path) -> None:
+    before = (holdouts / "manifest.json").read_bytes()
+    register(holdouts, "s1", "A" * 64, {"q1": canary(1), "q2": canary(2)})
+    assert (holdouts / "manifest.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("suite", "sha", "canaries", "message"),
+    [
+        pytest.param(
+            "s1",
+            "c" * 64,
+            {"q1": canary(1)},
+            "suite s1 is already registered with another manifest; a changed suite is a new "
+            "suite version (…-v2)",
+            id="changed-manifest",
+        ),
+        pytest.param(
+            "s3",
+            "c" * 64,
+            {"q9": canary(3)},
+            f"canary {canary(3)} of s3/q9 is already registered for s2/q1; "
+            "re-seal with fresh canaries",
+            id="canary-owned-elsewhere",
+        ),
+    ],
+)
+def test_conflicting_registrations_are_refused(
+    holdouts: Path, suite: str, sha: str, canaries: dict[str, str], message: str
+) -> None:
+    before = (holdouts / "manifest.json").read_bytes()
+    with pytest.raises(InputError, match=re.escape(message)) as caught:
+        register(holdouts, suite, sha, canaries)
+    assert caught.value.path == str(holdouts / "manifest.json")
+    assert (holdouts / "manifest.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("suite", "sha", "canaries", "message"),
+    [
+        pytest.param("", "a" * 64, {}, "suite must be a non-empty name", id="no-name"),
+        pytest.param("s", "xyz", {}, "manifest_sha256 must be 64 hex digits", id="bad-sha"),
+        pytest.param("s", "a" * 64, {"q1": "CANARY"}, "bad canary for question 'q1'", id="canary"),
+        pytest.param(
+            "s", "a" * 64, {"q1": canary(5), "q2": canary(5)}, "share a canary", id="shared"
+        ),
+    ],
+)
+def test_bad_arguments_are_a_programming_error(
+    tmp_path: Path, suite: str, sha: str, canaries: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        register(tmp_path, suite, sha, canaries)
+
+
+def _register_many(folder: str, first: int) -> None:
+    for n in range(first, first + 10):
+        register(Path(folder), f"suite-{n}", "a" * 64, {"q": canary(n)})
+
+
+def test_concurrent_registrations_all_land(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_register_many, args=(str(tmp_path), n)) for n in (0, 100)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert len(manifest(tmp_path)["suites"]) == 20
+
+
+def scan_and_mark(holdouts: Path, trace: Path) -> list[str]:
+    return mark_void(holdouts, canary_scan(holdouts, [trace]))
+
+
+def test_a_hit_voids_the_suite_with_its_first_hit_and_count(holdouts: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(f"ok\n{canary(2)}\n{canary(1)} {canary(2)}\n")
+    assert scan_and_mark(holdouts, trace) == ["s1"]
+    evidence = void_evidence(holdouts, "s1")
+    assert evidence is not None
+    assert TIME.match(evidence.pop("at"))
+    assert evidence == {
+        "canary": canary(2),
+        "question_id": "q2",
+        "file": str(trace),
+        "line": 2,
+        "count": 3,
+    }
+    assert void_evidence(holdouts, "s2") is None
+    data = manifest(holdouts)
+    assert data["suites"]["s1"]["status"] == "void"
+    assert data["history"][-1]["event"] == "void"
+
+
+def test_scanning_the_same_traces_again_changes_nothing(holdouts: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(canary(3))
+    assert scan_and_mark(holdouts, trace) == ["s2"]
+    before = (holdouts / "manifest.json").read_bytes()
+    assert scan_and_mark(holdouts, trace) == []
+    assert (holdouts / "manifest.json").read_bytes() == before
+
+
+def test_a_clean_scan_writes_nothing(holdouts: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("clean\n")
+    before = (holdouts / "manifest.json").stat().st_mtime_ns
+    assert scan_and_mark(holdouts, trace) == []
+    assert (holdouts / "manifest.json").stat().st_mtime_ns == before
+
+
+def test_unvoid_records_who_why_and_the_evidence(holdouts: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(canary(3))
+    scan_and_mark(holdouts, trace)
+    evidence = void_evidence(holdouts, "s2")
+    assert unvoid(holdouts, "s2", by=" ana ", why="scanned the keys file by mistake") == evidence
+    assert void_evidence(holdouts, "s2") is None
+    data = manifest(holdouts)
+    assert data["suites"]["s2"]["status"] == "sealed"
+    assert "evidence" not in data["suites"]["s2"]
+    last = data["history"][-1]
+    assert (last["event"], last["by"], last["why"], last["evidence"]) == (
+        "unvoid",
+        "ana",
+        "scanned the keys file by mistake",
+        evidence,
+    )
+    assert scan_and_mark(holdouts, trace) == ["s2"]  # the same hit voids it again
+
+
+@pytest.mark.parametrize(
+    ("suite", "by", "why", "message"),
+    [
+        pytest.param(
+            "s1", "ana", "because", "suite s1 is not void; nothing to unvoid", id="sealed"
+        ),
+        pytest.param(
+            "s9", "ana", "because", "suite s9 is not registered (registered: s1, s2)", id="unknown"
+        ),
+        pytest.param("s1", " ", "because", "needs --by WHO and --why TEXT", id="no-by"),
+        pytest.param("s1", "ana", "", "needs --by WHO and --why TEXT", id="no-why"),
+    ],
+)
+def test_unvoid_refuses(holdouts: Path, suite: str, by: str, why: str, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        unvoid(holdouts, suite, by=by, why=why)
+
+
+def test_void_evidence_without_a_manifest_is_none(tmp_path: Path) -> None:
+    assert void_evidence(tmp_path / "nowhere", "s1") is None
+
+
+def test_scanning_without_a_manifest_says_how_to_make_one(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no holdouts manifest here; seal a suite with") as caught:
+        canary_scan(tmp_path / "holdouts", [tmp_path])
+    assert caught.value.path == str(tmp_path / "holdouts" / "manifest.json")
+    assert not (tmp_path / "holdouts").exists()
+
+
+def good() -> dict[str, Any]:
+    return {
+        "format": 1,
+        "canaries": {canary(1): {"suite": "s1", "question_id": "q1"}},
+        "suites": {"s1": {"manifest_sha256": "a" * 64, "status": "sealed"}},
+        "history": [],
+    }
+
+
+def changed(**fields: Any) -> str:
+    return json.dumps(good() | fields)
+
+
+MALFORMED = [
+    pytest.param("{", r"1: not JSON \(", id="not-json"),
+    pytest.param("[]", "expected a JSON object, got an array", id="array"),
+    pytest.param(changed(format=2), "format must be 1, got 2", id="format"),
+    pytest.param(changed(extra=1), "unknown field 'extra'", id="unknown-field"),
+    pytest.param(changed(history={}), "history must be a list", id="history"),
+    pytest.param(changed(suites=[]), "suites and canaries must be objects", id="suites"),
+    pytest.param(
+        changed(suites={"s1": {"manifest_sha256": "x", "status": "sealed"}}),
+        "suites.s1.manifest_sha256 must be 64 hex digits",
+        id="sha",
+    ),
+    pytest.param(
+        changed(suites={"s1": {"manifest_sha256": "a" * 64, "status": "lost"}}),
+        "suites.s1.status must be sealed or void, got 'lost'",
+        id="status",
+    ),
+    pytest.param(
+        changed(suites={"s1": {"manifest_sha256": "a" * 64, "status": "void"}}),
+        "suites.s1 is void but its evidence is incomplete",
+        id="void-without-evidence",
+    ),
+    pytest.param(
+        changed(canaries={"KEY": {"suite": "s1", "question_id": "q1"}}),
+        "canaries: 'KEY' is not a canary",
+        id="canary",
+    ),
+    pytest.param(
+        changed(canaries={canary(1): {"suite": "s9", "question_id": "q1"}}),
+        f"canaries.{canary(1)} names suite 's9', which is not in suites",
+        id="unknown-suite",
+    ),
+    pytest.param(
+        changed(canaries={canary(1): {"suite": "s1"}}),
+        f"canaries.{canary(1)} must be an object with a question_id",
+        id="no-question",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), MALFORMED)
+def test_a_malformed_manifest_is_an_input_error_naming_it(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    (tmp_path / "manifest.json").write_text(text)
+    for call in (
+        lambda: void_evidence(tmp_path, "s1"),
+        lambda: canary_scan(tmp_path, [tmp_path]),
+        lambda: register(tmp_path, "s2", "b" * 64, {"q1": canary(2)}),
+        lambda: unvoid(tmp_path, "s1", by="ana", why="x"),
+    ):
+        with pytest.raises(InputError, match=message) as caught:
+            call()
+        assert caught.value.path == str(tmp_path / "manifest.json")
