@@ -1,0 +1,575 @@
+"""flightdeck.stats against published tables, hand-worked cases and test-only oracles.
+
+Oracles: statsmodels (Wilson intervals, kappa), scikit-learn (kappa), scipy.stats.bootstrap
+(the paired bootstrap, draw for draw). Timings live in benchmarks/, never here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.stats
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
+from statsmodels.stats.proportion import proportion_confint
+
+from flightdeck.stats import (
+    BootstrapResult,
+    Kappa,
+    Proportion,
+    cohens_kappa,
+    family_false_shown_rate,
+    min_detectable_difference,
+    paired_bootstrap,
+    paired_bootstrap_many,
+    wilson_interval,
+)
+
+
+def test_importing_stats_leaves_numpy_and_scipy_unloaded() -> None:
+    code = "import sys, flightdeck.stats; print(sorted({'numpy', 'scipy'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# --- Wilson score interval -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "lo", "hi"),
+    [
+        # Newcombe (1998), Statistics in Medicine 17:857-872, Table I, method 3 (Wilson score).
+        pytest.param(81, 263, 0.2553, 0.3662, id="newcombe-81/263"),
+        pytest.param(15, 148, 0.0624, 0.1605, id="newcombe-15/148"),
+        pytest.param(0, 20, 0.0, 0.1611, id="newcombe-0/20"),
+        pytest.param(1, 29, 0.0061, 0.1718, id="newcombe-1/29"),
+    ],
+)
+def test_wilson_matches_newcombe_table_1(k: int, n: int, lo: float, hi: float) -> None:
+    result = wilson_interval(k, n)
+    assert result.value == k / n
+    assert (round(result.lo, 4), round(result.hi, 4)) == (lo, hi)
+
+
+def test_wilson_agrees_with_statsmodels_over_a_grid() -> None:
+    cases = [(k, n) for n in [*range(1, 41), 99, 263, 1000, 100_000] for k in {0, 1, n // 3, n}]
+    for (k, n), confidence in itertools.product(cases, [0.8, 0.9, 0.95, 0.99]):
+        result = wilson_interval(k, n, confidence=confidence)
+        lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+        assert result.lo == pytest.approx(lo, abs=1e-12), (k, n, confidence)
+        assert result.hi == pytest.approx(hi, abs=1e-12), (k, n, confidence)
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "expected"),
+    [
+        # z = 1.959964: 0/1 -> hi = z²/(1 + z²) = 3.8415/4.8415 = 0.7935; 1/1 mirrors it.
+        pytest.param(0, 1, Proportion(0.0, 0.0, 0.7934506856227626), id="n=1-k=0"),
+        pytest.param(1, 1, Proportion(1.0, 0.20654931437723745, 1.0), id="n=1-k=n"),
+        pytest.param(0, 0, Proportion(0.0, 0.0, 1.0), id="n=0-nothing-known"),
+    ],
+)
+def test_wilson_small_n(k: int, n: int, expected: Proportion) -> None:
+    result = wilson_interval(k, n)
+    assert result.value == expected.value
+    assert result.lo == pytest.approx(expected.lo, abs=1e-15)
+    assert result.hi == pytest.approx(expected.hi, abs=1e-15)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40, 1000])
+def test_wilson_edges_k0_and_kn_stay_in_unit_interval(n: int) -> None:
+    none, every = wilson_interval(0, n), wilson_interval(n, n)
+    assert none.lo == 0.0
+    assert 0.0 < none.hi < 1.0
+    assert every.hi == 1.0
+    assert 0.0 < every.lo < 1.0
+    assert every.lo == pytest.approx(1.0 - none.hi, abs=1e-15)  # the interval is symmetric in k
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "match"),
+    [
+        pytest.param((5, 4), {}, "successes must be at most n = 4, got 5", id="k>n"),
+        pytest.param((-1, 4), {}, r"successes must be an integer >= 0, got -1", id="k<0"),
+        pytest.param((1, -2), {}, r"n must be an integer >= 0, got -2", id="n<0"),
+        pytest.param((1.5, 4), {}, r"successes must be an integer >= 0, got 1.5", id="k-float"),
+        pytest.param((True, 4), {}, r"successes must be an integer >= 0, got True", id="k-bool"),
+        pytest.param((1, 4), {"confidence": 1.0}, r"strictly between 0 and 1, got 1.0", id="c=1"),
+        pytest.param((1, 4), {"confidence": 0}, r"strictly between 0 and 1, got 0", id="c=0"),
+        pytest.param((1, 4), {"confidence": 95}, r"strictly between 0 and 1, got 95", id="c=95"),
+        pytest.param((1, 4), {"confidence": "0.9"}, r"must be a number, got '0.9'", id="c-str"),
+        pytest.param((1, 4), {"confidence": math.nan}, r"must be finite, got nan", id="c-nan"),
+    ],
+)
+def test_wilson_rejects_bad_input(
+    args: tuple[object, ...], kwargs: dict[str, object], match: str
+) -> None:
+    with pytest.raises(ValueError, match=match):
+        wilson_interval(*args, **kwargs)  # type: ignore[arg-type]
+
+
+# --- Cohen's kappa -------------------------------------------------------------------------
+
+
+def _labels_from_table(yy: int, yn: int, ny: int, nn: int) -> tuple[list[bool], list[bool]]:
+    """Rater a's and rater b's labels from a 2x2 table (a yes & b yes, a yes & b no, ...)."""
+    pairs = (
+        [(True, True)] * yy + [(True, False)] * yn + [(False, True)] * ny + [(False, False)] * nn
+    )
+    return [x for x, _ in pairs], [y for _, y in pairs]
+
+
+def test_kappa_hand_worked_table() -> None:
+    # Table: both yes 20, a yes b no 5, a no b yes 10, both no 15; n = 50.
+    # p_o = (20 + 15)/50 = 0.7. a says yes 25/50 = 0.5, b says yes 30/50 = 0.6.
+    # p_e = 0.5·0.6 + 0.5·0.4 = 0.3 + 0.2 = 0.5.  kappa = (0.7 - 0.5)/(1 - 0.5) = 0.4.
+    a, b = _labels_from_table(20, 5, 10, 15)
+    assert cohens_kappa(a, b) == Kappa(0.4, 0.7, 50, None)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        pytest.param(
+            [True] * 3,
+            [True] * 3,
+            Kappa(
+                None,
+                1.0,
+                3,
+                "undefined: both raters gave the same single label to every item (p_e = 1)",
+            ),
+            id="p_e=1-all-yes",
+        ),
+        pytest.param(
+            [False],
+            [False],
+            Kappa(
+                None,
+                1.0,
+                1,
+                "undefined: both raters gave the same single label to every item (p_e = 1)",
+            ),
+            id="p_e=1-n=1",
+        ),
+        # a always yes, b always no: p_o = 0, p_e = 1·0 + 0·1 = 0, kappa = (0 - 0)/(1 - 0) = 0.
+        pytest.param([True] * 4, [False] * 4, Kappa(0.0, 0.0, 4, None), id="constant-opposite"),
+        # a = yes,no,yes,no and b the reverse: p_o = 0, p_e = .5·.5 + .5·.5 = .5,
+        # kappa = (0 - .5)/(1 - .5) = -1.
+        pytest.param(
+            [True, False, True, False],
+            [False, True, False, True],
+            Kappa(-1.0, 0.0, 4, None),
+            id="total-disagreement",
+        ),
+        # p_o = 1 with both labels used: p_e = .5·.5 + .5·.5 = .5, kappa = (1 - .5)/.5 = 1.
+        pytest.param([True, False], [True, False], Kappa(1.0, 1.0, 2, None), id="perfect"),
+        pytest.param([], [], Kappa(None, None, 0, "no items rated by both"), id="no-items"),
+        pytest.param([1, 0, 1], [1, 1, 1], Kappa(0.0, 2 / 3, 3, None), id="ints-0-1"),
+    ],
+)
+def test_kappa_edges(a: list[bool], b: list[bool], expected: Kappa) -> None:
+    assert cohens_kappa(a, b) == expected
+
+
+def test_kappa_agrees_with_sklearn_and_statsmodels_on_random_cases() -> None:
+    rng = np.random.default_rng(20240611)
+    for _ in range(200):
+        n = int(rng.integers(2, 60))
+        a = rng.random(n) < rng.random()
+        b = np.where(rng.random(n) < rng.random(), a, rng.random(n) < 0.5)
+        if len(set(a.tolist()) | set(b.tolist())) < 2:
+            continue  # p_e = 1: sklearn returns nan with a warning; covered by test_kappa_edges
+        result = cohens_kappa(a.tolist(), b.tolist())
+        table = np.array([[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]])
+        assert result.value == pytest.approx(cohen_kappa_score(a, b), abs=1e-12)
+        assert result.value == pytest.approx(
+            sm_cohens_kappa(table, return_results=False), abs=1e-12
+        )
+        assert result.agreement == np.mean(a == b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "match"),
+    [
+        pytest.param([True], [True, False], "different numbers of items: 1 and 2", id="lengths"),
+        pytest.param(
+            [True, None], [True, False], r"a\[1\] must be True or False, got None", id="none"
+        ),
+        pytest.param([True], ["yes"], r"b\[0\] must be True or False, got 'yes'", id="str"),
+        pytest.param([2], [True], r"a\[0\] must be True or False, got 2", id="int-2"),
+    ],
+)
+def test_kappa_rejects_bad_input(a: list[object], b: list[object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        cohens_kappa(a, b)  # type: ignore[arg-type]
+
+
+# --- paired bootstrap ----------------------------------------------------------------------
+
+
+def _scipy_bootstrap(
+    c: np.ndarray,
+    b: np.ndarray,
+    *,
+    resamples: int,
+    confidence: float,
+    rng: np.random.Generator,
+    batch: int | None,
+) -> scipy.stats._resampling.BootstrapResult:
+    return scipy.stats.bootstrap(
+        (c, b),
+        statistic=lambda x, y, axis: x.mean(axis) - y.mean(axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=resamples,
+        confidence_level=confidence,
+        batch=batch,
+        rng=rng,
+    )
+
+
+def _arms(n: int, seed: int, *, binary: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if binary:
+        return (rng.random(n) < 0.6).astype(float), (rng.random(n) < 0.45).astype(float)
+    return rng.random(n), rng.normal(size=n)
+
+
+@pytest.mark.parametrize(
+    ("n", "resamples", "confidence", "batch", "chunk", "binary"),
+    [
+        pytest.param(2, 5, 0.95, None, None, True, id="n=2"),
+        pytest.param(3, 7, 0.9, 2, 3, True, id="odd-sizes"),
+        pytest.param(40, 1000, 0.95, None, 7, True, id="n=40"),
+        pytest.param(1001, 999, 0.8, 100, 64, True, id="n-not-multiple-of-8"),
+        pytest.param(4000, 2000, 0.95, 300, 128, True, id="many-chunks"),
+        pytest.param(37, 500, 0.95, 13, 50, False, id="floats"),
+        pytest.param(1000, 300, 0.99, None, 7, False, id="floats-many-chunks"),
+    ],
+)
+def test_bootstrap_equals_scipy_draw_for_draw(
+    n: int, resamples: int, confidence: float, batch: int | None, chunk: int | None, binary: bool
+) -> None:
+    c, b = _arms(n, n, binary=binary)
+    ours_rng, scipy_rng = np.random.default_rng(11), np.random.default_rng(11)
+    ours = paired_bootstrap(
+        c, b, resamples=resamples, confidence=confidence, rng=ours_rng, chunk=chunk
+    )
+    theirs = _scipy_bootstrap(
+        c, b, resamples=resamples, confidence=confidence, rng=scipy_rng, batch=batch
+    )
+    assert np.array_equal(ours.distribution, theirs.bootstrap_distribution)
+    assert (ours.lo, ours.hi) == (theirs.confidence_interval.low, theirs.confidence_interval.high)
+    assert ours.diff == c.mean() - b.mean()
+    # Both advanced the generator by the same draws, so what comes next is the same too.
+    assert ours_rng.random() == scipy_rng.random()
+
+
+def test_default_chunk_bounds_the_index_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    # With a 4 KiB budget, n = 100 int32 indices per row give 4096 // 400 = 10 rows per chunk.
+    import flightdeck.stats
+
+    monkeypatch.setattr(flightdeck.stats, "_CHUNK_BYTES", 4096)
+    c, b = _arms(100, 8)
+    drawn: list[tuple[int, ...]] = []
+
+    class Recording(np.random.Generator):
+        def integers(self, *args: object, **kwargs: object) -> np.ndarray:  # type: ignore[override]
+            out: np.ndarray = super().integers(*args, **kwargs)  # type: ignore[call-overload]
+            drawn.append(out.shape)
+            return out
+
+    generator = Recording(np.random.PCG64(2))
+    ours = paired_bootstrap(c, b, resamples=95, confidence=0.95, rng=generator)
+    assert drawn == [(10, 100)] * 9 + [(5, 100)]
+    theirs = _scipy_bootstrap(
+        c, b, resamples=95, confidence=0.95, rng=np.random.default_rng(2), batch=None
+    )
+    assert np.array_equal(ours.distribution, theirs.bootstrap_distribution)
+
+
+def test_bootstrap_with_an_int_seed_equals_default_rng_of_it() -> None:
+    c, b = _arms(50, 1)
+    by_seed = paired_bootstrap(c, b, resamples=300, confidence=0.95, rng=9)
+    by_generator = paired_bootstrap(
+        c, b, resamples=300, confidence=0.95, rng=np.random.default_rng(9)
+    )
+    assert by_seed == by_generator
+    assert np.array_equal(by_seed.distribution, by_generator.distribution)
+
+
+@pytest.mark.parametrize(
+    "bit_generator", [np.random.PCG64, np.random.MT19937, np.random.Philox, np.random.SFC64]
+)
+def test_chunking_does_not_change_the_draws(bit_generator: type[np.random.BitGenerator]) -> None:
+    # numpy's bounded integers below 2**32 come from next_uint32, whose buffered half-word lives
+    # in the bit generator's state, not in the call: splitting the draws cannot shift the stream.
+    c, b = _arms(333, 2)
+    results = [
+        paired_bootstrap(
+            c,
+            b,
+            resamples=101,
+            confidence=0.95,
+            rng=np.random.Generator(bit_generator(5)),
+            chunk=chunk,
+        )
+        for chunk in (None, 1, 2, 3, 50, 101, 1000)
+    ]
+    for other in results[1:]:
+        assert other == results[0]
+        assert np.array_equal(other.distribution, results[0].distribution)
+
+
+def test_same_seed_gives_equal_floats_and_a_new_seed_does_not() -> None:
+    c, b = _arms(200, 3)
+    first = paired_bootstrap(c, b, resamples=2000, confidence=0.95, rng=42)
+    again = paired_bootstrap(c, b, resamples=2000, confidence=0.95, rng=42)
+    other = paired_bootstrap(c, b, resamples=2000, confidence=0.95, rng=43)
+    assert (first.diff, first.lo, first.hi) == (again.diff, again.lo, again.hi)
+    assert np.array_equal(first.distribution, again.distribution)
+    assert not np.array_equal(first.distribution, other.distribution)
+
+
+def test_many_pairs_equal_separate_calls_with_the_same_seed() -> None:
+    rng = np.random.default_rng(4)
+    arms = [(rng.random(500) < p).astype(float) for p in (0.7, 0.5, 0.4)]
+    scores = [rng.random(500) for _ in range(2)]
+    pairs = [(arms[0], arms[1]), (arms[0], arms[2]), (arms[2], arms[1]), (scores[0], scores[1])]
+    together = paired_bootstrap_many(pairs, resamples=700, confidence=0.9, rng=8, chunk=64)
+    for (c, b), result in zip(pairs, together, strict=True):
+        alone = paired_bootstrap(c, b, resamples=700, confidence=0.9, rng=8)
+        assert result == alone
+        assert np.array_equal(result.distribution, alone.distribution)
+
+
+def test_more_pairs_than_one_lookup_word_holds() -> None:
+    # 40 binary pairs = 80 vectors: more than the 64 bits of one lookup entry.
+    rng = np.random.default_rng(6)
+    pairs = [
+        ((rng.random(64) < 0.5).astype(float), (rng.random(64) < 0.5).astype(float))
+        for _ in range(40)
+    ]
+    together = paired_bootstrap_many(pairs, resamples=50, confidence=0.95, rng=1)
+    for (c, b), result in zip(pairs, together, strict=True):
+        theirs = _scipy_bootstrap(
+            c, b, resamples=50, confidence=0.95, rng=np.random.default_rng(1), batch=None
+        )
+        assert np.array_equal(result.distribution, theirs.bootstrap_distribution)
+
+
+@pytest.mark.parametrize(
+    ("c", "b", "diff"),
+    [
+        pytest.param([1], [0], 1.0, id="n=1-win"),
+        pytest.param([0], [1], -1.0, id="n=1-loss"),
+        pytest.param([1], [1], 0.0, id="n=1-tie"),
+        pytest.param([1, 1, 1], [0, 0, 0], 1.0, id="every-question-won"),
+    ],
+)
+@pytest.mark.parametrize("resamples", [1, 2, 10_000])
+def test_degenerate_distributions_give_a_point_interval(
+    c: list[int], b: list[int], diff: float, resamples: int
+) -> None:
+    result = paired_bootstrap(c, b, resamples=resamples, confidence=0.95, rng=0)
+    assert (result.diff, result.lo, result.hi) == (diff, diff, diff)
+    assert result.distribution.shape == (resamples,)
+
+
+# scipy's standard error of a single resample divides by zero degrees of freedom.
+@pytest.mark.filterwarnings("ignore:Degrees of freedom:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_one_resample_is_its_own_interval() -> None:
+    c, b = _arms(30, 5)
+    result = paired_bootstrap(c, b, resamples=1, confidence=0.95, rng=3)
+    # scipy's linear quantile of one value: j = floor(p·1 + 1 - p) - 1 = 0, so lo = hi = it.
+    assert result.lo == result.hi == result.distribution[0]
+    theirs = _scipy_bootstrap(
+        c, b, resamples=1, confidence=0.95, rng=np.random.default_rng(3), batch=None
+    )
+    assert result.lo == theirs.confidence_interval.low
+
+
+def test_result_distribution_is_read_only_and_outside_eq_and_repr() -> None:
+    result = paired_bootstrap([1, 0, 1], [0, 0, 1], resamples=5, confidence=0.95, rng=0)
+    assert isinstance(result, BootstrapResult)
+    assert "distribution" not in repr(result)
+    with pytest.raises(ValueError, match="read-only"):
+        result.distribution[0] = 0.0
+
+
+@pytest.mark.parametrize(
+    ("c", "b", "kwargs", "match"),
+    [
+        pytest.param(
+            [1, 0], [1], {}, r"must score the same questions: 2 != 1", id="unequal-lengths"
+        ),
+        pytest.param([], [], {}, "are empty; score at least one question", id="empty"),
+        pytest.param(
+            [1, math.nan], [1, 0], {}, r"candidate\[1\] must be finite, got nan", id="nan"
+        ),
+        pytest.param([1, 0], [1, math.inf], {}, r"baseline\[1\] must be finite, got inf", id="inf"),
+        pytest.param([[1, 0]], [[1, 0]], {}, r"candidate must be 1-D .*got \(1, 2\)", id="2-d"),
+        pytest.param(["a"], [1], {}, "candidate must hold numbers", id="not-numbers"),
+        pytest.param([1], [0], {"confidence": 1.0}, r"strictly between 0 and 1, got 1.0", id="c=1"),
+        pytest.param([1], [0], {"confidence": 0.0}, r"strictly between 0 and 1, got 0.0", id="c=0"),
+        pytest.param(
+            [1], [0], {"confidence": -0.5}, r"strictly between 0 and 1, got -0.5", id="c<0"
+        ),
+        pytest.param(
+            [1], [0], {"resamples": 0}, r"resamples must be an integer >= 1, got 0", id="R=0"
+        ),
+        pytest.param(
+            [1],
+            [0],
+            {"resamples": 10.0},
+            r"resamples must be an integer >= 1, got 10.0",
+            id="R-float",
+        ),
+        pytest.param([1], [0], {"chunk": 0}, r"chunk must be an integer >= 1, got 0", id="chunk=0"),
+        pytest.param([1], [0], {"rng": -1}, r"rng must be an integer >= 0, got -1", id="seed<0"),
+        pytest.param(
+            [1], [0], {"rng": "7"}, r"rng must be an integer >= 0, got '7'", id="seed-str"
+        ),
+    ],
+)
+def test_bootstrap_rejects_bad_input(
+    c: list[object], b: list[object], kwargs: dict[str, object], match: str
+) -> None:
+    options: dict[str, object] = {"resamples": 10, "confidence": 0.95, "rng": 0, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        paired_bootstrap(c, b, **options)  # type: ignore[arg-type]
+
+
+def test_bootstrap_many_rejects_no_pairs_and_mixed_lengths() -> None:
+    with pytest.raises(ValueError, match="pairs is empty"):
+        paired_bootstrap_many([], resamples=10, confidence=0.95, rng=0)
+    with pytest.raises(ValueError, match="pair 1 has 3 questions but pair 0 has 2"):
+        paired_bootstrap_many(
+            [([1, 0], [0, 0]), ([1, 0, 1], [0, 0, 1])], resamples=10, confidence=0.95, rng=0
+        )
+
+
+# --- what the rule can detect ----------------------------------------------------------------
+
+
+def test_min_detectable_difference_matches_the_spec_range_at_n_40() -> None:
+    # SPEC "What the set can show": at n = 40 and a 15-point threshold, a true gap of roughly
+    # 33 to 52 points is needed for an 80% chance of "shown", depending on discordance.
+    gaps = [
+        min_detectable_difference(n=40, discordance=d, threshold=0.15)
+        for d in (0.35, 0.4, 0.5, 0.6, 0.75, 0.9, 1.0)
+    ]
+    assert all(g is not None and 0.33 <= g <= 0.53 for g in gaps), gaps
+    assert gaps == sorted(
+        g for g in gaps if g is not None
+    )  # more discordance, more noise, a larger gap needed
+
+
+def test_min_detectable_difference_hand_worked() -> None:
+    # z = z_.975 + z_.8 = 1.959964 + 0.841621 = 2.801585. With discordance 1 the root solves
+    # Δ = 0.15 + 2.801585·sqrt((1 - Δ²)/40); at Δ = 0.52658: sqrt(0.722718/40) = 0.134417,
+    # 0.15 + 2.801585·0.134417 = 0.52658.
+    gap = min_detectable_difference(n=40, discordance=1.0, threshold=0.15)
+    assert gap == pytest.approx(0.52658, abs=1e-5)
+    # A discordance below the gap is raised to it: 0 and 0.3 both give the p_d = Δ root.
+    low = min_detectable_difference(n=40, discordance=0.0, threshold=0.15)
+    assert low is not None
+    assert low == min_detectable_difference(n=40, discordance=0.3, threshold=0.15)
+    assert low == pytest.approx(0.15 + 2.801585 * math.sqrt((low - low**2) / 40), abs=1e-6)
+
+
+def _simulated_chance_of_shown(n: int, discordance: float, gap: float, seed: int) -> float:
+    """Run the actual rule on simulated suites where candidate truly leads by ``gap``."""
+    rng = np.random.default_rng(seed)
+    discordance = max(discordance, gap)  # as the approximation assumes
+    c_only = (discordance + gap) / 2  # P(C right, B wrong); P(B right, C wrong) = discordance - it
+    shown, trials = 0, 1500
+    for _ in range(trials):
+        u = rng.random(
+            n
+        )  # [0, c_only): C only; [c_only, discordance): B only; then half both right
+        candidate = (
+            (u < c_only) | (u >= discordance) & (u < discordance + (1 - discordance) / 2)
+        ).astype(float)
+        baseline = np.where(u < discordance, 1.0 - candidate, candidate)
+        result = paired_bootstrap(candidate, baseline, resamples=1000, confidence=0.95, rng=rng)
+        shown += result.lo >= 0.15 - 1e-9
+    return shown / trials
+
+
+@pytest.mark.parametrize("discordance", [0.5, 1.0])
+def test_min_detectable_difference_against_simulated_bootstrap_rule(discordance: float) -> None:
+    gap = min_detectable_difference(n=40, discordance=discordance, threshold=0.15)
+    assert gap is not None
+    # The normal approximation should put the rule's chance of "shown" near 80%.
+    assert _simulated_chance_of_shown(40, discordance, gap, seed=17) == pytest.approx(0.8, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        pytest.param({"threshold": 1.5}, None, id="threshold-above-1-never-shown"),
+        pytest.param({"threshold": 1.0}, 1.0, id="threshold-1-needs-everything"),
+        pytest.param({"threshold": -1.0}, -1.0, id="threshold-minus-1-always-shown"),
+    ],
+)
+def test_min_detectable_difference_extremes(
+    kwargs: dict[str, float], expected: float | None
+) -> None:
+    assert min_detectable_difference(n=40, discordance=0.5, **kwargs) == expected
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        pytest.param({"n": 0}, r"n must be an integer >= 1, got 0", id="n=0"),
+        pytest.param(
+            {"discordance": 1.2}, r"discordance must be between 0 and 1, got 1.2", id="pd>1"
+        ),
+        pytest.param(
+            {"threshold": math.inf}, r"threshold must be finite, got inf", id="threshold-inf"
+        ),
+        pytest.param(
+            {"power": 1.0}, r"power must be strictly between 0 and 1, got 1.0", id="power=1"
+        ),
+        pytest.param(
+            {"confidence": 0}, r"confidence must be strictly between 0 and 1, got 0", id="c=0"
+        ),
+    ],
+)
+def test_min_detectable_difference_rejects_bad_input(kwargs: dict[str, object], match: str) -> None:
+    options: dict[str, object] = {"n": 40, "discordance": 0.5, "threshold": 0.15, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        min_detectable_difference(**options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("tests", "confidence", "expected"),
+    [
+        pytest.param(0, 0.95, 0.0, id="no-tests"),
+        pytest.param(1, 0.95, 0.025, id="one-test-is-alpha/2"),
+        # 2 metrics x 2 baselines: 1 - 0.975^4 = 1 - 0.903687890625 = 0.096312109375.
+        pytest.param(4, 0.95, 0.096312109375, id="four-tests"),
+        # 1 - 0.95^2 = 0.0975 at 90% confidence (alpha/2 = 0.05).
+        pytest.param(2, 0.9, 0.0975, id="two-tests-90%"),
+    ],
+)
+def test_family_false_shown_rate(tests: int, confidence: float, expected: float) -> None:
+    rate = family_false_shown_rate(tests, confidence=confidence)
+    assert rate == pytest.approx(expected, abs=1e-15)
+    assert rate <= tests * (1 - confidence) / 2 + 1e-15  # the Bonferroni cap
+
+
+def test_family_false_shown_rate_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match=r"tests must be an integer >= 0, got -1"):
+        family_false_shown_rate(-1)
+    with pytest.raises(ValueError, match=r"confidence must be strictly between 0 and 1, got 1"):
+        family_false_shown_rate(2, confidence=1)
