@@ -341,7 +341,7 @@ def _run_all(
     def one(question: Question) -> TrialOutcome | None:
         if control.stop.is_set():
             return None
-        outcome = run_trial(question, cache.workspace, cache.root, spec, control)
+        outcome = run_trial(question, cache.workspace, cache.root, spec, control, cache.verify)
         with record_lock:  # answer first: the ledger entry is a log, the answer is the result
             if outcome.record is not None:
                 append_jsonl(answers_path, outcome.record)

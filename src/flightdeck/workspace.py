@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import shutil
 import stat
@@ -61,7 +62,12 @@ def _under(path: str, folders: set[str]) -> bool:
 
 
 class WorkspaceCache:
-    """Builds and hands out read-only workspaces; thread-safe; one per run."""
+    """Builds and hands out read-only workspaces; thread-safe; one per run.
+
+    File modes do not stop a harness running as root (or one that chmods its own files), so
+    :meth:`verify` compares a workspace with how it was built; a changed one is dropped and
+    the next trial that needs it gets a fresh copy.
+    """
 
     def __init__(self, repos: RepoSet, parent: Path) -> None:
         self._repos = repos
@@ -72,23 +78,29 @@ class WorkspaceCache:
         self._locks: dict[str, threading.Lock] = {}
         self._trees: dict[str, BuiltTree] = {}
         self._workspaces: dict[str, Path] = {}
+        self._fingerprints: dict[Path, dict[str, tuple[int, ...]]] = {}
+        self._serial = itertools.count()
 
     def _lock_for(self, key: str) -> threading.Lock:
         with self._lock:
             return self._locks.setdefault(key, threading.Lock())
 
+    def _target(self, kind: str, key: str) -> Path:
+        with self._lock:
+            return self.root / kind / f"{key}-{next(self._serial)}"
+
     def workspace(self, question: Question) -> Path:
         """The folder for this question's trials, built on first use."""
-        scope = tuple(sorted(set(question.scope)))
-        parts = [(repo, question.as_of[repo]) for repo in sorted(question.as_of)]
+        scope, parts = _parts(question)
         trees = [self.tree(repo, commit, scope) for repo, commit in parts]
         if len(trees) == 1:
             return trees[0].path
         key = _key("ws", *scope, *(f"{r}@{c}" for r, c in parts))
         with self._lock_for(key):
             if key not in self._workspaces:
-                target = self.root / "ws" / key
+                target = self._target("ws", key)
                 _link_trees([t.path for t in trees], target)
+                self._remember(target)
                 self._workspaces[key] = target
             return self._workspaces[key]
 
@@ -97,12 +109,40 @@ class WorkspaceCache:
         key = _key("tree", repo, commit, *scope)
         with self._lock_for(key):
             if key not in self._trees:
-                self._trees[key] = self._build(repo, commit, scope, self.root / "trees" / key)
+                built = self._build(repo, commit, scope, self._target("trees", key))
+                self._remember(built.path)
+                self._trees[key] = built
             return self._trees[key]
 
     def trees(self) -> list[BuiltTree]:
         with self._lock:
             return list(self._trees.values())
+
+    def _remember(self, path: Path) -> None:
+        fingerprint = _fingerprint(path)
+        with self._lock:
+            self._fingerprints[path] = fingerprint
+
+    def verify(self, question: Question, path: Path) -> str | None:
+        """None when ``path`` is as built; else the first changed entry, and it is dropped."""
+        with self._lock:
+            expected = self._fingerprints.get(path)
+        if expected is None:
+            return None
+        actual = _fingerprint(path)
+        if actual == expected:
+            return None
+        changed = sorted(
+            set(actual) ^ set(expected)
+            | {name for name in set(actual) & set(expected) if actual[name] != expected[name]}
+        )
+        scope, parts = _parts(question)
+        with self._lock:  # later trials get fresh copies; running ones keep their paths
+            self._fingerprints.pop(path, None)
+            self._workspaces.pop(_key("ws", *scope, *(f"{r}@{c}" for r, c in parts)), None)
+            for repo, commit in parts:
+                self._trees.pop(_key("tree", repo, commit, *scope), None)
+        return changed[0] or "."
 
     def _build(self, repo: str, commit: str, scope: tuple[str, ...], target: Path) -> BuiltTree:
         repository = self._repos.get(repo)
@@ -141,6 +181,31 @@ class WorkspaceCache:
     def close(self) -> None:
         """Remove every workspace this cache built."""
         remove_tree(self.root)
+
+
+def _parts(question: Question) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
+    """A question's normalised scope and its (repository, commit) pairs, sorted."""
+    scope = tuple(sorted(set(question.scope)))
+    return scope, [(repo, question.as_of[repo]) for repo in sorted(question.as_of)]
+
+
+def _fingerprint(top: Path) -> dict[str, tuple[int, ...]]:
+    """Every entry under ``top`` -> (inode, mode, size, mtime): what a write or chmod changes."""
+    found: dict[str, tuple[int, ...]] = {}
+    pending = [("", str(top))]
+    while pending:
+        prefix, folder = pending.pop()
+        info = os.stat(folder)
+        found[prefix] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append((name + "/", entry.path))
+                else:
+                    st = entry.stat(follow_symlinks=False)
+                    found[name] = (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns)
+    return found
 
 
 def _link_trees(sources: list[Path], target: Path) -> None:

@@ -504,3 +504,44 @@ def test_a_finished_arm_is_left_alone(tmp_path: Path) -> None:
     assert result.outcomes == ()
     assert result.answered == 3
     assert [f.read_bytes() for f in files] == before
+
+
+def test_a_harness_that_changes_its_workspace_fails_and_the_next_gets_a_fresh_copy(
+    tmp_path: Path,
+) -> None:
+    ids = ["tamper", "check-pristine"]
+    env = build(tmp_path, [{"id": i, "as_of": {"sdlc": "S1"}, "scope": []} for i in ids])
+    result = run(env, harness("misbehave.py", "by-id"), jobs=1)
+    assert [o.id for o in result.failed] == ["tamper"]
+    assert result.failed[0].reason == (
+        "changed its read-only workspace (sdlc/README.md); later trials get a fresh copy"
+    )
+    assert list(answers(env)) == ["check-pristine"]
+
+
+def test_verify_sees_changes_through_hard_links_and_nothing_else(tmp_path: Path) -> None:
+    env = build(
+        tmp_path,
+        [
+            {"id": "one", "as_of": {"sdlc": "S1"}, "scope": []},
+            {"id": "two", "as_of": {"sdlc": "S1", "infra": "I1"}, "scope": []},
+        ],
+    )
+    one, two = read_questions(env["suite"] / "questions.jsonl")
+    cache = WorkspaceCache(RepoSet(env["repos"], tmp_path / "cache"), tmp_path / "ws")
+    try:
+        single = cache.workspace(one)
+        linked = cache.workspace(two)  # hard links to the same sdlc tree
+        assert cache.verify(one, single) is None
+        assert cache.verify(two, linked) is None
+        target = linked / "sdlc" / "README.md"
+        os.chmod(target, 0o644)
+        target.write_text("tampered")
+        assert cache.verify(two, linked) == "sdlc/README.md"
+        assert cache.verify(one, single) == "sdlc/README.md"  # the same inode
+        fresh = cache.workspace(two)
+        assert fresh != linked
+        assert (fresh / "sdlc" / "README.md").read_text() == SDLC_V1["README.md"]
+        assert cache.verify(two, fresh) is None
+    finally:
+        cache.close()

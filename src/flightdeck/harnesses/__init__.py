@@ -293,11 +293,13 @@ def run_trial(
     scratch_parent: Path,
     spec: TrialSpec,
     control: TrialControl,
+    verify: Callable[[Question, Path], str | None] | None = None,
 ) -> TrialOutcome:
     """Run the harness on one question in a fresh scratch folder; never raises for its faults.
 
     ``workspace_for`` builds (or reuses) the question's read-only workspace; a failure to
-    build it is the trial's failure.
+    build it is the trial's failure. ``verify`` says what the harness changed in the
+    workspace, if anything: a harness that changes it fails, whatever it answered.
     """
     started = time.monotonic()
     trace = spec.traces_dir / trace_file_name(question.id)
@@ -317,6 +319,12 @@ def run_trial(
                     record = _collect(question, scratch)
                 except ProtocolError as exc:
                     reason = str(exc)
+            changed = verify(question, workspace) if verify is not None else None
+            if changed is not None:
+                record = None
+                reason = (
+                    f"changed its read-only workspace ({changed}); later trials get a fresh copy"
+                )
         seconds = time.monotonic() - started
         _write_trace(trace, question, spec, scratch, exit_code, reason, seconds)
     finally:

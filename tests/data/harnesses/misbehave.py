@@ -2,7 +2,9 @@
 
 Modes: ok, sleep S (then answer), crash, garbage, half-result, silent, not-object,
 outside-repo, dotdot, bad-sha, orphan PIDFILE (starts a child that outlives it, then
-sleeps), leave-child PIDFILE (starts a child and answers at once), segfault; and by-id,
+sleeps), leave-child PIDFILE (starts a child and answers at once), segfault, tamper
+(rewrites a workspace file, chmod-ing it writable first), check-pristine (exit 4 when a
+workspace file was tampered with); and by-id,
 which takes the mode from the question's id (so one run can hold every kind of failure).
 """
 
@@ -61,6 +63,15 @@ elif mode == "orphan":
     time.sleep(60)
 elif mode == "leave-child":
     spawn_child(arg)
+    print(json.dumps(good))
+elif mode in ("tamper", "check-pristine"):
+    workspace = Path(os.environ["FLIGHTDECK_WORKSPACE"])
+    first = sorted(p for p in workspace.rglob("*") if p.is_file())[0]
+    if mode == "tamper":
+        os.chmod(first, 0o644)
+        first.write_text("tampered")
+    elif first.read_text() == "tampered":
+        sys.exit(4)
     print(json.dumps(good))
 else:
     sys.exit(f"unknown mode {mode}")
