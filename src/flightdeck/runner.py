@@ -40,7 +40,7 @@ from flightdeck import __version__
 from flightdeck.errors import InputError
 from flightdeck.formats import Question, read_answers, read_meta, read_questions
 from flightdeck.harnesses import TrialControl, TrialOutcome, TrialSpec, run_trial
-from flightdeck.jsonl import append_jsonl, atomic_write, write_json
+from flightdeck.jsonl import atomic_write, dumps_line, write_json
 from flightdeck.repos import RepoSet
 from flightdeck.workspace import WorkspaceCache
 
@@ -217,6 +217,31 @@ def _check_repos(questions: list[Question], repos: RepoSet, source: Path) -> Non
             checked.add((repo, commit))
 
 
+class _Appender:
+    """A JSONL file held open for a run; each record is flushed and fsynced as it lands.
+
+    (``jsonl.append_jsonl`` without reopening the file per record.) A last line left without
+    its newline by a killed run gets one first, so it never swallows the next record.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._handle: IO[bytes] = path.open("ab+")
+        size = self._handle.seek(0, os.SEEK_END)
+        if size:
+            self._handle.seek(size - 1)
+            if self._handle.read(1) != b"\n":
+                self._handle.write(b"\n")
+
+    def append(self, record: Any) -> None:
+        self._handle.write((dumps_line(record) + "\n").encode())
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+
 class _Lock:
     """An exclusive lock on the runs ledger: one run of an arm at a time."""
 
@@ -335,6 +360,8 @@ def _run_all(
     if not pending:
         return []
     cache = WorkspaceCache(repos, config.root / ".flightdeck" / "workspaces")
+    answers = _Appender(answers_path)
+    ledger = _Appender(runs_path)
     record_lock = threading.Lock()
     control = TrialControl()
 
@@ -344,8 +371,8 @@ def _run_all(
         outcome = run_trial(question, cache.workspace, cache.root, spec, control, cache.verify)
         with record_lock:  # answer first: the ledger entry is a log, the answer is the result
             if outcome.record is not None:
-                append_jsonl(answers_path, outcome.record)
-            append_jsonl(runs_path, {"run": run_id, **outcome.ledger_entry()})
+                answers.append(outcome.record)
+            ledger.append({"run": run_id, **outcome.ledger_entry()})
         return outcome
 
     outcomes: list[TrialOutcome] = []
@@ -364,6 +391,8 @@ def _run_all(
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        answers.close()
+        ledger.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
         with contextlib.suppress(OSError):

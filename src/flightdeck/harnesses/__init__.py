@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from flightdeck.errors import FlightdeckError
 from flightdeck.formats import SHA256_RE, SOURCE_URI_RE, Question
@@ -234,33 +234,41 @@ def trace_file_name(question_id: str) -> str:
     return name + ".log"
 
 
-def _tail_line(path: Path) -> str:
-    with path.open("rb") as handle:
-        handle.seek(max(0, path.stat().st_size - 4096))
-        lines = handle.read().decode("utf-8", "replace").strip().splitlines()
+def _tail_line(handle: IO[bytes]) -> str:
+    handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, handle.tell() - 4096))
+    lines = handle.read().decode("utf-8", "replace").strip().splitlines()
     if not lines:
         return ""
     last = lines[-1].strip()
     return last if len(last) <= 160 else last[:157] + "..."
 
 
-def _read_output(path: Path, where: str) -> str:
-    if path.stat().st_size > _READ_LIMIT:
+def _read_output(handle: IO[bytes], where: str) -> str:
+    handle.seek(0, os.SEEK_END)
+    if handle.tell() > _READ_LIMIT:
         raise ProtocolError(f"{where} is larger than {_READ_LIMIT >> 20} MB; print only the result")
+    handle.seek(0)
     try:
-        return path.read_bytes().decode("utf-8")
+        return handle.read().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
 
 
-def _collect(question: Question, scratch: Path) -> dict[str, Any]:
+def _collect(question: Question, scratch: Path, stdout: IO[bytes]) -> dict[str, Any]:
     """The answer record from FLIGHTDECK_RESULT when the harness wrote it, else stdout."""
-    result_file = scratch / "result.json"
-    if result_file.is_file() and result_file.stat().st_size > 0:
-        value = decode_output(_read_output(result_file, "FLIGHTDECK_RESULT"), "FLIGHTDECK_RESULT")
+    where = "FLIGHTDECK_RESULT"
+    try:
+        result = (scratch / "result.json").open("rb")
+    except OSError:
+        text = _read_output(stdout, "stdout")
+        where = "stdout"
     else:
-        value = decode_output(_read_output(scratch / "stdout", "stdout"), "stdout")
-    return check_result(value, question).record(question.id)
+        with result:
+            text = _read_output(result, where)
+        if not text:
+            text, where = _read_output(stdout, "stdout"), "stdout"
+    return check_result(decode_output(text, where), question).record(question.id)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
@@ -308,36 +316,66 @@ def run_trial(
     exit_code: int | None = None
     record: dict[str, Any] | None = None
     try:
-        try:
-            workspace = workspace_for(question)
-        except (FlightdeckError, OSError) as exc:
-            reason: str | None = f"could not build the workspace: {exc}"
-        else:
-            exit_code, reason = _start_and_wait(question, workspace, scratch, spec, control)
-            if reason is None:
-                try:
-                    record = _collect(question, scratch)
-                except ProtocolError as exc:
-                    reason = str(exc)
-            changed = verify(question, workspace) if verify is not None else None
-            if changed is not None:
-                record = None
-                reason = (
-                    f"changed its read-only workspace ({changed}); later trials get a fresh copy"
+        # Unnamed files (O_TMPFILE): creating named ones is what costs most on a slow disk.
+        with (
+            tempfile.TemporaryFile(dir=scratch) as stdout,
+            tempfile.TemporaryFile(dir=scratch) as stderr,
+        ):
+            try:
+                workspace = workspace_for(question)
+            except (FlightdeckError, OSError) as exc:
+                reason: str | None = f"could not build the workspace: {exc}"
+            else:
+                exit_code, reason = _start_and_wait(
+                    question, workspace, scratch, spec, control, stdout, stderr
                 )
-        seconds = time.monotonic() - started
-        _write_trace(trace, question, spec, scratch, exit_code, reason, seconds)
+                if reason is None:
+                    try:
+                        record = _collect(question, scratch, stdout)
+                    except ProtocolError as exc:
+                        reason = str(exc)
+                changed = verify(question, workspace) if verify is not None else None
+                if changed is not None:
+                    record = None
+                    reason = (
+                        f"changed its read-only workspace ({changed}); "
+                        "later trials get a fresh copy"
+                    )
+            seconds = time.monotonic() - started
+            _write_trace(
+                trace, question, spec, scratch, (stdout, stderr), exit_code, reason, seconds
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     ok = reason is None
     return TrialOutcome(question.id, ok, reason, exit_code, seconds, shown_trace, record)
 
 
+def _stdin_for(task: bytes) -> IO[bytes]:
+    """The task on a pipe (it fits in the pipe's buffer), else in an unnamed file."""
+    if len(task) < 65536:
+        read_end, write_end = os.pipe()
+        try:
+            os.write(write_end, task)
+        finally:
+            os.close(write_end)
+        return os.fdopen(read_end, "rb")
+    handle = tempfile.TemporaryFile()  # noqa: SIM115 - the caller closes it
+    handle.write(task)
+    handle.seek(0)
+    return handle
+
+
 def _start_and_wait(
-    question: Question, workspace: Path, scratch: Path, spec: TrialSpec, control: TrialControl
+    question: Question,
+    workspace: Path,
+    scratch: Path,
+    spec: TrialSpec,
+    control: TrialControl,
+    stdout: IO[bytes],
+    stderr: IO[bytes],
 ) -> tuple[int | None, str | None]:
     task = json.dumps(task_record(question), ensure_ascii=False)
-    (scratch / "task.json").write_text(task, encoding="utf-8")
     env = dict(os.environ)
     env.update(spec.env)
     env.update(
@@ -348,13 +386,9 @@ def _start_and_wait(
             ENV_TRACE: str((scratch / "trace.log").resolve()),
         }
     )
-    with (
-        (scratch / "task.json").open("rb") as stdin,
-        (scratch / "stdout").open("wb") as stdout,
-        (scratch / "stderr").open("wb") as stderr,
-    ):
-        if control.stop.is_set():
-            return None, "not run: the run was interrupted"
+    if control.stop.is_set():
+        return None, "not run: the run was interrupted"
+    with _stdin_for(task.encode()) as stdin:
         try:
             proc = subprocess.Popen(
                 spec.argv,
@@ -367,12 +401,12 @@ def _start_and_wait(
             )
         except OSError as exc:
             return None, f"could not start the harness: {exc.strerror or exc}"
-        control.add(proc.pid)
-        try:
-            timed_out = _wait(proc, spec.timeout)
-        finally:
-            _signal_group(proc.pid, signal.SIGKILL)  # whatever it left running
-            control.discard(proc.pid)
+    control.add(proc.pid)
+    try:
+        timed_out = _wait(proc, spec.timeout)
+    finally:
+        _signal_group(proc.pid, signal.SIGKILL)  # whatever it left running
+        control.discard(proc.pid)
     code = proc.returncode
     if timed_out:
         return code, f"timed out after {spec.timeout:g} s; its process group was killed"
@@ -380,7 +414,7 @@ def _start_and_wait(
         return code, "killed: the run was interrupted"
     if code != 0:
         what = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        last = _tail_line(scratch / "stderr")
+        last = _tail_line(stderr)
         return code, what + (f" (stderr: {last})" if last else "")
     return code, None
 
@@ -390,6 +424,7 @@ def _write_trace(
     question: Question,
     spec: TrialSpec,
     scratch: Path,
+    outputs: tuple[IO[bytes], IO[bytes]],
     exit_code: int | None,
     reason: str | None,
     seconds: float,
@@ -406,17 +441,15 @@ def _write_trace(
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(header.encode())
-            for title, name in (
-                ("stdout", "stdout"),
-                ("stderr", "stderr"),
-                ("FLIGHTDECK_TRACE", "trace.log"),
-            ):
+            for title, handle in zip(("stdout", "stderr"), outputs, strict=True):
                 out.write(f"==> {title} <==\n".encode())
-                part = scratch / name
-                if part.is_file():
-                    with part.open("rb") as src:
-                        shutil.copyfileobj(src, out)
+                handle.seek(0)
+                shutil.copyfileobj(handle, out)
                 out.write(b"\n")
+            out.write(b"==> FLIGHTDECK_TRACE <==\n")
+            with contextlib.suppress(FileNotFoundError), (scratch / "trace.log").open("rb") as log:
+                shutil.copyfileobj(log, out)
+            out.write(b"\n")
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
