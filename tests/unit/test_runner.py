@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -401,6 +402,11 @@ def test_an_as_of_commit_missing_from_the_repository_names_the_question(tmp_path
         pytest.param("a/b", "a%2Fb.log", id="slash"),
         pytest.param("..", "%2E..log", id="dotdot"),
         pytest.param("a%2Fb", "a%252Fb.log", id="no-collision"),
+        pytest.param(
+            "x" * 300,
+            "x" * 150 + "-" + hashlib.sha256(b"x" * 300).hexdigest()[:16] + ".log",
+            id="too-long",
+        ),
     ],
 )
 def test_trace_file_names_are_safe_and_distinct(question_id: str, name: str) -> None:

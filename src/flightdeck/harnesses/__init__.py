@@ -22,6 +22,7 @@ A citation must name a repository of the question's ``as_of`` (or be an absolute
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -227,10 +228,17 @@ def _signal_group(pgid: int, signum: int) -> None:
 
 
 def trace_file_name(question_id: str) -> str:
-    """A file name for any id: percent-escaped, so distinct ids never share a trace."""
+    """A file name for any id: percent-escaped, so distinct ids never share a trace.
+
+    A name too long for a file system (over 200 bytes) keeps its start and gets a hash of
+    the whole id.
+    """
     name = urllib.parse.quote(question_id, safe="")
     if name.startswith("."):
         name = "%2E" + name[1:]
+    if len(name) > 200:
+        digest = hashlib.sha256(question_id.encode("utf-8", "surrogatepass")).hexdigest()
+        name = f"{name[:150]}-{digest[:16]}"
     return name + ".log"
 
 
