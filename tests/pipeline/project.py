@@ -55,6 +55,7 @@ def tool_env(home: Path) -> dict[str, str]:
         GIT_CONFIG_NOSYSTEM="1",
         GIT_TERMINAL_PROMPT="0",
         DVC_NO_ANALYTICS="1",
+        DVC_STUDIO_OFFLINE="true",
         DVC_SITE_CACHE_DIR=str(home / "dvc-site-cache"),
         DVC_GLOBAL_CONFIG_DIR=str(home / "dvc-global"),
         DVC_SYSTEM_CONFIG_DIR=str(home / "dvc-system"),

@@ -1,0 +1,94 @@
+"""dvc.yaml calls real flightdeck commands and lists only params that params.yaml has."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+import click
+import pytest
+import yaml
+from tests.pipeline.project import ROOT
+
+from flightdeck.cli import cli
+
+DVC_YAML = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+
+
+def _render(text: str, item: tuple[str, str] | None) -> str:
+    """Fill ${...} the way DVC does for the values this pipeline uses."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match[1]
+        if item is not None and name in ("key", "item"):
+            return item[0] if name == "key" else item[1]
+        return str(PARAMS[name])
+
+    return re.sub(r"\$\{\s*([\w.]+)\s*\}", value, text)
+
+
+def _stages() -> list[tuple[str, dict[str, Any], tuple[str, str] | None]]:
+    stages = []
+    for name, stage in DVC_YAML["stages"].items():
+        if "foreach" in stage:
+            items = PARAMS[stage["foreach"].strip("${} ")]
+            for key, item in items.items():
+                stages.append((f"{name}@{key}", stage["do"], (key, item)))
+        else:
+            stages.append((name, stage, None))
+    return stages
+
+
+STAGES = _stages()
+
+
+def _commands(stage: dict[str, Any], item: tuple[str, str] | None) -> list[list[str]]:
+    cmds = stage["cmd"] if isinstance(stage["cmd"], list) else [stage["cmd"]]
+    return [shlex.split(_render(cmd, item)) for cmd in cmds]
+
+
+@pytest.mark.parametrize(("name", "stage", "item"), STAGES, ids=[s[0] for s in STAGES])
+def test_every_flightdeck_cmd_is_a_registered_command(name, stage, item) -> None:
+    found = False
+    for argv in _commands(stage, item):
+        if argv[0] != "flightdeck":
+            continue
+        found = True
+        command: click.Command = cli
+        words = argv[1:]
+        while isinstance(command, click.Group) and words and not words[0].startswith("-"):
+            sub = command.commands.get(words[0])
+            if sub is None:
+                break
+            command, words = sub, words[1:]
+        assert not isinstance(command, click.Group), f"{name}: {' '.join(argv)} is no command"
+        options = {opt for param in command.params for opt in param.opts}
+        for word in words:
+            flag = word.split("=", 1)[0]
+            if flag.startswith("--"):
+                assert flag in options, f"{name}: {command.name} has no option {flag}"
+    assert found, f"stage {name} calls no flightdeck command"
+
+
+@pytest.mark.parametrize(("name", "stage", "item"), STAGES, ids=[s[0] for s in STAGES])
+def test_stage_params_exist_in_params_yaml(name, stage, item) -> None:
+    for param in stage.get("params", []):
+        assert param in PARAMS, f"{name} lists param {param!r}, which params.yaml lacks"
+
+
+def test_only_score_reads_the_statistics_params() -> None:
+    stats = {"seed", "resamples", "confidence", "threshold", "min_raters"}
+    for name, stage, _ in STAGES:
+        listed = set(stage.get("params", []))
+        assert (listed & stats == stats) if name == "score" else not (listed & stats), name
+
+
+def test_reviewed_outputs_are_git_tracked_not_cached() -> None:
+    for name, stage, item in STAGES:
+        for section in ("outs", "metrics", "plots"):
+            for entry in stage.get(section, []):
+                assert isinstance(entry, dict), f"{name}: {entry} must say cache: false"
+                ((path, options),) = entry.items()
+                assert options.get("cache") is False, f"{name}: {_render(path, item)}"
