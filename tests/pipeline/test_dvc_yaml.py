@@ -92,3 +92,10 @@ def test_reviewed_outputs_are_git_tracked_not_cached() -> None:
                 assert isinstance(entry, dict), f"{name}: {entry} must say cache: false"
                 ((path, options),) = entry.items()
                 assert options.get("cache") is False, f"{name}: {_render(path, item)}"
+
+
+def test_every_arm_is_run_or_imported_and_scored() -> None:
+    run = set(PARAMS["harnesses"])
+    imported = {name.removeprefix("import-") for name in DVC_YAML["stages"] if "import" in name}
+    assert run | imported == set(PARAMS["arms"])
+    assert "arms" in DVC_YAML["stages"]["score"]["params"]
