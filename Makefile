@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 repro: $(STAMP)
-	$(BIN)/dvc repro
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 	@echo "report: reports/knowledge-demo-v1.md"
 
 test: $(STAMP)
