@@ -112,16 +112,23 @@ def _meta_lines(s: ArmScore) -> list[str]:
 
 
 def _snapshot(value: Any) -> str:
-    """``{"sdlc": "3f2a…"}`` -> ``sdlc@3f2a1b2c3d4e``; other shapes as short text."""
-    if isinstance(value, dict):
-        parts = []
-        for repo, commits in value.items():
-            for commit in commits if isinstance(commits, list) else [commits]:
-                parts.append(f"{repo}@{str(commit)[:12]}")
-        return (
-            "`" + ", ".join(parts[:4]) + (f"` and {len(parts) - 4} more" if len(parts) > 4 else "`")
-        )
-    return f"`{_short(value)}`"
+    """``{"sdlc": "3f2a…"}`` -> ``sdlc@3f2a1b2c3d4e``; a folder snapshot as its fields."""
+    if not isinstance(value, dict):
+        return f"`{_short(value)}`"
+    commits = all(
+        isinstance(v, str) or (isinstance(v, list) and all(isinstance(c, str) for c in v))
+        for v in value.values()
+    ) and all(len(c) == 40 for v in value.values() for c in ([v] if isinstance(v, str) else v))
+    if commits:
+        parts = [
+            f"{repo}@{commit[:12]}"
+            for repo, v in value.items()
+            for commit in ([v] if isinstance(v, str) else v)
+        ]
+    else:
+        parts = [f"{k} {_short(v)[:40]}" for k, v in value.items()]
+    more = f" and {len(parts) - 4} more" if len(parts) > 4 else ""
+    return "`" + ", ".join(parts[:4]) + "`" + more
 
 
 def _short(value: Any) -> str:
@@ -201,8 +208,8 @@ def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
     p = result.params
     out = [f"## {c.candidate} vs {c.baseline}", ""]
     out += [
-        f"The rule: the team builds a retrieval service only if the baseline is shown to "
-        f"lose by at least {p.threshold:g} points, that is when the lower bound of the "
+        f"The rule: the baseline is shown to lose by at least {p.threshold:g} points on a "
+        "metric when the lower bound of the "
         f"{100 * p.confidence:g}% interval of {c.candidate} − {c.baseline} reaches "
         f"+{p.threshold:g} points.",
         "",

@@ -63,7 +63,16 @@ def test_second_seal_is_refused(runner: CliRunner, project: Project) -> None:
     assert_error(
         result,
         f"{project.suite / 'manifest.json'}: suite is already sealed; a changed question is a "
-        "new suite version (copy it to demo-v1-v2 and seal that), never an edit",
+        "new suite version (copy it to demo-v2 and seal that), never an edit",
+    )
+    with (project.suite / "keys.jsonl").open("a") as f:
+        f.write("\n")
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert_error(
+        result,
+        f"{project.suite / 'manifest.json'}: suite is already sealed and keys.jsonl changed "
+        "since; a changed question is a new suite version (copy it to demo-v2 and seal that), "
+        "never an edit",
     )
 
 

@@ -35,7 +35,7 @@ from flightdeck.jsonl import append_jsonl, read_jsonl, sha256_file, write_json, 
 from flightdeck.params import Params
 from flightdeck.repos import RepoSet
 from flightdeck.scoring import ArmScore, Comparison, check_labels, compare_arms, score_arm
-from flightdeck.suite import SuitePaths, changed_files, open_suite, verify_sealed
+from flightdeck.suite import SuitePaths, changed_files, next_version, open_suite, verify_sealed
 
 
 def _now() -> str:
@@ -103,11 +103,13 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
     """
     suite = open_suite(suite_dir)
     if suite.manifest.exists():
+        changed = changed_files(suite, read_manifest(suite.manifest))
+        since = f" and {', '.join(changed)} changed since" if changed else ""
         raise InputError(
             suite.manifest,
             None,
-            "suite is already sealed; a changed question is a new suite version "
-            f"(copy it to {suite.name}-v2 and seal that), never an edit",
+            f"suite is already sealed{since}; a changed question is a new suite version "
+            f"(copy it to {next_version(suite.name)} and seal that), never an edit",
         )
     questions, keys = load_suite_files(suite, sealed=None)
     checked, unchecked = _check_sources(suite, questions, keys, repos)
