@@ -9,10 +9,11 @@ registered tails, and carries ``len(canary) - 1`` bytes over every chunk boundar
 Plain files are read through ``mmap`` windows of ``chunk_size`` bytes (no copy; memory stays
 bounded by the window, not the file) and split into ranges of a few chunks, so that several
 cores share one large file. Compressed files, recognised by their magic bytes (gzip through
-``isal``, zstd through ``zstandard``, bz2 and xz from the standard library), stream in pieces of
-``chunk_size``. Tasks of about one range each run one per process over the cores. Line numbers
-cost a pass of their own, so they are counted afterwards, only in files with a hit, and only up
-to the last hit listed.
+``isal``, zstd through ``zstandard``, bz2 and xz from the standard library), stream in pieces
+of at most 1 MiB, which stay in the cache. Tasks of at most a range run in one process per
+core. Line numbers cost a pass of their own, so they are counted afterwards, only in files
+with a hit, and only up to the last hit listed (for a compressed file, a second
+decompression up to that hit).
 
 Nothing here knows about suites: :mod:`flightdeck.holdout` maps tails to canaries.
 """
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -112,48 +112,59 @@ class _State:
 def collect_files(paths: Sequence[Path], *, exclude: Iterable[Path] = ()) -> list[Path]:
     """Expand files and folders (recursively, in sorted order) into regular files, each once.
 
-    Folder walks leave out the files in ``exclude`` (and their atomic-write temp files) and
-    anything that is not a regular file; a path named directly is always scanned.
+    Folder walks leave out the files in ``exclude`` (and their atomic-write temp files),
+    anything that is not a regular file, and links to folders; a file named directly is
+    always scanned.
     """
     skip = {os.path.realpath(p) for p in exclude}
     seen: set[str] = set()
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found = _walk(path, skip)
+            found = [(p, key) for p, key in _walk(path) if not _excluded(key, skip)]
         elif path.is_file():
-            found = [path]
+            found = [(path, os.path.realpath(path))]
         elif path.exists() or path.is_symlink():
             raise InputError(path, None, "not a regular file or folder; name a trace file")
         else:
             raise InputError(path, None, "no such file or folder; check the path")
-        for file in found:
-            key = os.path.realpath(file)
+        for file, key in found:
             if key not in seen:
                 seen.add(key)
                 files.append(file)
     return files
 
 
-def _walk(folder: Path, skip: set[str]) -> list[Path]:
-    def fail(exc: OSError) -> None:
-        raise InputError(exc.filename, None, f"cannot list ({exc.strerror}); check permissions")
-
-    files = []
-    for root, dirs, names in os.walk(folder, onerror=fail):
-        dirs.sort()
-        for name in sorted(names):
-            path = Path(root, name)
-            real = os.path.realpath(path)
-            if real in skip or _is_temp_of(real, skip):
-                continue
+def _walk(folder: Path) -> Iterator[tuple[Path, str]]:
+    """``(path, real path)`` of the regular files under ``folder``, depth first, sorted."""
+    stack = [(str(folder), os.path.realpath(folder))]
+    while stack:
+        here, real = stack.pop()
+        try:
+            with os.scandir(here) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as exc:
+            raise InputError(
+                here, None, f"cannot list ({exc.strerror}); check permissions"
+            ) from None
+        folders = []
+        for entry in entries:
             try:
-                regular = stat.S_ISREG(os.stat(path).st_mode)
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((entry.path, os.path.join(real, entry.name)))
+                    continue
+                if not entry.is_file():  # follows links: a dangling one holds no text
+                    continue
+                linked = entry.is_symlink()
             except OSError:
-                regular = False  # a dangling link holds no text
-            if regular:
-                files.append(path)
-    return files
+                continue
+            key = os.path.realpath(entry.path) if linked else os.path.join(real, entry.name)
+            yield Path(entry.path), key
+        stack.extend(reversed(folders))
+
+
+def _excluded(real: str, skip: set[str]) -> bool:
+    return real in skip or _is_temp_of(real, skip)
 
 
 def _is_temp_of(real: str, skip: set[str]) -> bool:

@@ -177,6 +177,17 @@ def test_folders_are_walked_in_order_and_the_holdouts_manifest_is_skipped(
     assert result.files == 2
 
 
+def test_links_in_folders(holdouts: Path, tmp_path: Path) -> None:
+    target = write(tmp_path / "elsewhere" / "t.jsonl", C.encode())
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "link.jsonl").symlink_to(target)  # a linked file is scanned
+    (runs / "dangling.jsonl").symlink_to(tmp_path / "gone")  # holds no text
+    (runs / "folder").symlink_to(tmp_path / "elsewhere")  # links to folders are not followed
+    result = canary_scan(holdouts, [runs, target])  # the target is the same file: once
+    assert result.hits == (hit(C, runs / "link.jsonl", 1),)
+
+
 def test_a_file_named_twice_is_scanned_once(holdouts: Path, tmp_path: Path) -> None:
     path = write(tmp_path / "t" / "a.jsonl", C.encode())
     assert canary_scan(holdouts, [path, tmp_path / "t", path]).hit_count == 1
