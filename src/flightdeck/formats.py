@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_json, read_jsonl
+from flightdeck.jsonl import read_bytes, read_json, read_jsonl
 
 KINDS = ("decision-why", "blocker", "what-changed", "how-to", "who-owns")
 RUNNERS = ("person", "harness")
@@ -190,9 +190,15 @@ def _check_unique(path: Path, line: int, seen: dict[str, int], key: str, what: s
 
 
 def read_questions(path: Path) -> list[Question]:
+    from flightdeck import formats_fast
+
+    data = read_bytes(path)
+    fast = formats_fast.questions(data)
+    if fast is not None:
+        return fast
     fields = ("id", "question", "kind", "as_of", "scope")
     questions, seen = [], {}  # type: ignore[var-annotated]
-    for line, obj in read_jsonl(path):
+    for line, obj in read_jsonl(path, data):
         r = _Record(path, line, obj, fields)
         qid = r.string("id")
         _check_unique(path, line, seen, qid, f"id {qid!r}")
@@ -220,9 +226,15 @@ def read_questions(path: Path) -> list[Question]:
 
 def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
     """Read keys; ``sealed=True`` requires canaries, ``False`` forbids them, None allows both."""
+    from flightdeck import formats_fast
+
+    data = read_bytes(path)
+    fast = formats_fast.keys(data, sealed)
+    if fast is not None:
+        return fast
     fields = ("id", "answer_key", "required_facts", "valid_sources", "canary")
     keys, seen = [], {}  # type: ignore[var-annotated]
-    for line, obj in read_jsonl(path):
+    for line, obj in read_jsonl(path, data):
         r = _Record(path, line, obj, fields)
         kid = r.string("id")
         _check_unique(path, line, seen, kid, f"id {kid!r}")
@@ -243,11 +255,16 @@ def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
 
 
 def read_answers(path: Path, question_ids: Iterable[str]) -> list[Answer]:
+    from flightdeck import formats_fast
     from flightdeck.jsonl import canonical_json, sha256_bytes
 
     known = set(question_ids)
+    data = read_bytes(path)
+    fast = formats_fast.answers(data, known)
+    if fast is not None:
+        return fast
     answers, seen = [], {}  # type: ignore[var-annotated]
-    for line, obj in read_jsonl(path):
+    for line, obj in read_jsonl(path, data):
         r = _Record(path, line, obj, ("id", "answer", "citations"))
         aid = r.string("id")
         if aid not in known:
@@ -255,15 +272,25 @@ def read_answers(path: Path, question_ids: Iterable[str]) -> list[Answer]:
         _check_unique(path, line, seen, aid, f"answer for id {aid!r}")
         text = r.string("answer", non_empty=False)
         citations = r.sources("citations", non_empty=False)
-        answers.append(Answer(aid, text, citations, sha256_bytes(canonical_json(obj)), line))
+        try:
+            digest = sha256_bytes(canonical_json(obj))
+        except UnicodeEncodeError:
+            r.fail("holds an unpaired surrogate escape (\\ud800-\\udfff); write valid Unicode")
+        answers.append(Answer(aid, text, citations, digest, line))
     return answers
 
 
 def read_labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
-    fields = ("id", "rater", "correct", "unsupported", "answer_sha256", "time")
+    from flightdeck import formats_fast
+
     known = set(question_ids)
+    data = read_bytes(path)
+    fast = formats_fast.labels(data, known)
+    if fast is not None:
+        return fast
+    fields = ("id", "rater", "correct", "unsupported", "answer_sha256", "time")
     labels, seen = [], {}  # type: ignore[var-annotated]
-    for line, obj in read_jsonl(path):
+    for line, obj in read_jsonl(path, data):
         r = _Record(path, line, obj, fields)
         lid = r.string("id")
         if lid not in known:

@@ -19,14 +19,22 @@ from typing import Any
 from flightdeck.errors import InputError
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line; stop at the first bad one."""
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes, or an InputError that names it."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise InputError(path, None, "file not found; check the path") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a folder, not a file; check the path") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+
+
+def read_jsonl(path: Path, data: bytes | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line; stop at the first bad one."""
+    if data is None:
+        data = read_bytes(path)
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
@@ -59,12 +67,7 @@ def _decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
 
 def read_json(path: Path) -> dict[str, Any]:
     """Read one JSON object from a file, with the same errors as :func:`read_jsonl`."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, None, "file not found; check the path") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    data = read_bytes(path)
     try:
         text = data.decode("utf-8")
         obj = json.loads(text)

@@ -275,3 +275,107 @@ def test_fuzz_readers_raise_only_input_errors(
     except InputError as exc:
         assert str(exc).startswith(str(path))
         assert "\n" not in str(exc)
+
+
+# --- the fast path (msgspec) must agree with the exact readers on every input -------------
+
+from flightdeck import formats_fast  # noqa: E402
+
+HEXES = st.sampled_from(["a" * 40, "A" * 40, "a" * 39, "g" * 40, "b" * 64, "B" * 64, "b" * 63])
+TEXTS = st.sampled_from(
+    [
+        "q1",
+        "a",
+        "",
+        " ",
+        "\u2003",
+        "x/y",
+        "sdlc/a.md",
+        "sdlc/a.md#L2-L1",
+        "sdlc/a.md#L3",
+        "https://x#y",
+        "\\ud800",
+    ]
+)
+FIELD_VALUES = st.one_of(
+    TEXTS,
+    HEXES,
+    st.booleans(),
+    st.none(),
+    st.integers(-1, 1),
+    st.sampled_from(["how-to", "blocker", "trivia"]),
+)
+
+
+def near_valid(base: dict[str, object]) -> st.SearchStrategy[str]:
+    """JSON lines close to a valid record: fields dropped, replaced, added or duplicated."""
+
+    def mutate(draw_ops: list[tuple[int, str, object]]) -> str:
+        record = dict(base)
+        extra = ""
+        for op, name, value in draw_ops:
+            if op == 0:
+                record.pop(name, None)
+            elif op == 1:
+                record[name] = value
+            elif op == 2:
+                record[name] = [value]
+            else:
+                extra = f',"{name}":{json.dumps(value)}'  # a duplicated key, last one wins
+        text = json.dumps(record)
+        return text[:-1] + extra + "}" if extra and len(record) else text
+
+    names = st.sampled_from([*base.keys(), "extra"])
+    ops = st.lists(st.tuples(st.integers(0, 3), names, FIELD_VALUES), max_size=2)
+    return ops.map(mutate)
+
+
+SOURCE = {"uri": "sdlc/a.md", "sha256": S}
+KNOWN = ["q1", "q2", "q3", "a"]
+CASES = {
+    "questions": (Q, lambda p: read_questions(p)),
+    "keys": (K | {"canary": None}, lambda p: read_keys(p)),
+    "answers": (
+        {"id": "q1", "answer": "x", "citations": [SOURCE]},
+        lambda p: read_answers(p, ["q1", "a"]),
+    ),
+    "labels": (
+        {"id": "q1", "rater": "ada", "correct": True, "unsupported": ["sdlc/a.md"]},
+        lambda p: read_labels(p, ["q1", "a"]),
+    ),
+}
+
+
+def outcome(reader, path: Path) -> object:  # type: ignore[no-untyped-def]
+    try:
+        return reader(path)
+    except InputError as exc:
+        return str(exc)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.sampled_from(sorted(CASES)), st.data())
+def test_fast_path_agrees_with_exact_readers(
+    tmp_path_factory: pytest.TempPathFactory, which: str, data: st.DataObject
+) -> None:
+    base, reader = CASES[which]
+    lines = data.draw(st.lists(near_valid(base), min_size=1, max_size=3))
+    # Each line its own id (unless the mutation changed it), so one bad field is not hidden
+    # behind a duplicate-id error on the next line.
+    lines = [line.replace('"id": "q1"', f'"id": "q{i + 1}"', 1) for i, line in enumerate(lines)]
+    path = tmp_path_factory.mktemp("fast") / "f.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    fast = outcome(reader, path)
+    with pytest.MonkeyPatch.context() as m:
+        for name in CASES:
+            m.setattr(formats_fast, name, lambda *_a: None)
+        exact = outcome(reader, path)
+    assert fast == exact
+
+
+def test_fast_path_is_taken_for_valid_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "q.jsonl", [Q, Q | {"id": "q2"}])
+    assert formats_fast.questions(path.read_bytes()) == read_questions(path)
+    assert formats_fast.questions(path.read_bytes()) is not None
