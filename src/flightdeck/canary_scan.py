@@ -196,7 +196,7 @@ def scan_tails(
     tasks = _batch(_plan(files, sizes, range_size), range_size, jobs)
     found: list[_Found] = []
     with _Runner(_State(tails, chunk_size, on_progress or _ignore), jobs) as runner:
-        for result in runner.map(_scan_task, tasks):
+        for result in runner.map(_scan_task, tasks, stop=lambda r: r.error is not None):
             if result.error is not None:
                 raise InputError(files[result.index], None, result.error)
             found.append(result)
@@ -303,25 +303,38 @@ class _Runner:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def map(self, func: Callable[[Any, _State], list[Any]], tasks: Sequence[Any]) -> list[Any]:
+    def map(
+        self,
+        func: Callable[[Any, _State], list[Any]],
+        tasks: Sequence[Any],
+        stop: Callable[[Any], bool] = lambda _item: False,
+    ) -> list[Any]:
+        """Every task's items, in no set order; returns early after an item that ``stop``s."""
+        results: list[Any] = []
         if self.jobs <= 1 or len(tasks) <= 1:
-            return [item for task in tasks for item in func(task, self.state)]
+            for task in tasks:
+                items = func(task, self.state)
+                results += items
+                if any(stop(item) for item in items):
+                    break
+            return results
         import concurrent.futures
 
         pool = self._pool(min(self.jobs, len(tasks)))
         pending = {pool.submit(_in_worker, func, task) for task in tasks}
-        results: list[Any] = []
         try:
             while pending:
                 done, pending = concurrent.futures.wait(
                     pending, timeout=0.25, return_when=concurrent.futures.FIRST_COMPLETED
                 )
-                for future in done:
-                    results.extend(future.result())
+                items = [item for future in done for item in future.result()]
+                results += items
                 current = self.done.value
                 if current > self.reported:
                     self.state.report(current - self.reported)
                     self.reported = current
+                if any(stop(item) for item in items):
+                    break  # leaving the runner cancels the tasks not yet started
         except concurrent.futures.process.BrokenProcessPool as exc:
             message = "a scan process died (was a file cut short during the scan?)"
             raise WorkerDiedError(message) from exc

@@ -70,7 +70,8 @@ def test_a_hit_prints_each_hit_voids_the_suite_and_exits_1(
     assert result.stdout == (
         f"{a}:2: {canary(2)} suite gold-v1 question q1\n"
         f"{c}:1: {canary(3)} suite gold-v1 question q2\n"
-        f"2 canary hits in 2 of 3 files, 288 bytes scanned; void in {holdouts}/manifest.json:\n"
+        f"2 canary hits in 2 files (of 3 files, 288 bytes scanned); "
+        f"void in {holdouts}/manifest.json:\n"
         "  gold-v1: 2 hits (newly void)\n"
         "note: 1 canary-shaped string not registered here (another holdouts folder's?)\n"
     )

@@ -125,7 +125,8 @@ def _as_text(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> l
     else:
         files_hit = len({hit.file for hit in result.hits})
         lines.append(
-            f"{_plural(result.hit_count, 'canary hit')} in {files_hit} of {scanned}; "
+            f"{_plural(result.hit_count, 'canary hit')} in {_plural(files_hit, 'file')} "
+            f"(of {scanned}); "
             f"void in {holdouts_dir / 'manifest.json'}:"
         )
         for suite, count in result.suite_counts.items():
