@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
 from flightdeck.formats import OPAQUE_RE, Source
@@ -29,16 +29,30 @@ def is_flagged_unsupported(uri: str, flagged: Iterable[str]) -> bool:
     return any(entry == uri or (entry == strip_span(entry) and entry == bare) for entry in flagged)
 
 
+def valid_hashes(valid_sources: Iterable[Source]) -> dict[str, set[str]]:
+    """Valid sources by uri without span -> the hashes they may have: what a citation matches."""
+    table: dict[str, set[str]] = {}
+    for source in valid_sources:
+        table.setdefault(strip_span(source.uri), set()).add(source.sha256)
+    return table
+
+
 def classify_citation(
-    citation: Source, valid_sources: Sequence[Source], flagged: Iterable[str]
+    citation: Source,
+    valid_sources: Sequence[Source] | Mapping[str, set[str]],
+    flagged: Iterable[str],
 ) -> CitationClass:
-    """Class of one citation, in the spec's order (the first that applies wins)."""
-    bare = strip_span(citation.uri)
-    matches = [s for s in valid_sources if strip_span(s.uri) == bare]
-    if not matches:
+    """Class of one citation, in the spec's order (the first that applies wins).
+
+    ``valid_sources`` may be given as :func:`valid_hashes` of them, to classify many
+    citations of one question without redoing that work.
+    """
+    table = valid_sources if isinstance(valid_sources, Mapping) else valid_hashes(valid_sources)
+    hashes = table.get(strip_span(citation.uri))
+    if hashes is None:
         return CitationClass.FABRICATED
-    if all(s.sha256 != citation.sha256 for s in matches):
+    if citation.sha256 not in hashes:
         return CitationClass.STALE
-    if is_flagged_unsupported(citation.uri, flagged):
+    if flagged and is_flagged_unsupported(citation.uri, flagged):
         return CitationClass.UNSUPPORTED
     return CitationClass.VALID

@@ -9,7 +9,6 @@ to fix it. A property test holds the two paths to the same results.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import re
 from collections.abc import Callable, Iterable
@@ -31,6 +30,7 @@ from flightdeck.formats import (
     Question,
     Source,
 )
+from flightdeck.perf import gc_paused
 
 Kind = Literal["decision-why", "blocker", "what-changed", "how-to", "who-owns"]
 
@@ -120,16 +120,9 @@ def _unique(keys: list[str]) -> bool:
 
 
 def _no_gc(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Building 100,000 records with the cycle collector on costs 3-4x: switch it off."""
-
     def wrapper(*args: Any) -> Any:
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             return func(*args)
-        finally:
-            if enabled:
-                gc.enable()
 
     return wrapper
 

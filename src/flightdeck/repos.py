@@ -87,7 +87,8 @@ class BlobReader:
 
     def read(self, rev: str, path: str | None = None) -> bytes | None:
         """Bytes of ``rev:path`` (or of object ``rev``), or None when it is not a file there."""
-        assert self._proc.stdin is not None and self._proc.stdout is not None
+        assert self._proc.stdin is not None
+        assert self._proc.stdout is not None
         name = rev if path is None else f"{rev}:{path}"
         if "\n" in name:
             return None

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flightdeck.citations import CitationClass, classify_citation
+from flightdeck.citations import CitationClass, classify_citation, valid_hashes
 from flightdeck.errors import InputError
 from flightdeck.formats import Answer, ArmMeta, Key, Label, Question
 from flightdeck.stats import (
@@ -131,6 +131,7 @@ def score_arm(
         if label.rater not in raters:
             raters.append(label.rater)
     counts = dict.fromkeys((str(c) for c in CitationClass), 0)
+    valid_tables: dict[str, dict[str, set[str]]] = {}
     results = []
     uncited = 0
     for q in questions:
@@ -143,10 +144,10 @@ def score_arm(
         yes = sum(votes.values())
         correct = yes > len(votes) - yes  # a tie counts as incorrect
         flagged = [uri for lb in q_labels for uri in lb.unsupported]
-        classes = tuple(
-            (c.uri, classify_citation(c, keys[q.id].valid_sources, flagged))
-            for c in answer.citations
-        )
+        table = valid_tables.get(q.id)
+        if table is None:
+            table = valid_tables[q.id] = valid_hashes(keys[q.id].valid_sources)
+        classes = tuple((c.uri, classify_citation(c, table, flagged)) for c in answer.citations)
         for _, cls in classes:
             counts[str(cls)] += 1
         uncited += not classes

@@ -422,3 +422,43 @@ def test_errors_never_traceback_on_missing_suite(runner: CliRunner, tmp_path: Pa
     assert_error(
         result, f"{tmp_path / 'nope'}: suite folder not found; pass a folder such as suites/<suite>"
     )
+
+
+def test_a_leaked_canary_voids_the_suite_until_unvoided(
+    runner: CliRunner, project: Project
+) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    keys = [json.loads(x) for x in (project.suite / "keys.jsonl").read_text().splitlines()]
+    trace = project.root / "traces" / "search" / "q2.log"
+    trace.parent.mkdir(parents=True)
+    trace.write_text(f"read docs\nfound {json.dumps(keys[1]['canary'])} in the index\n")
+    scan = invoke(
+        runner, "holdout", "canary-scan", "--holdouts", "holdouts", str(project.root / "traces")
+    )
+    assert scan.exit_code == 1, scan.output
+    status = invoke(runner, "knowledge", "status", str(project.suite))
+    assert f"!! VOID: a canary leaked (the canary of question q2 in {trace}:2)" in status.stdout
+    assert status.stdout.endswith("not ready to score\n")
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert_error(
+        result,
+        f"{Path('holdouts') / 'manifest.json'}: suite 'demo-v1' is void: a canary leaked (the "
+        f"canary of question q2 in {trace}:2); its keys are spent, so seal a new suite version",
+    )
+    unvoid = invoke(
+        runner,
+        "holdout",
+        "unvoid",
+        "--holdouts",
+        "holdouts",
+        "demo-v1",
+        "--by",
+        "ada",
+        "--why",
+        "test fixture, not a leak",
+    )
+    assert unvoid.exit_code == 0, unvoid.output
+    assert (
+        invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search").exit_code == 0
+    )

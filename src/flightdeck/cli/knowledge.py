@@ -149,9 +149,9 @@ def status_command(
 
 
 def _evidence(evidence: dict[str, Any]) -> str:
-    from flightdeck.tasks.knowledge import _describe
+    from flightdeck.tasks.knowledge import describe_void
 
-    return _describe(evidence)
+    return describe_void(evidence)
 
 
 @knowledge.command("score")

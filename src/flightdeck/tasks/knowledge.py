@@ -348,7 +348,7 @@ def _prepare(
         raise InputError(
             params.holdouts / "manifest.json",
             None,
-            f"suite {suite.name!r} is void: a canary leaked ({_describe(evidence)}); its keys "
+            f"suite {suite.name!r} is void: a canary leaked ({describe_void(evidence)}); its keys "
             "are spent, so seal a new suite version",
         )
     questions, keys = load_suite_files(suite, sealed=True)
@@ -357,10 +357,12 @@ def _prepare(
     return suite, questions, scores
 
 
-def _describe(evidence: dict[str, Any]) -> str:
-    first = evidence.get("first_hit") or evidence
-    where = f"{first.get('file', '?')}:{first.get('line', '?')}"
-    return f"question {first.get('question', first.get('id', '?'))} in {where}"
+def describe_void(evidence: dict[str, Any]) -> str:
+    """The holdouts manifest's evidence in words: which key leaked, where, how often."""
+    where = f"{evidence.get('file', '?')}:{evidence.get('line', '?')}"
+    count = evidence.get("count", 1)
+    more = f", {count} hits in all" if isinstance(count, int) and count > 1 else ""
+    return f"the canary of question {evidence.get('question_id', '?')} in {where}{more}"
 
 
 def score(
@@ -384,7 +386,10 @@ def score(
             raise InputError(
                 "--arm", None, f"{name!r} is compared but not scored; add --arm {name}"
             )
-    suite, questions, scores = _prepare(suite_dir, arms, params)
+    from flightdeck.perf import gc_paused
+
+    with gc_paused():
+        suite, questions, scores = _prepare(suite_dir, arms, params)
     notes = _check_ledger(suite, scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
