@@ -29,6 +29,7 @@ class Params:
     holdouts: Path = Path("holdouts")
     repos: dict[str, Path] = field(default_factory=dict)
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
+    warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
 
     def with_overrides(self, **values: Any) -> Params:
         """Flags override params.yaml; a flag left unset (None) keeps the file's value."""
@@ -36,10 +37,23 @@ class Params:
         repos = dict(self.repos)
         repos.update(values.get("repos") or {})
         checked = dataclasses.replace(self, **changes, repos=repos)
-        _check_ranges(checked, Path("--option"), None)
+        _check_ranges(checked, self.root / PARAMS_FILE, set(changes))
         return checked
 
 
+KNOWN_KEYS = {
+    "suite",
+    "arms",
+    "harnesses",
+    "seed",
+    "resamples",
+    "confidence",
+    "threshold",
+    "min_raters",
+    "gate_margin",
+    "holdouts",
+    "repos",
+}
 _SCALARS: dict[str, type] = {
     "seed": int,
     "resamples": int,
@@ -50,12 +64,28 @@ _SCALARS: dict[str, type] = {
 }
 
 
-def load_params(path: Path | None = None) -> Params:
-    """Read params.yaml (default: ./params.yaml); a missing default file gives the defaults."""
+def find_params(near: Path | None = None) -> Path:
+    """./params.yaml, else the nearest params.yaml above ``near`` (a suite folder).
+
+    So a command run from outside the project still finds the project's holdouts and
+    repositories rather than silently using the defaults.
+    """
+    here = Path(PARAMS_FILE)
+    if here.is_file() or near is None:
+        return here
+    for folder in near.resolve().parents:
+        candidate = folder / PARAMS_FILE
+        if candidate.is_file():
+            return candidate
+    return here
+
+
+def load_params(path: Path | None = None, *, near: Path | None = None) -> Params:
+    """Read params.yaml (default: see :func:`find_params`); none at all gives the defaults."""
     import yaml
 
     explicit = path is not None
-    path = path or Path(PARAMS_FILE)
+    path = path or find_params(near)
     root = path.parent
     if not path.exists():
         if explicit:
@@ -95,18 +125,40 @@ def load_params(path: Path | None = None) -> Params:
     values["repos"] = {str(k): root / v for k, v in repos.items()}
     params = Params(**values)
     _check_ranges(params, path, None)
+    unknown = sorted(set(data) - KNOWN_KEYS)
+    if unknown:
+        warning = (
+            f"{path}:{_line_of(path, unknown[0])}: unknown key {unknown[0]!r} is ignored "
+            f"(a typo?); flightdeck reads {', '.join(sorted(KNOWN_KEYS))}"
+        )
+        params = dataclasses.replace(params, warnings=(warning,))
     return params
 
 
-def _check_ranges(params: Params, path: Path, line: int | None) -> None:
+def _range_problems(params: Params) -> list[tuple[str, str]]:
+    """(name, what is wrong) for each value outside its range."""
+    problems = []
     if params.resamples < 1:
-        raise InputError(path, line, f"resamples must be at least 1, got {params.resamples}")
+        problems.append(("resamples", f"must be at least 1, got {params.resamples}"))
     if not 0 < params.confidence < 1:
-        raise InputError(path, line, f"confidence must be in (0, 1), got {params.confidence}")
+        problems.append(("confidence", f"must be between 0 and 1, got {params.confidence}"))
     if params.min_raters < 1:
-        raise InputError(path, line, f"min_raters must be at least 1, got {params.min_raters}")
+        problems.append(("min_raters", f"must be at least 1, got {params.min_raters}"))
     if params.seed < 0:
-        raise InputError(path, line, f"seed must be non-negative, got {params.seed}")
+        problems.append(("seed", f"must be non-negative, got {params.seed}"))
+    if params.gate_margin < 0:
+        problems.append(("gate_margin", f"must be non-negative points, got {params.gate_margin}"))
+    return problems
+
+
+def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
+    """A bad value names its flag when a flag set it, else the params.yaml line."""
+    for name, problem in _range_problems(params):
+        if flags is not None and name in flags:
+            raise InputError(f"--{name.replace('_', '-')}", None, problem)
+        raise InputError(
+            path, _line_of(path, name) if path.is_file() else None, f"{name} {problem}"
+        )
 
 
 def _line_of(path: Path, name: str) -> int | None:

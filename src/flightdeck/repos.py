@@ -173,7 +173,12 @@ class RepoSet:
                     f"under repos: or pass --repo {name}=PATH",
                 )
             if not location.exists():
-                raise InputError(location, None, f"repository {name!r} not found at this path")
+                raise InputError(
+                    location,
+                    None,
+                    f"repository {name!r} not found at this path; fix repos: in params.yaml "
+                    f"or --repo {name}=PATH",
+                )
             self._open[name] = Repository(name, location, self.cache_dir)
         return self._open[name]
 

@@ -143,6 +143,48 @@ def test_seal_checks_sources(
     assert not (project.suite / "manifest.json").exists()
 
 
+def test_seal_refuses_a_named_repository_that_is_not_there(
+    runner: CliRunner, project: Project
+) -> None:
+    result = invoke(runner, "knowledge", "seal", str(project.suite), "--repo", "sdlc=/nowhere/sdlc")
+    assert_error(
+        result,
+        "/nowhere/sdlc: repository 'sdlc' not found at this path; fix repos: in params.yaml or "
+        "--repo sdlc=PATH",
+    )
+    assert not (project.suite / "manifest.json").exists()
+
+
+def test_commands_find_the_project_params_from_elsewhere(
+    runner: CliRunner,
+    project: Project,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert result.exit_code == 0, result.output
+    assert (project.root / "metrics" / "demo-v1.json").is_file()  # the project's root, not cwd
+
+
+def test_params_typo_warns_and_range_errors_name_the_flag(
+    runner: CliRunner, project: Project
+) -> None:
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("seeed: 3\n")
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert result.exit_code == 0
+    assert result.stderr.startswith(
+        "warning: params.yaml:10: unknown key 'seeed' is ignored (a typo?)"
+    )
+    bad = invoke(
+        runner, "knowledge", "score", str(project.suite), "--arm", "x", "--confidence", "2"
+    )
+    assert_error(bad, "--confidence: must be between 0 and 1, got 2.0")
+
+
 def test_seal_checks_commits_exist(runner: CliRunner, project: Project) -> None:
     path = project.suite / "questions.jsonl"
     lines = [json.loads(x) for x in path.read_text().splitlines()]
@@ -462,3 +504,29 @@ def test_a_leaked_canary_voids_the_suite_until_unvoided(
     assert (
         invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search").exit_code == 0
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        pytest.param(
+            ["knowledge", "gate", "s", "--candidate", "c"],
+            "error: flightdeck knowledge gate: Missing option '--pinned'; see `flightdeck knowledge gate --help`",
+            id="missing-option",
+        ),
+        pytest.param(
+            ["knowledge", "score", "s", "--seed", "abc"],
+            "error: flightdeck knowledge score: Invalid value for '--seed': 'abc' is not a valid integer; see `flightdeck knowledge score --help`",
+            id="bad-type",
+        ),
+        pytest.param(
+            ["knowledge", "scor"],
+            "error: flightdeck knowledge: No such command 'scor'. Did you mean 'score'?; see `flightdeck knowledge --help`",
+            id="no-such-command",
+        ),
+    ],
+)
+def test_usage_errors_are_one_line(runner: CliRunner, args: list[str], line: str) -> None:
+    result = runner.invoke(cli, args, prog_name="flightdeck")
+    assert result.exit_code == 2
+    assert result.stderr == line + "\n"

@@ -16,7 +16,36 @@ from flightdeck.errors import FlightdeckError
 
 
 class FlightdeckGroup(click.Group):
-    """Turns a FlightdeckError into one `error: ...` line and its exit code."""
+    """Turns every error into one `error: ...` line and its exit code.
+
+    Click's own usage errors print several lines (usage, hint, error); the spec wants one
+    line for every error, so they are caught here too and keep click's exit code 2.
+    """
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else (prog_name or "flightdeck")
+            message = exc.format_message().rstrip(".")
+            click.echo(f"error: {where}: {message}; see `{where} --help`", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -36,8 +65,8 @@ def cli() -> None:
 
     \b
     Example:
-        flightdeck knowledge seal suites/knowledge-demo-v1 --holdouts holdouts
-        flightdeck knowledge score suites/knowledge-demo-v1 --arm baseline-repo-search
+        flightdeck knowledge status suites/knowledge-demo-v1
+        flightdeck knowledge seal suites/my-suite-v1 --holdouts holdouts
     """
 
 

@@ -13,9 +13,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def suite_argument(func: F) -> F:
     """The SUITE argument: a suite folder such as suites/knowledge-demo-v1."""
-    return click.argument(
-        "suite", type=click.Path(file_okay=False, path_type=Path)
-    )(func)
+    return click.argument("suite", type=click.Path(file_okay=False, path_type=Path))(func)
 
 
 def params_options(func: F) -> F:
@@ -69,9 +67,16 @@ def stats_options(func: F) -> F:
     return func
 
 
-def load_params_from_cli(params_file: Path | None, repo: tuple[str, ...], **overrides: Any) -> Any:
-    """params.yaml with flags laid over it (a flag left unset keeps the file's value)."""
+def load_params_from_cli(
+    params_file: Path | None, repo: tuple[str, ...], *, near: Path | None = None, **overrides: Any
+) -> Any:
+    """params.yaml with flags laid over it (a flag left unset keeps the file's value).
+
+    ``near`` is the suite folder: without ./params.yaml, the nearest one above it is used.
+    """
     from flightdeck.params import load_params, parse_repo_option
 
-    params = load_params(params_file)
+    params = load_params(params_file, near=near)
+    for warning in params.warnings:
+        click.echo(f"warning: {warning}", err=True)
     return params.with_overrides(repos=parse_repo_option(repo), **overrides)

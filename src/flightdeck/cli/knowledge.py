@@ -53,7 +53,7 @@ def seal_command(
     from flightdeck.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
-    params = load_params_from_cli(params_file, repo)
+    params = load_params_from_cli(params_file, repo, near=suite)
     result = seal(
         suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"), holdouts=holdouts
     )
@@ -102,7 +102,9 @@ def status_command(
 
     from flightdeck.tasks.knowledge import status
 
-    params = load_params_from_cli(params_file, repo, holdouts=holdouts, min_raters=min_raters)
+    params = load_params_from_cli(
+        params_file, repo, near=suite, holdouts=holdouts, min_raters=min_raters
+    )
     st = status(suite, params=params)
     if as_json:
         data = dataclasses.asdict(st)
@@ -205,20 +207,22 @@ def score_command(
             --arm baseline-repo-search --arm baseline-projects \\
             --baseline baseline-repo-search --candidate baseline-projects
     """
+    from flightdeck.perf import gc_paused
     from flightdeck.report import write_outputs
     from flightdeck.tasks.knowledge import record_scores, score
 
-    params = load_params_from_cli(params_file, repo, **overrides)
+    params = load_params_from_cli(params_file, repo, near=suite, **overrides)
     name = suite.resolve().name
-    result = score(
-        suite, list(arms or params.arms), params=params, baseline=baseline, candidate=candidate
-    )
-    written = write_outputs(
-        result,
-        metrics=json_path or params.root / "metrics" / f"{name}.json",
-        report=report_path or params.root / "reports" / f"{name}.md",
-        results_dir=results_dir or params.root / "results" / name,
-    )
+    with gc_paused():
+        result = score(
+            suite, list(arms or params.arms), params=params, baseline=baseline, candidate=candidate
+        )
+        written = write_outputs(
+            result,
+            metrics=json_path or params.root / "metrics" / f"{name}.json",
+            report=report_path or params.root / "reports" / f"{name}.md",
+            results_dir=results_dir or params.root / "results" / name,
+        )
     record_scores(suite, result)
     _print_score(result)
     click.echo(f"wrote {written['metrics']}, {written['report']}, {written['picture']}")
@@ -284,7 +288,9 @@ def gate_command(
     from flightdeck.report import _pts
     from flightdeck.tasks.knowledge import gate
 
-    params = load_params_from_cli(params_file, repo, gate_margin=gate_margin, **overrides)
+    params = load_params_from_cli(
+        params_file, repo, near=suite, gate_margin=gate_margin, **overrides
+    )
     result = gate(suite, pinned=pinned, candidate=candidate, params=params)
     if as_json:
         click.echo(

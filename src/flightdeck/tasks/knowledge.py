@@ -150,7 +150,8 @@ def _check_sources(
     """Each repo source exists at ``as_of`` with the recorded sha256, where the repo is at hand."""
     by_id = {q.id: q for q in questions}
     needed = {repo for q in questions for repo in q.as_of}
-    unchecked = {name for name in needed if not repos.available(name)}
+    # A repository params.yaml or --repo names must be there; only unnamed ones are skipped.
+    unchecked = {name for name in needed if name not in repos.locations}
     for q in questions:
         for name, commit in q.as_of.items():
             if name not in unchecked and not repos.get(name).has_commit(commit):
