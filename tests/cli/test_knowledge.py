@@ -179,6 +179,7 @@ def test_params_typo_warns_and_range_errors_name_the_flag(
     assert result.stderr.startswith(
         "warning: params.yaml:10: unknown key 'seeed' is ignored (a typo?)"
     )
+    (project.root / "params.yaml").write_text("seed: 0\n")
     bad = invoke(
         runner, "knowledge", "score", str(project.suite), "--arm", "x", "--confidence", "2"
     )

@@ -22,7 +22,7 @@ class FlightdeckGroup(click.Group):
     line for every error, so they are caught here too and keep click's exit code 2.
     """
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Any = None,
         prog_name: str | None = None,
