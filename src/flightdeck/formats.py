@@ -181,11 +181,11 @@ def check_uri(record: _Record, uri: object, what: str) -> None:
         record.fail(f"{what} {uri!r} has a span that ends before it starts")
 
 
-def _check_unique(path: Path, line: int, seen: dict[str, int], key: str, what: str) -> None:
+def _check_unique(
+    path: Path, line: int, seen: dict[str, int], key: str, what: str, fix: str = "make ids unique"
+) -> None:
     if key in seen:
-        raise InputError(
-            path, line, f"duplicate {what} (first on line {seen[key]}); make ids unique"
-        )
+        raise InputError(path, line, f"duplicate {what} (first on line {seen[key]}); {fix}")
     seen[key] = line
 
 
@@ -269,7 +269,9 @@ def read_answers(path: Path, question_ids: Iterable[str]) -> list[Answer]:
         aid = r.string("id")
         if aid not in known:
             r.fail(f"id {aid!r} is not a question of this suite; remove the line or fix the id")
-        _check_unique(path, line, seen, aid, f"answer for id {aid!r}")
+        _check_unique(
+            path, line, seen, aid, f"answer for id {aid!r}", "keep one answer per question"
+        )
         text = r.string("answer", non_empty=False)
         citations = r.sources("citations", non_empty=False)
         try:
@@ -297,7 +299,12 @@ def read_labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
             r.fail(f"id {lid!r} is not a question of this suite; remove the line or fix the id")
         rater = r.string("rater")
         _check_unique(
-            path, line, seen, f"{rater}\0{lid}", f"label by rater {rater!r} on id {lid!r}"
+            path,
+            line,
+            seen,
+            f"{rater}\0{lid}",
+            f"label by rater {rater!r} on id {lid!r}",
+            "remove one of the two (each rater labels an answer once)",
         )
         correct = r.boolean("correct")
         unsupported = r.strings("unsupported", non_empty=False, default=[])

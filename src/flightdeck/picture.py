@@ -13,7 +13,8 @@ from xml.sax.saxutils import escape
 
 COLORS = {"correctness": "#1f77b4", "citation_validity": "#ff7f0e"}
 SHOWN, NOT_SHOWN, THRESHOLD = "#d62728", "#7f7f7f", "#d62728"
-ROW, LABEL_W, PLOT_W, PAD = 34, 230, 360, 16
+ROW, PLOT_W, PAD = 34, 360, 16
+CHAR_W = 6.6  # average advance of an 11 px sans-serif character, with a margin
 
 
 @dataclass(frozen=True)
@@ -40,14 +41,16 @@ class Panel:
 
 def svg_panels(panels: Sequence[Panel]) -> str:
     """Panels stacked vertically, each a labelled axis with horizontal interval bars."""
-    width = LABEL_W + PLOT_W + 2 * PAD
+    longest = max((len(r.label) for p in panels for r in p.rows), default=10)
+    label_w = round(CHAR_W * longest) + 12
+    width = label_w + PLOT_W + 2 * PAD
     parts: list[str] = []
     y = PAD
     for panel in panels:
         parts.append(_text(PAD, y + 12, panel.title, weight="bold"))
         y += 24
         top = y
-        x0, x1 = LABEL_W + PAD, LABEL_W + PAD + PLOT_W
+        x0, x1 = label_w + PAD, label_w + PAD + PLOT_W
 
         def sx(v: float, p: Panel = panel, a: float = x0, b: float = x1) -> float:
             return a + (b - a) * (min(max(v, p.lo), p.hi) - p.lo) / (p.hi - p.lo)
@@ -75,9 +78,9 @@ def svg_panels(panels: Sequence[Panel]) -> str:
             )
         parts.append(_line(x0, bottom, x1, bottom, "#000000"))
         parts.append(_text((x0 + x1) / 2, bottom + 30, panel.axis, anchor="middle", size=11))
-        legends = {(r.legend, r.color) for r in panel.rows if r.legend}
+        legends = list(dict.fromkeys((r.legend, r.color) for r in panel.rows if r.legend))
         lx = x0
-        for legend, color in sorted(legends):
+        for legend, color in legends:
             parts.append(f'<circle cx="{lx:.1f}" cy="{bottom + 46:.1f}" r="4" fill="{color}"/>')
             parts.append(_text(lx + 8, bottom + 50, legend, size=10))
             lx += 130

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flightdeck import __version__
 from flightdeck.formats import KINDS
 from flightdeck.jsonl import atomic_write, write_json, write_jsonl
 from flightdeck.scoring import METRIC_WORDS, METRICS, ArmScore, Comparison
@@ -126,9 +127,13 @@ def _snapshot(value: Any) -> str:
             for commit in ([v] if isinstance(v, str) else v)
         ]
     else:
-        parts = [f"{k} {_short(v)[:40]}" for k, v in value.items()]
+        parts = [f"{k} {_clip(_short(v), 16)}" for k, v in value.items()]
     more = f" and {len(parts) - 4} more" if len(parts) > 4 else ""
     return "`" + ", ".join(parts[:4]) + "`" + more
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _short(value: Any) -> str:
@@ -141,23 +146,27 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     level = f"{100 * p.confidence:g}%"
     out = [f"# Knowledge evals: {result.suite}", ""]
     out += [
-        f"{result.n} questions. Intervals are {level} (Wilson for proportions, paired "
-        f"percentile bootstrap over questions for differences; seed {p.seed}, "
-        f"{p.resamples} resamples).",
+        f"{_count(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
+        "their manifest and the holdouts manifest does not mark the suite void (score refuses "
+        f"otherwise). Scored with flightdeck {__version__}. Intervals are {level}: Wilson for "
+        "proportions, a paired percentile bootstrap over questions for differences (seed "
+        f"{p.seed}, {p.resamples} resamples).",
         "",
     ]
+    for comparison in result.comparisons:
+        out += _verdict(comparison)
     out += ["## Arms", ""]
     for s in result.arms.values():
         out += _meta_lines(s)
     out += ["", "## Metrics", ""]
     out += [
-        "| arm | answered | correctness | citation validity | κ (agreement) |",
-        "|---|---|---|---|---|",
+        "| arm | answered | correctness | citation validity | raters | κ (agreement) |",
+        "|---|---|---|---|---|---|",
     ]
     for s in result.arms.values():
         out.append(
             f"| {s.arm} | {s.answered}/{s.n} | {_interval(s.correctness)} | "
-            f"{_interval(s.citation_validity)} | {_kappa(s)} |"
+            f"{_interval(s.citation_validity)} | {', '.join(s.raters) or 'none'} | {_kappa(s)} |"
         )
     out += ["", "### Citations", ""]
     out += [
@@ -189,7 +198,49 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out += ["", f"![intervals and paired differences]({picture_name})", ""]
     for comparison in result.comparisons:
         out += _comparison_section(comparison, result)
+    out += _how_to_read(result)
     return "\n".join(out) + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _verdict(c: Comparison) -> list[str]:
+    """The decision first: what a sceptic reads before any table."""
+    shown = [METRIC_WORDS[m] for m in METRICS if c.metrics[m].shown]
+    if shown:
+        line = (
+            f"**{c.baseline} is shown to lose by at least {c.threshold:g} points to "
+            f"{c.candidate} on {' and '.join(shown)}.**"
+        )
+    else:
+        line = (
+            f"**{c.baseline} is not shown to lose by {c.threshold:g} points to {c.candidate} "
+            "on either metric.**"
+        )
+    return [line, ""]
+
+
+def _how_to_read(result: ScoreResult) -> list[str]:
+    return [
+        "## How to read this",
+        "",
+        "- **Correct**: the majority of the raters marked the answer correct (every required "
+        "fact present); a tie counts as incorrect, and an unanswered question counts as "
+        "incorrect.",
+        "- **Citation-valid**: the answer cites at least one source and every citation is "
+        "valid; an unanswered or uncited answer is not citation-valid.",
+        "- Each citation is exactly one of, in this order: **fabricated** (not one of the "
+        "question's valid sources in the sealed key: the file may exist, but it is not what "
+        "supports the answer), **stale** (a valid source, but the content the arm saw differs "
+        "from the file at the question's `as_of` commit), **unsupported** (a rater marked the "
+        "cited span as not supporting the claim), **valid**.",
+        "- κ is Cohen's kappa between the first two raters over the answers both rated; "
+        "percent agreement is beside it.",
+        f"- Per-question votes, majorities and citation classes are in `results/{result.suite}/`.",
+        "",
+    ]
 
 
 def _interval(p: Any) -> str:
@@ -227,6 +278,7 @@ def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
     out.append("")
     for m in METRICS:
         out.append(f"- **{c.metrics[m].statement}.**")
+    out.append(f"- (baseline: {c.baseline}; candidate: {c.candidate})")
     out += ["", "### What this set can show", ""]
     for m in METRICS:
         mc = c.metrics[m]
@@ -242,15 +294,21 @@ def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
             f"- {METRIC_WORDS[m]}: with n = {result.n} and the observed discordance "
             f"({100 * discordance:.0f}% of questions differ), {detect}."
         )
+    out.append(
+        "- (A true difference of Δ points needs at least Δ% of questions to differ, so the "
+        "calculation uses the larger of the observed discordance and Δ; normal approximation "
+        "to the paired difference.)"
+    )
     tests = 2 * len(result.comparisons)
     one = (1 - p.confidence) / 2
     out.append(
-        f'- Multiplicity: each test alone gives a false "shown" with chance {100 * one:.1f}%. '
-        f"This report applies the rule {tests} time(s), so the chance of at least one false "
-        f'"shown" is up to {100 * family_false_shown_rate(tests, confidence=p.confidence):.1f}%'
-        f" (independent tests); deciding on two metrics against two baselines makes it up to "
-        f"{100 * family_false_shown_rate(4, confidence=p.confidence):.1f}%. Read a single "
-        '"shown" with that in mind.'
+        f'- Multiplicity: one application of the rule gives a false "shown" with chance '
+        f"{100 * one:.1f}% when the true difference is exactly {p.threshold:g} points. This "
+        f'report applies it {_count(tests, "time")} (two metrics), so a false "shown" on '
+        f"at least one has chance up to {100 * min(1.0, tests * one):.1f}% (union bound; "
+        f"{100 * family_false_shown_rate(tests, confidence=p.confidence):.1f}% if "
+        "independent). Deciding on two metrics against two baselines applies it four times: "
+        f'up to {100 * min(1.0, 4 * one):.1f}%. Read a single "shown" with that in mind.'
     )
     out.append("")
     return out

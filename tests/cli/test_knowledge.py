@@ -424,9 +424,12 @@ def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
     result = invoke(runner, "knowledge", "status", str(project.suite))
     assert result.exit_code == 0, result.output
     assert "ok sealed" in result.stdout
-    assert "ok search: answers 4/4, meta present, labels 8 by ada, bob, never" in result.stdout
     assert (
-        "!! chat: answers 1/4, meta missing, labels 0 by none, never — 3 unanswered; meta missing; 1 answers short of 2 raters"
+        "ok search: answers 4/4, meta present, labels 8 by ada, bob, not yet scored"
+        in result.stdout
+    )
+    assert (
+        "!! chat: answers 1/4, meta missing, labels 0 by none, not yet scored — 3 unanswered; meta missing; 1 answers short of 2 raters"
         in result.stdout
     )
     assert result.stdout.endswith("not ready to score\n")

@@ -158,7 +158,7 @@ def test_answer_hash_is_canonical_json(tmp_path: Path) -> None:
         ),
         pytest.param(
             [{"id": "q1", "rater": "ada", "correct": True, "unsupported": []}] * 2,
-            r"l\.jsonl:2: duplicate label by rater 'ada' on id 'q1' \(first on line 1\)",
+            r"l\.jsonl:2: duplicate label by rater 'ada' on id 'q1' \(first on line 1\); remove one of the two",
             id="two-labels-one-rater",
         ),
         pytest.param(

@@ -145,9 +145,16 @@ def status_command(
         click.echo(
             f"{mark(ok)}{a.arm}: answers {a.answers}/{st.questions}, "
             f"meta {'present' if a.meta else 'missing'}, labels {a.labels} by {raters}, "
-            f"{a.scored}" + (f" — {'; '.join(problems)}" if problems else "")
+            f"{SCORED_WORDS[a.scored]}" + (f" — {'; '.join(problems)}" if problems else "")
         )
     click.echo("ready to score" if st.ready else "not ready to score")
+
+
+SCORED_WORDS = {
+    "never": "not yet scored",
+    "scored": "scored",
+    "changed since scored": "changed since scored",
+}
 
 
 def _evidence(evidence: dict[str, Any]) -> str:
@@ -229,7 +236,7 @@ def score_command(
 
 
 def _print_score(result: Any) -> None:
-    from flightdeck.report import _interval, _kappa, _meta_lines, _pts
+    from flightdeck.report import _count, _interval, _kappa, _meta_lines, _pts
 
     click.echo(f"suite {result.suite}: {result.n} questions")
     for s in result.arms.values():
@@ -246,8 +253,8 @@ def _print_score(result: Any) -> None:
         for mc in comp.metrics.values():
             click.echo(
                 f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
-                f"[{_pts(mc.lo)}, {_pts(mc.hi)}]; {mc.candidate_only} questions only the "
-                f"candidate got right, {mc.baseline_only} only the baseline"
+                f"[{_pts(mc.lo)}, {_pts(mc.hi)}]; {_count(mc.candidate_only, 'question')} "
+                f"only the candidate got right, {mc.baseline_only} only the baseline"
             )
             click.echo(f"  {mc.statement}")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -222,6 +222,7 @@ class SuiteStatus:
             self.sealed
             and not self.changed
             and self.void is None
+            and bool(self.arms)
             and all(a.meta and a.answers and not a.short_of_raters for a in self.arms)
         )
 
@@ -289,7 +290,7 @@ class ScoreResult:
     arms: dict[str, ArmScore]
     comparisons: tuple[Comparison, ...]
     params: Params
-    ledger_notes: tuple[str, ...] = field(default=())
+    sealed_at: str = ""
 
 
 def _read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
@@ -341,9 +342,9 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 
 def _prepare(
     suite_dir: Path, arms: Sequence[str], params: Params
-) -> tuple[SuitePaths, list[Question], dict[str, ArmScore]]:
+) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest]:
     suite = open_suite(suite_dir)
-    verify_sealed(suite)
+    manifest = verify_sealed(suite)
     evidence = _void_evidence(params.holdouts, suite.name)
     if evidence is not None:
         raise InputError(
@@ -355,7 +356,7 @@ def _prepare(
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
     scores = {arm: load_arm(suite, arm, questions, keys_by_id, params) for arm in arms}
-    return suite, questions, scores
+    return suite, questions, scores, manifest
 
 
 def describe_void(evidence: dict[str, Any]) -> str:
@@ -390,8 +391,8 @@ def score(
     from flightdeck.perf import gc_paused
 
     with gc_paused():
-        suite, questions, scores = _prepare(suite_dir, arms, params)
-    notes = _check_ledger(suite, scores)
+        suite, questions, scores, manifest = _prepare(suite_dir, arms, params)
+    _check_ledger(suite, scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
         if on_progress:
@@ -406,11 +407,11 @@ def score(
                 threshold=params.threshold,
             ),
         )
-    return ScoreResult(suite.name, len(questions), scores, comparisons, params, notes)
+    return ScoreResult(suite.name, len(questions), scores, comparisons, params, manifest.sealed_at)
 
 
-def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> tuple[str, ...]:
-    """Refuse an arm whose answers changed since it was first scored; note changed labels."""
+def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> None:
+    """Refuse an arm whose answers changed since it was first scored (labels may change)."""
     ledger = _read_ledger(suite)
     for arm, result in scores.items():
         if arm in ledger and ledger[arm][1] != result.answers_sha256:
@@ -421,7 +422,6 @@ def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> tuple[str, 
                 f"arm {arm!r} was scored on {when} with other answers; each arm is scored "
                 "once, so score the new answers under a new arm name",
             )
-    return ()
 
 
 def record_scores(suite_dir: Path, result: ScoreResult) -> list[str]:
@@ -474,7 +474,7 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
 
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores = _prepare(suite_dir, [pinned, candidate], params)
+    suite, _, scores, _ = _prepare(suite_dir, [pinned, candidate], params)
     comparison = compare_arms(
         scores[pinned],
         scores[candidate],
