@@ -6,6 +6,7 @@ real movement only.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,10 @@ def _snapshot(value: Any) -> str:
             for commit in ([v] if isinstance(v, str) else v)
         ]
     else:
-        parts = [f"{k} {_clip(_short(v), 16)}" for k, v in value.items()]
+        parts = [
+            f"{k} {_clip(_short(v), 16 if re.fullmatch(r'[0-9a-f]{40,64}', str(v)) else 60)}"
+            for k, v in value.items()
+        ]
     more = f" and {len(parts) - 4} more" if len(parts) > 4 else ""
     return "`" + ", ".join(parts[:4]) + "`" + more
 
