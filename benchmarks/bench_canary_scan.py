@@ -49,7 +49,7 @@ def fresh_holdouts(corpus: Path, tmp: Path) -> Path:
     return target
 
 
-def run(cmd: list[str], prepare: Callable[[], None] = lambda: None) -> tuple[float, float]:
+def run(cmd: list[str], prepare: Callable[[], object] = lambda: None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one command, its output thrown away.
 
     The RSS comes from GNU time (the largest process of the command's tree): a child forked

@@ -8,12 +8,11 @@ registered tails, and carries ``len(canary) - 1`` bytes over every chunk boundar
 
 Plain files are read through ``mmap`` windows of ``chunk_size`` bytes (no copy; memory stays
 bounded by the window, not the file) and split into ranges of a few chunks, so that several
-cores share one large file. Compressed files, recognised by their magic bytes (gzip through
-``isal``, zstd through ``zstandard``, bz2 and xz from the standard library), stream in pieces
-of at most 1 MiB, which stay in the cache. Tasks of at most a range run in one process per
-core. Line numbers cost a pass of their own, so they are counted afterwards, only in files
-with a hit, and only up to the last hit listed (for a compressed file, a second
-decompression up to that hit).
+cores share one large file. Compressed files, recognised by their magic bytes, stream in
+pieces of at most 1 MiB through :mod:`flightdeck.canary_decode`. Tasks of at most a range
+run in one process per core. Line numbers cost a pass of their own, so they are counted
+afterwards, only in files with a hit, and only up to the last hit listed (for a compressed
+file, a second decompression up to that hit).
 
 Nothing here knows about suites: :mod:`flightdeck.holdout` maps tails to canaries.
 """
@@ -26,8 +25,20 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
+from flightdeck.canary_decode import (
+    SUFFIXES,
+    CorruptError,
+    Progress,
+    check_suffix,
+    decompressed,
+    describe,
+    ignore,
+    newlines,
+    sniff,
+    text_views,
+)
 from flightdeck.errors import FlightdeckError, InputError
 from flightdeck.formats import CANARY_PREFIX
 
@@ -41,14 +52,9 @@ CARRY = CANARY_LEN - 1  # bytes kept over a chunk boundary
 CHUNK_SIZE = 16 << 20
 CHUNKS_PER_RANGE = 4  # a large plain file splits into ranges of this many chunks
 MAX_LISTED_PER_TASK = 1000  # hits listed per task, beyond each tail's first; all are counted
-_PIECE = 1 << 20  # decompressed text per search: stays in the cache
-_RAW_BLOCK = 64 << 10  # compressed bytes per decoder call (output <= ratio x this)
-_COUNT_BLOCK = 1 << 20  # newline counting: blocks, each with at most _MAX_HOPS finds
-_MAX_HOPS = 2048
 _HEX = frozenset(b"0123456789abcdef")
-_SUFFIXES = {".gz": "gzip", ".tgz": "gzip", ".zst": "zstd", ".bz2": "bz2", ".xz": "xz"}
 
-Progress = Callable[[int], None]
+__all__ = ["CHUNK_SIZE", "PREFIX", "Match", "Progress", "TailScan", "collect_files", "scan_tails"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +201,7 @@ def scan_tails(
     range_size = chunk_size * CHUNKS_PER_RANGE
     tasks = _batch(_plan(files, sizes, range_size), range_size, jobs)
     found: list[_Found] = []
-    with _Runner(_State(tails, chunk_size, on_progress or _ignore), jobs) as runner:
+    with _Runner(_State(tails, chunk_size, on_progress or ignore), jobs) as runner:
         for result in runner.map(_scan_task, tasks, stop=lambda r: r.error is not None):
             if result.error is not None:
                 raise InputError(files[result.index], None, result.error)
@@ -232,10 +238,6 @@ def available_cores() -> int:
     return os.cpu_count() or 1
 
 
-def _ignore(_done: int) -> None:
-    return None
-
-
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -269,7 +271,7 @@ def _batch(pieces: list[_Piece], range_size: int, jobs: int) -> list[list[_Piece
     """Group pieces into tasks, heaviest first, about four per job (a range at most)."""
 
     def weight(piece: _Piece) -> int:  # a compressed byte holds several bytes of text
-        compressed = piece.kind not in ("plain", "auto") or piece.path.endswith(tuple(_SUFFIXES))
+        compressed = piece.kind not in ("plain", "auto") or piece.path.endswith(tuple(SUFFIXES))
         return (piece.end - piece.start) * (4 if compressed else 1)
 
     total = sum(weight(p) for p in pieces)
@@ -383,7 +385,7 @@ def _scan_task(task: list[_Piece], state: _State) -> list[_Found]:
             kind = sniff(piece.path) if kind == "auto" else kind
             _scan_piece(piece, kind, state, found)
         except Exception as exc:  # every decoder has its own errors; each becomes one line
-            found.error = _describe(kind, exc)
+            found.error = describe(kind, exc)
         results.append(found)
     return results
 
@@ -392,7 +394,7 @@ def _scan_piece(piece: _Piece, kind: str, state: _State, found: _Found) -> None:
     path = piece.path
     if piece.start == piece.end:  # an empty file, whatever its name
         return
-    _check_suffix(path, kind)
+    check_suffix(path, kind)
     if kind == "plain":
         with open(path, "rb", buffering=0) as handle:
             _scan_mapped(handle.fileno(), piece, state, found)
@@ -400,7 +402,7 @@ def _scan_piece(piece: _Piece, kind: str, state: _State, found: _Found) -> None:
         return
     carry = b""
     base = 0  # text offset of data[0]
-    for data in _decompressed(path, kind, state.chunk_size, state.report):
+    for data in decompressed(path, kind, state.chunk_size, state.report):
         data = carry + data
         _search(data, 0, len(data) - CARRY, base, state.tails, found)
         carry = data[-CARRY:] if len(data) > CARRY else data
@@ -416,7 +418,7 @@ def _scan_mapped(fd: int, piece: _Piece, state: _State, found: _Found) -> None:
         stop = min(offset + state.chunk_size, piece.end)
         size = os.fstat(fd).st_size  # never map past the end: a shrunk file would SIGBUS
         if offset >= size:
-            raise _Corrupt(f"shrank to {size} bytes during the scan; scan it again")
+            raise CorruptError(f"shrank to {size} bytes during the scan; scan it again")
         map_start = offset - offset % granularity
         map_end = min(stop + CARRY, size)
         window = mmap.mmap(fd, map_end - map_start, offset=map_start, access=mmap.ACCESS_READ)
@@ -443,117 +445,6 @@ def _search(view: Any, lo: int, hi: int, base: int, tails: frozenset[bytes], fou
         elif len(tail) == TAIL_LEN and _HEX.issuperset(tail):
             found.unregistered += 1
         position = find(PREFIX, position + 1, stop)
-
-
-def sniff(path: str | Path) -> str:
-    """``plain``, or the compression that the file's first bytes announce."""
-    with open(path, "rb") as handle:
-        head = handle.read(10)
-    if head.startswith(b"\x1f\x8b"):
-        return "gzip"
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
-        return "zstd"
-    if head.startswith(b"\xfd7zXZ\x00"):
-        return "xz"
-    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] in (b"1AY&SY", b"\x17rE8P\x90"):
-        return "bz2"
-    return "plain"
-
-
-def _check_suffix(path: str, kind: str) -> None:
-    expected = _SUFFIXES.get(os.path.splitext(path)[1].lower())
-    if expected is not None and expected != kind:
-        raise _Corrupt(f"named {expected} but is not {expected} data; re-copy or rename the file")
-
-
-class _Corrupt(Exception):
-    """A file that is not what its name promises, or changed under the scan."""
-
-
-def _decompressed(path: str, kind: str, chunk_size: int, report: Progress) -> Iterator[bytes]:
-    """Decompressed text in pieces of at most ``min(chunk_size, 1 MiB)``, which stay in the
-    cache (16 MiB pieces run a third slower); reports the compressed bytes read.
-    """
-    piece = min(chunk_size, _PIECE)
-    decode = {"gzip": _gzip_pieces, "zstd": _zstd_pieces}.get(kind, _stdlib_pieces)
-    with open(path, "rb") as raw:
-        done = 0
-        for data in decode(raw, piece, kind):
-            position = raw.tell()
-            report(position - done)
-            done = position
-            yield data
-
-
-def _gzip_pieces(raw: BinaryIO, piece: int, _kind: str) -> Iterator[bytes]:
-    """gzip members one after another, then optional zero padding; a cut-off member is an error.
-
-    isal's inflate fed 64 KiB at a time runs ~30% faster than ``igzip.IGzipFile.read``.
-    """
-    from isal import isal_zlib
-
-    member = None
-    data = b""
-    while True:
-        if not data:
-            data = raw.read(_RAW_BLOCK)
-            if not data:
-                break
-        if member is None:
-            if data.startswith(b"\0"):  # padding after the last member
-                data = data.lstrip(b"\0")
-                continue
-            member = isal_zlib.decompressobj(wbits=31)
-        out = member.decompress(data, piece)
-        if out:
-            yield out
-        data, member = (
-            (member.unused_data, None) if member.eof else (member.unconsumed_tail, member)
-        )
-    if member is not None:
-        while out := member.decompress(b"", piece):
-            yield out
-        if not member.eof:
-            raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-
-
-def _zstd_pieces(raw: BinaryIO, _piece: int, _kind: str) -> Iterator[bytes]:
-    """zstd frames one after another; unlike ``stream_reader`` a cut-off frame is an error."""
-    import zstandard
-
-    context = zstandard.ZstdDecompressor()
-    frame = None
-    while data := raw.read(_RAW_BLOCK):
-        while data:
-            frame = frame or context.decompressobj()
-            out = frame.decompress(data)
-            if out:
-                yield out
-            data, frame = (frame.unused_data, None) if frame.eof else (b"", frame)
-    if frame is not None:
-        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-
-
-def _stdlib_pieces(raw: BinaryIO, piece: int, kind: str) -> Iterator[bytes]:
-    import bz2
-    import lzma
-
-    opener: Any = bz2.BZ2File if kind == "bz2" else lzma.LZMAFile
-    with opener(raw) as reader:
-        while data := reader.read(piece):
-            yield data
-
-
-def _describe(kind: str, exc: Exception) -> str:
-    """One line that says what is wrong with the file and what to do."""
-    if isinstance(exc, _Corrupt):
-        return str(exc)
-    if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
-        return f"cannot read ({exc.strerror}); check permissions"
-    if isinstance(exc, EOFError):
-        return f"{kind} data ends early (truncated?); re-copy the file or leave it out of the scan"
-    detail = " ".join(str(exc).split()) or type(exc).__name__
-    return f"corrupt {kind} data ({detail}); re-copy the file or leave it out of the scan"
 
 
 # ---- line numbers, counted only where hits were found --------------------------------------
@@ -592,72 +483,12 @@ def _count_task(
     index, path, kind, start, end, offsets = task
     counts: list[int] = []
     total = 0
-    for view, base, lo, hi in _text_views(path, kind, start, end, state.chunk_size):
+    for view, base, lo, hi in text_views(path, kind, start, end, state.chunk_size):
         position = lo  # view[lo:hi] is the text at [base + lo, base + hi)
         while len(counts) < len(offsets) and offsets[len(counts)] < base + hi:
             cut = offsets[len(counts)] - base
-            total += _newlines(view, position, cut)
+            total += newlines(view, position, cut)
             counts.append(total)
             position = cut
-        total += _newlines(view, position, hi)
+        total += newlines(view, position, hi)
     return [(index, start, total, offsets, counts)]
-
-
-def _newlines(view: Any, lo: int, hi: int) -> int:
-    """The newlines in ``view[lo:hi]``, fast on long lines.
-
-    Hopping from newline to newline with ``find`` (memchr, ~15 GB/s on 4 kB trace lines) beats
-    ``count`` (a byte loop, ~2.5 GB/s) on lines longer than about 500 bytes. A block with more
-    than ``_MAX_HOPS`` lines finishes with ``count``, and so do the next few blocks.
-    """
-    count = 0
-    counting_blocks = 0
-    for block in range(lo, hi, _COUNT_BLOCK):
-        block_end = min(block + _COUNT_BLOCK, hi)
-        position = block
-        if counting_blocks:
-            counting_blocks -= 1
-        else:
-            position = view.find(b"\n", block, block_end)
-            hops = 0
-            while position != -1 and hops < _MAX_HOPS:
-                count += 1
-                hops += 1
-                position = view.find(b"\n", position + 1, block_end)
-            if position == -1:
-                continue
-            counting_blocks = 15
-        if isinstance(view, bytes | bytearray):
-            count += view.count(b"\n", position, block_end)
-        else:
-            count += view[position:block_end].count(b"\n")
-    return count
-
-
-def _text_views(
-    path: str, kind: str, start: int, end: int, chunk_size: int
-) -> Iterator[tuple[Any, int, int, int]]:
-    """``(view, base, lo, hi)`` over the text in ``[start, end)``: ``view[lo:hi]`` is text at
-    ``base + lo``. Plain files through mmap windows; compressed ones decompressed from the start.
-    """
-    if kind == "plain":
-        granularity = mmap.ALLOCATIONGRANULARITY
-        with open(path, "rb", buffering=0) as handle:
-            end = min(end, os.fstat(handle.fileno()).st_size)
-            for offset in range(start, end, chunk_size):
-                stop = min(offset + chunk_size, end)
-                map_start = offset - offset % granularity
-                window = mmap.mmap(
-                    handle.fileno(), stop - map_start, offset=map_start, access=mmap.ACCESS_READ
-                )
-                try:
-                    yield window, map_start, offset - map_start, stop - map_start
-                finally:
-                    window.close()
-        return
-    base = 0
-    for data in _decompressed(path, kind, chunk_size, _ignore):
-        yield data, base, 0, max(0, min(len(data), end - base))
-        base += len(data)
-        if base >= end:
-            return

@@ -14,7 +14,13 @@ count: ``{"canary", "question_id", "file", "line", "count", "at"}``. A void suit
 until :func:`unvoid` records who lifted it and why; the evidence moves to the history.
 
 The scan is two calls: :func:`canary_scan` only reads and returns a :class:`ScanResult`;
-:func:`mark_void` records the void suites. ``flightdeck holdout canary-scan`` calls both.
+:func:`mark_void` records the void suites. ``flightdeck holdout canary-scan`` calls both, after
+:func:`plan_scan` (which files, how many bytes) for its progress bar. A scan never reads a
+registered suite's sealed ``keys.jsonl`` (it holds the canaries by design; see
+:func:`plan_scan`), so scanning ``suites/`` or the whole project by mistake voids nothing.
+
+:func:`suite_state` says whether a suite is registered at all: a suite sealed without
+``--holdouts`` has no canaries here, and a leak of its keys would go unnoticed.
 """
 
 from __future__ import annotations
@@ -26,14 +32,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from flightdeck import canary_scan as engine
 from flightdeck.errors import InputError
 from flightdeck.formats import CANARY_RE, SHA256_RE
-from flightdeck.jsonl import atomic_write, read_json
+from flightdeck.jsonl import atomic_write, canonical_json, read_json, sha256_bytes, sha256_file
 
 MANIFEST = "manifest.json"
+SEALED_KEYS = "keys.jsonl"  # a suite's sealed keys, beside the suite's own manifest.json
+SuiteState = Literal["no-manifest", "unregistered", "sealed", "void"]
 FORMAT = 1
 _EVIDENCE_KEYS = {"canary": str, "question_id": str, "file": str, "line": int, "count": int}
 
@@ -57,6 +65,8 @@ class ScanResult:
     canary thousands of times lists only the first of them, but ``hit_count`` and
     ``suite_counts`` count them all. ``unregistered`` counts canary-shaped strings that this
     registry does not know (another registry's, perhaps). ``bytes_scanned`` is decompressed text.
+    ``files`` counts the files scanned; ``sealed_keys`` lists the registered suites' sealed keys
+    files that the scan left out (see :func:`plan_scan`).
     """
 
     hits: tuple[Hit, ...]
@@ -67,6 +77,7 @@ class ScanResult:
     bytes_scanned: int
     unregistered: int
     canaries: int
+    sealed_keys: tuple[Path, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -74,6 +85,16 @@ class ScanResult:
 
     def first_hit(self, suite: str) -> Hit:
         return next(hit for hit in self.hits if hit.suite == suite)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanPlan:
+    """What :func:`plan_scan` found: the files to scan, the sealed keys files left out, and the
+    scanned files' total size on disk (for a progress bar)."""
+
+    files: tuple[Path, ...]
+    sealed_keys: tuple[Path, ...]
+    size: int
 
 
 def manifest_path(holdouts_dir: Path) -> Path:
@@ -139,6 +160,24 @@ def register_suite(
         _write(path, manifest)
 
 
+def suite_state(holdouts_dir: Path, suite: str) -> SuiteState:
+    """Where ``suite`` stands in the holdouts registry at ``holdouts_dir``.
+
+    ``"no-manifest"``: there is no ``DIR/manifest.json``, so nothing is registered there;
+    ``"unregistered"``: the manifest does not know the suite (sealed without ``--holdouts``,
+    or into another folder), so a leak of its keys would go unnoticed; ``"sealed"``:
+    registered and no canary of it found; ``"void"``: a scan found one of its canaries
+    (:func:`void_evidence` says where). A malformed manifest is an :class:`InputError`.
+    """
+    path = manifest_path(holdouts_dir)
+    if not path.exists():
+        return "no-manifest"
+    entry = _load(path, missing_ok=False)["suites"].get(suite)
+    if entry is None:
+        return "unregistered"
+    return "void" if entry["status"] == "void" else "sealed"
+
+
 def void_evidence(holdouts_dir: Path, suite: str) -> dict[str, Any] | None:
     """The evidence that voided ``suite``, or None when it is not void (or not registered)."""
     path = manifest_path(holdouts_dir)
@@ -152,7 +191,7 @@ def void_evidence(holdouts_dir: Path, suite: str) -> dict[str, Any] | None:
 
 def canary_scan(
     holdouts_dir: Path,
-    paths: Sequence[Path],
+    paths: Sequence[Path] | ScanPlan,
     *,
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
@@ -160,9 +199,11 @@ def canary_scan(
 ) -> ScanResult:
     """Scan files and folders (recursively; plain, gzip, zstd, bz2, xz) for registered canaries.
 
-    Reads only: :func:`mark_void` records what a scan found. Folder walks skip the holdouts
-    manifest itself. ``jobs`` processes (default: every core) share the work; ``on_progress``
-    receives increments of on-disk bytes scanned (see :func:`scan_size` for the total).
+    ``paths`` are files and folders, or the :class:`ScanPlan` that :func:`plan_scan` made of
+    them (so that they are walked once). Reads only: :func:`mark_void` records what a scan
+    found. The holdouts manifest and the registered suites' sealed keys files are left out
+    (see :func:`plan_scan`). ``jobs`` processes (default: every core) share the work;
+    ``on_progress`` receives increments of on-disk bytes scanned (``ScanPlan.size`` in all).
     """
     path = manifest_path(holdouts_dir)
     manifest = _load(path, missing_ok=False)
@@ -170,7 +211,8 @@ def canary_scan(
         canary[len(engine.PREFIX) :]: (canary, entry["suite"], entry["question_id"])
         for canary, entry in manifest["canaries"].items()
     }
-    files = engine.collect_files(paths, exclude=[path])
+    plan = paths if isinstance(paths, ScanPlan) else _plan(path, manifest, paths)
+    files = plan.files
     tails = frozenset(tail.encode("ascii") for tail in owners)
     found = engine.scan_tails(
         files, tails, jobs=jobs, chunk_size=chunk_size, on_progress=on_progress
@@ -189,17 +231,61 @@ def canary_scan(
         bytes_scanned=found.bytes_scanned,
         unregistered=found.unregistered,
         canaries=len(owners),
+        sealed_keys=plan.sealed_keys,
     )
 
 
-def scan_size(holdouts_dir: Path, paths: Sequence[Path]) -> tuple[list[Path], int]:
-    """The files a scan of ``paths`` reads, and their total size on disk (for a progress bar)."""
-    files = engine.collect_files(paths, exclude=[manifest_path(holdouts_dir)])
-    total = 0
-    for file in files:
+def plan_scan(holdouts_dir: Path, paths: Sequence[Path]) -> ScanPlan:
+    """The files a scan of ``paths`` reads, the sealed keys files it leaves out, and the size.
+
+    Folders are walked recursively, in sorted order; folder walks leave out the holdouts
+    manifest. Wherever it is found, named or walked, a registered suite's sealed keys file is
+    left out: a file named ``keys.jsonl`` whose folder's ``manifest.json`` is the one that
+    suite was registered with (same SHA-256 of its canonical JSON) and records the file's own
+    SHA-256. It holds every canary of its suite by design, so scanning it would void the suite
+    for nothing. A ``keys.jsonl`` that does not match its folder's manifest (changed, or a
+    copy without that manifest) is scanned like any file: it may be a leak. A copy of the
+    whole sealed suite folder matches too; ``sealed_keys`` lists every file left out, so the
+    scan's summary shows where each one was.
+    """
+    path = manifest_path(holdouts_dir)
+    return _plan(path, _load(path, missing_ok=False), paths)
+
+
+def _plan(path: Path, manifest: dict[str, Any], paths: Sequence[Path]) -> ScanPlan:
+    files: list[Path] = []
+    sealed_keys: list[Path] = []
+    size = 0
+    for file in engine.collect_files(paths, exclude=[path]):
+        if _is_sealed_keys(file, manifest["suites"]):
+            sealed_keys.append(file)
+            continue
+        files.append(file)
         with contextlib.suppress(OSError):  # the scan itself reports an unreadable file
-            total += file.stat().st_size
-    return files, total
+            size += file.stat().st_size
+    return ScanPlan(tuple(files), tuple(sealed_keys), size)
+
+
+def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
+    """Whether ``file`` is, byte for byte, the sealed keys file of a registered suite."""
+    if file.name != SEALED_KEYS:
+        return False
+    try:
+        seal = json.loads((file.parent / MANIFEST).read_bytes())
+    except (OSError, ValueError):  # no manifest beside it, or not JSON: not a sealed suite
+        return False
+    if not isinstance(seal, dict) or not isinstance(seal.get("suite"), str):
+        return False
+    registered = suites.get(seal["suite"])
+    hashes = seal.get("sha256")
+    if registered is None or not isinstance(hashes, dict):
+        return False
+    if sha256_bytes(canonical_json(seal)) != registered["manifest_sha256"]:
+        return False  # another seal under the same name: not what was registered
+    try:
+        return sha256_file(file) == hashes.get(SEALED_KEYS)
+    except OSError:  # the scan reports an unreadable file
+        return False
 
 
 def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:

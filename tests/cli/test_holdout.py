@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.builders import Project
 
 from flightdeck.cli import cli
+from flightdeck.cli.holdout import _as_text
 from flightdeck.formats import CANARY_PREFIX
-from flightdeck.holdout import register_suite
+from flightdeck.holdout import ScanResult, register_suite
 
 
 def canary(n: int) -> str:
@@ -107,6 +110,7 @@ def test_json_output(runner: CliRunner, holdouts: Path, traces: Path) -> None:
         "bytes_scanned": 24 + 88,
         "canaries": 3,
         "unregistered": 0,
+        "skipped_sealed_keys": [],
         "manifest": str(holdouts / "manifest.json"),
     }
 
@@ -184,4 +188,47 @@ def test_unvoid_of_a_sealed_suite_exits_2(runner: CliRunner, holdouts: Path) -> 
     assert_error(
         invoke(runner, *args),
         f"{holdouts}/manifest.json: suite demo-v1 is not void; nothing to unvoid",
+    )
+
+
+@pytest.mark.parametrize("command", [(), ("canary-scan",)], ids=["group", "canary-scan"])
+def test_help_examples_scan_the_traces_folder(runner: CliRunner, command: tuple[str, ...]) -> None:
+    result = invoke(runner, "holdout", *command, "--help")
+    assert "flightdeck holdout canary-scan --holdouts holdouts traces/" in result.stdout
+    assert "traces/<suite>/<arm>/" in result.stdout
+    assert "runs/" not in result.stdout
+
+
+def test_scanning_the_whole_project_skips_the_sealed_keys(
+    runner: CliRunner, project: Project
+) -> None:
+    seal = invoke(runner, "knowledge", "seal", project.suite, "--holdouts", "holdouts")
+    assert seal.exit_code == 0, seal.output
+    keys = Path("suites/demo-v1/keys.jsonl")
+    for where in (".", "suites", keys):
+        result = invoke(runner, "holdout", "canary-scan", "--holdouts", "holdouts", where)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith("clean: none of 4 registered canaries in ")
+        assert result.stdout.endswith(f"\nskipped 1 sealed keys file: {keys}\n")
+    as_json = invoke(runner, "holdout", "canary-scan", "--holdouts", "holdouts", ".", "--json")
+    assert json.loads(as_json.stdout)["skipped_sealed_keys"] == [str(keys)]
+    assert invoke(runner, "knowledge", "status", project.suite).stdout.count("VOID") == 0
+
+    leak = Path("traces/demo-v1/search/q1.log")
+    leak.parent.mkdir(parents=True)
+    shutil.copy(keys, leak)
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", "holdouts", ".")
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith(f"{leak}:1: {CANARY_PREFIX}")
+    assert result.stdout.splitlines()[-2:] == [
+        "  demo-v1: 4 hits (newly void)",
+        f"skipped 1 sealed keys file: {keys}",
+    ]
+
+
+def test_a_long_list_of_skipped_keys_is_cut_short_in_text() -> None:
+    skipped = tuple(Path(f"suites/s{n}/keys.jsonl") for n in range(7))
+    result = ScanResult((), 0, {}, 3, 30, 30, 0, 9, sealed_keys=skipped)
+    assert _as_text(Path("holdouts"), result, [])[-1] == (
+        "skipped 7 sealed keys files: " + ", ".join(str(p) for p in skipped[:5]) + ", and 2 more"
     )

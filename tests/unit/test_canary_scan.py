@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import builtins
 import bz2
+import errno
 import gzip
 import json
 import lzma
@@ -11,10 +13,12 @@ import random
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
 
+from flightdeck import canary_decode as decode
 from flightdeck import canary_scan as engine
 from flightdeck.errors import InputError
 from flightdeck.formats import CANARY_PREFIX
@@ -298,16 +302,30 @@ def test_a_missing_path_is_an_input_error(holdouts: Path, tmp_path: Path) -> Non
     assert caught.value.path == str(missing)
 
 
-def test_an_unreadable_file_is_an_input_error(holdouts: Path, tmp_path: Path) -> None:
-    path = write(tmp_path / "locked.jsonl", b"x")
-    path.chmod(0)
-    try:
-        if os.access(path, os.R_OK):
-            pytest.skip("this user reads any file (root)")
-        with pytest.raises(InputError, match=r"cannot read \(Permission denied\)"):
-            canary_scan(holdouts, [path])
-    finally:
-        path.chmod(0o644)
+@pytest.mark.parametrize(
+    "chunk_size",
+    [
+        pytest.param(engine.CHUNK_SIZE, id="small-file-opened-by-the-scan-task"),
+        pytest.param(1, id="large-file-sniffed-by-the-planner"),
+    ],
+)
+def test_an_unreadable_file_is_an_input_error(
+    holdouts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_size: int
+) -> None:
+    """Opening the file fails as it would without read permission, for root too."""
+    write(tmp_path / "runs" / "a-fine.jsonl", b"fine\n")
+    locked = write(tmp_path / "runs" / "locked.jsonl", b"x" * 100)
+    real_open = builtins.open
+
+    def denying_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(file) == str(locked):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denying_open)
+    with pytest.raises(InputError) as caught:
+        canary_scan(holdouts, [tmp_path / "runs"], jobs=1, chunk_size=chunk_size)
+    assert str(caught.value) == f"{locked}: cannot read (Permission denied); check permissions"
 
 
 @pytest.mark.parametrize(
@@ -323,8 +341,8 @@ def test_an_unreadable_file_is_an_input_error(holdouts: Path, tmp_path: Path) ->
 def test_newline_count_matches_count(
     monkeypatch: pytest.MonkeyPatch, data: bytes, block: int, hops: int, as_type: type
 ) -> None:
-    monkeypatch.setattr(engine, "_COUNT_BLOCK", block)
-    monkeypatch.setattr(engine, "_MAX_HOPS", hops)
+    monkeypatch.setattr(decode, "COUNT_BLOCK", block)
+    monkeypatch.setattr(decode, "MAX_HOPS", hops)
     view = as_type(data)
     for lo, hi in [(0, len(data)), (3, len(data) - 7), (len(data) // 2, len(data))]:
-        assert engine._newlines(view, lo, hi) == data.count(b"\n", lo, max(lo, hi))
+        assert decode.newlines(view, lo, hi) == data.count(b"\n", lo, max(lo, hi))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import multiprocessing
 import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +15,17 @@ import pytest
 from flightdeck.errors import InputError
 from flightdeck.formats import CANARY_PREFIX
 from flightdeck.holdout import (
+    Hit,
+    ScanPlan,
     canary_scan,
     mark_void,
+    plan_scan,
     register_suite,
+    suite_state,
     unvoid,
     void_evidence,
 )
+from flightdeck.jsonl import canonical_json, sha256_bytes, sha256_file
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 
@@ -216,6 +223,142 @@ def test_void_evidence_without_a_manifest_is_none(tmp_path: Path) -> None:
     assert void_evidence(tmp_path / "nowhere", "s1") is None
 
 
+def test_suite_state_tells_registered_from_not(holdouts: Path, tmp_path: Path) -> None:
+    assert suite_state(tmp_path / "nowhere", "s1") == "no-manifest"
+    assert not (tmp_path / "nowhere").exists()
+    assert suite_state(holdouts, "s9") == "unregistered"
+    assert suite_state(holdouts, "s1") == "sealed"
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(canary(3))
+    scan_and_mark(holdouts, trace)
+    assert (suite_state(holdouts, "s1"), suite_state(holdouts, "s2")) == ("sealed", "void")
+    unvoid(holdouts, "s2", by="ana", why="fixture")
+    assert suite_state(holdouts, "s2") == "sealed"
+
+
+# ---- a registered suite's sealed keys file is never scanned --------------------------------
+
+
+def seal_suite(
+    folder: Path, canaries: dict[str, str], holdouts: Path | None = None, *, name: str = ""
+) -> Path:
+    """A suite folder as `knowledge seal` leaves it; registered in ``holdouts`` when given."""
+    name = name or folder.name
+    folder.mkdir(parents=True)
+    (folder / "questions.jsonl").write_text("".join(f'{{"id": "{q}"}}\n' for q in canaries))
+    keys = "".join(json.dumps({"id": q, "canary": c}) + "\n" for q, c in canaries.items())
+    (folder / "keys.jsonl").write_text(keys)
+    seal = {
+        "suite": name,
+        "sealed_at": "2026-11-01T00:00:00Z",
+        "sha256": {n: sha256_file(folder / n) for n in ("questions.jsonl", "keys.jsonl")},
+        "flightdeck_version": "0.1.0",
+    }
+    (folder / "manifest.json").write_text(json.dumps(seal, indent=2) + "\n")
+    if holdouts is not None:
+        sha = sha256_bytes(canonical_json(seal))
+        register_suite(holdouts, suite=name, manifest_sha256=sha, canaries=canaries)
+    return folder / "keys.jsonl"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A project root with two registered, sealed suites: (root, holdouts, k1's keys file)."""
+    holdouts = tmp_path / "holdouts"
+    k1 = seal_suite(tmp_path / "suites" / "k1", {"q1": canary(21), "q2": canary(22)}, holdouts)
+    seal_suite(tmp_path / "suites" / "k2", {"q1": canary(23)}, holdouts)
+    (tmp_path / "traces" / "k1" / "search").mkdir(parents=True)
+    (tmp_path / "traces" / "k1" / "search" / "q1.log").write_text("looked around\n")
+    return tmp_path, holdouts, k1
+
+
+@pytest.mark.parametrize("where", [".", "suites", "suites/k1", "suites/k1/keys.jsonl"])
+def test_scanning_the_suites_by_mistake_skips_their_sealed_keys_and_voids_nothing(
+    project: tuple[Path, Path, Path], where: str
+) -> None:
+    root, holdouts, _ = project
+    before = (holdouts / "manifest.json").read_bytes()
+    result = canary_scan(holdouts, [root / where])
+    expected = {
+        ".": ("k1", "k2"),
+        "suites": ("k1", "k2"),
+        "suites/k1": ("k1",),
+        "suites/k1/keys.jsonl": ("k1",),  # named directly: still the sealed file
+    }[where]
+    assert result.sealed_keys == tuple(root / "suites" / s / "keys.jsonl" for s in expected)
+    assert result.clean
+    assert result.unregistered == 0
+    scanned = {".": 5, "suites": 4, "suites/k1": 2, "suites/k1/keys.jsonl": 0}[where]
+    assert result.files == scanned  # questions.jsonl, manifest.json and the trace
+    assert mark_void(holdouts, result) == []
+    assert (holdouts / "manifest.json").read_bytes() == before
+
+
+def test_plan_scan_lists_the_files_the_skipped_keys_and_the_size(
+    project: tuple[Path, Path, Path],
+) -> None:
+    root, holdouts, k1 = project
+    plan = plan_scan(holdouts, [root / "suites" / "k1"])
+    others = (root / "suites" / "k1" / "manifest.json", root / "suites" / "k1" / "questions.jsonl")
+    assert plan == ScanPlan(others, (k1,), sum(p.stat().st_size for p in others))
+    result = canary_scan(holdouts, plan)
+    assert (result.files, result.sealed_keys) == (2, (k1,))
+
+
+def _edit_keys(root: Path, k1: Path) -> Path:
+    k1.write_text(k1.read_text() + "\n")  # no longer the sealed bytes
+    return k1
+
+
+def _copy_keys_to_traces(root: Path, k1: Path) -> Path:
+    return Path(shutil.copy(k1, root / "traces" / "k1" / "search" / "keys.jsonl"))
+
+
+def _copy_keys_under_another_name(root: Path, k1: Path) -> Path:
+    return Path(shutil.copy(k1, k1.with_name("keys-backup.jsonl")))
+
+
+def _reseal_under_the_same_name(root: Path, k1: Path) -> Path:
+    seal = json.loads((k1.parent / "manifest.json").read_text())
+    seal["sealed_at"] = "2027-01-01T00:00:00Z"  # not the manifest that was registered
+    (k1.parent / "manifest.json").write_text(json.dumps(seal))
+    return k1
+
+
+def _break_the_suite_manifest(root: Path, k1: Path) -> Path:
+    (k1.parent / "manifest.json").write_text("{not json")
+    return k1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _edit_keys,
+        _copy_keys_to_traces,
+        _copy_keys_under_another_name,
+        _reseal_under_the_same_name,
+        _break_the_suite_manifest,
+    ],
+    ids=lambda f: f.__name__.strip("_"),
+)
+def test_a_keys_file_that_is_not_the_sealed_one_is_scanned(
+    project: tuple[Path, Path, Path], change: Callable[[Path, Path], Path]
+) -> None:
+    root, holdouts, k1 = project
+    leak = change(root, k1)
+    result = canary_scan(holdouts, [root])
+    assert leak not in result.sealed_keys
+    assert result.first_hit("k1") == Hit(canary(21), "k1", "q1", leak, 1)
+    assert mark_void(holdouts, result) == ["k1"]  # k2's keys are still the sealed file
+
+
+def test_an_unregistered_suites_keys_are_scanned(holdouts: Path, tmp_path: Path) -> None:
+    keys = seal_suite(tmp_path / "suites" / "x1", {"q1": canary(31)})  # sealed, not registered
+    result = canary_scan(holdouts, [tmp_path / "suites"])
+    assert (result.sealed_keys, result.files, result.unregistered) == ((), 3, 1)
+    assert keys.exists()
+
+
 def test_scanning_without_a_manifest_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no holdouts manifest here; seal a suite with") as caught:
         canary_scan(tmp_path / "holdouts", [tmp_path])
@@ -283,6 +426,8 @@ def test_a_malformed_manifest_is_an_input_error_naming_it(
     (tmp_path / "manifest.json").write_text(text)
     for call in (
         lambda: void_evidence(tmp_path, "s1"),
+        lambda: suite_state(tmp_path, "s1"),
+        lambda: plan_scan(tmp_path, [tmp_path]),
         lambda: canary_scan(tmp_path, [tmp_path]),
         lambda: register(tmp_path, "s2", "b" * 64, {"q1": canary(2)}),
         lambda: unvoid(tmp_path, "s1", by="ana", why="x"),

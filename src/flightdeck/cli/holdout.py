@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the scanner loads when a command runs, keeping --help fast
     from flightdeck.holdout import ScanResult
 
 PROGRESS_MIN_BYTES = 256 << 20  # a shorter scan finishes before a bar would help
+SKIPPED_LISTED = 5  # sealed keys files named in the text summary; --json lists them all
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -33,9 +34,11 @@ def _holdouts_option(func: F) -> F:
 def holdout() -> None:
     """Keep sealed answer keys out of arms' reach: canaries, leak scans, void suites.
 
+    Trials leave their traces in traces/<suite>/<arm>/; scan them after every run.
+
     \b
     Example:
-        flightdeck holdout canary-scan --holdouts holdouts runs/
+        flightdeck holdout canary-scan --holdouts holdouts traces/
         flightdeck holdout unvoid --holdouts holdouts knowledge-demo-v1 --by ana --why "..."
     """
 
@@ -57,21 +60,25 @@ def canary_scan_command(
     """Scan traces and logs for registered canaries; a hit voids its suite and exits 1.
 
     PATHS are files or folders (searched recursively): plain text, .gz, .zst, .bz2 or .xz.
-    Every suite with a hit is marked void in DIR/manifest.json, with the first hit and the
-    count as evidence. Exit 0 when clean, 1 on any hit, 2 on bad input.
+    Trials leave their traces in traces/<suite>/<arm>/. Every suite with a hit is marked void
+    in DIR/manifest.json, with the first hit and the count as evidence. The registered suites'
+    sealed keys.jsonl files (matching their manifest.json) hold the canaries by design: they
+    are skipped and listed. Exit 0 when clean, 1 on any hit, 2 on bad input.
 
     \b
     Example:
-        flightdeck holdout canary-scan --holdouts holdouts runs/ logs/retrieval.jsonl.gz
+        flightdeck holdout canary-scan --holdouts holdouts traces/
+        flightdeck holdout canary-scan --holdouts holdouts traces/knowledge-demo-v1/ \\
+            logs/retrieval.jsonl.gz
     """
     from flightdeck import holdout as core
 
-    files, total = core.scan_size(holdouts_dir, list(paths))
-    if total >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
-        with click.progressbar(length=total, label="scanning", file=sys.stderr) as bar:
-            result = core.canary_scan(holdouts_dir, files, jobs=jobs, on_progress=bar.update)
+    plan = core.plan_scan(holdouts_dir, list(paths))
+    if plan.size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
+        with click.progressbar(length=plan.size, label="scanning", file=sys.stderr) as bar:
+            result = core.canary_scan(holdouts_dir, plan, jobs=jobs, on_progress=bar.update)
     else:
-        result = core.canary_scan(holdouts_dir, files, jobs=jobs)
+        result = core.canary_scan(holdouts_dir, plan, jobs=jobs)
     newly_void = core.mark_void(holdouts_dir, result)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
@@ -105,6 +112,7 @@ def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> d
         "bytes_scanned": result.bytes_scanned,
         "canaries": result.canaries,
         "unregistered": result.unregistered,
+        "skipped_sealed_keys": [str(path) for path in result.sealed_keys],
         "manifest": str(holdouts_dir / "manifest.json"),
     }
 
@@ -132,6 +140,12 @@ def _as_text(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> l
         for suite, count in result.suite_counts.items():
             state = "newly void" if suite in newly_void else "already void"
             lines.append(f"  {suite}: {_plural(count, 'hit')} ({state})")
+    if result.sealed_keys:
+        listed = [str(path) for path in result.sealed_keys[:SKIPPED_LISTED]]
+        if len(result.sealed_keys) > SKIPPED_LISTED:
+            listed.append(f"and {len(result.sealed_keys) - SKIPPED_LISTED} more")
+        skipped = _plural(len(result.sealed_keys), "sealed keys file")
+        lines.append(f"skipped {skipped}: {', '.join(listed)}")
     if result.unregistered:
         lines.append(
             f"note: {_plural(result.unregistered, 'canary-shaped string')} not registered "
@@ -165,7 +179,7 @@ def unvoid_command(holdouts_dir: Path, suite: str, by: str, why: str) -> None:
     \b
     Example:
         flightdeck holdout unvoid --holdouts holdouts knowledge-demo-v1 \\
-            --by ana --why "the hit was the keys file itself, scanned by mistake"
+            --by ana --why "the hit was a test fixture copied into traces/, not a leak"
     """
     from flightdeck.holdout import manifest_path, unvoid
 

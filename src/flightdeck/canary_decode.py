@@ -1,0 +1,202 @@
+"""Reading a scanned file's text: compression sniffing, streaming decoders, line counting.
+
+:mod:`flightdeck.canary_scan` searches the text; this module hands it over. A file's first
+bytes name its compression (gzip through ``isal``, zstd through ``zstandard``, bz2 and xz from
+the standard library); a name that promises another is an error. Decoders stream the text in
+pieces that stay in the cache, and a cut-off or corrupt stream is an error the caller turns
+into one line (:func:`describe`). Line numbers are counted only where a hit was found
+(:func:`newlines` over :func:`text_views`).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+Progress = Callable[[int], None]
+
+PIECE = 1 << 20  # decompressed text per search: stays in the cache
+_RAW_BLOCK = 64 << 10  # compressed bytes per decoder call (output <= ratio x this)
+COUNT_BLOCK = 1 << 20  # newline counting: blocks, each with at most MAX_HOPS finds
+MAX_HOPS = 2048
+SUFFIXES = {".gz": "gzip", ".tgz": "gzip", ".zst": "zstd", ".bz2": "bz2", ".xz": "xz"}
+
+
+def ignore(_done: int) -> None:
+    """A progress callback that records nothing."""
+
+
+def sniff(path: str | Path) -> str:
+    """``plain``, or the compression that the file's first bytes announce."""
+    with open(path, "rb") as handle:
+        head = handle.read(10)
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head[:3] == b"BZh" and head[3:4].isdigit() and head[4:10] in (b"1AY&SY", b"\x17rE8P\x90"):
+        return "bz2"
+    return "plain"
+
+
+def check_suffix(path: str, kind: str) -> None:
+    expected = SUFFIXES.get(os.path.splitext(path)[1].lower())
+    if expected is not None and expected != kind:
+        raise CorruptError(
+            f"named {expected} but is not {expected} data; re-copy or rename the file"
+        )
+
+
+class CorruptError(Exception):
+    """A file that is not what its name promises, or changed under the scan."""
+
+
+def decompressed(path: str, kind: str, chunk_size: int, report: Progress) -> Iterator[bytes]:
+    """Decompressed text in pieces of at most ``min(chunk_size, 1 MiB)``, which stay in the
+    cache (16 MiB pieces run a third slower); reports the compressed bytes read.
+    """
+    piece = min(chunk_size, PIECE)
+    decode = {"gzip": _gzip_pieces, "zstd": _zstd_pieces}.get(kind, _stdlib_pieces)
+    with open(path, "rb") as raw:
+        done = 0
+        for data in decode(raw, piece, kind):
+            position = raw.tell()
+            report(position - done)
+            done = position
+            yield data
+
+
+def _gzip_pieces(raw: BinaryIO, piece: int, _kind: str) -> Iterator[bytes]:
+    """gzip members one after another, then optional zero padding; a cut-off member is an error.
+
+    isal's inflate fed 64 KiB at a time runs ~30% faster than ``igzip.IGzipFile.read``.
+    """
+    from isal import isal_zlib
+
+    member = None
+    data = b""
+    while True:
+        if not data:
+            data = raw.read(_RAW_BLOCK)
+            if not data:
+                break
+        if member is None:
+            if data.startswith(b"\0"):  # padding after the last member
+                data = data.lstrip(b"\0")
+                continue
+            member = isal_zlib.decompressobj(wbits=31)
+        out = member.decompress(data, piece)
+        if out:
+            yield out
+        data, member = (
+            (member.unused_data, None) if member.eof else (member.unconsumed_tail, member)
+        )
+    if member is not None:
+        while out := member.decompress(b"", piece):
+            yield out
+        if not member.eof:
+            raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+
+
+def _zstd_pieces(raw: BinaryIO, _piece: int, _kind: str) -> Iterator[bytes]:
+    """zstd frames one after another; unlike ``stream_reader`` a cut-off frame is an error."""
+    import zstandard
+
+    context = zstandard.ZstdDecompressor()
+    frame = None
+    while data := raw.read(_RAW_BLOCK):
+        while data:
+            frame = frame or context.decompressobj()
+            out = frame.decompress(data)
+            if out:
+                yield out
+            data, frame = (frame.unused_data, None) if frame.eof else (b"", frame)
+    if frame is not None:
+        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+
+
+def _stdlib_pieces(raw: BinaryIO, piece: int, kind: str) -> Iterator[bytes]:
+    import bz2
+    import lzma
+
+    opener: Any = bz2.BZ2File if kind == "bz2" else lzma.LZMAFile
+    with opener(raw) as reader:
+        while data := reader.read(piece):
+            yield data
+
+
+def describe(kind: str, exc: Exception) -> str:
+    """One line that says what is wrong with the file and what to do."""
+    if isinstance(exc, CorruptError):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.errno is not None and exc.strerror:
+        return f"cannot read ({exc.strerror}); check permissions"
+    if isinstance(exc, EOFError):
+        return f"{kind} data ends early (truncated?); re-copy the file or leave it out of the scan"
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    return f"corrupt {kind} data ({detail}); re-copy the file or leave it out of the scan"
+
+
+def newlines(view: Any, lo: int, hi: int) -> int:
+    """The newlines in ``view[lo:hi]``, fast on long lines.
+
+    Hopping from newline to newline with ``find`` (memchr, ~15 GB/s on 4 kB trace lines) beats
+    ``count`` (a byte loop, ~2.5 GB/s) on lines longer than about 500 bytes. A block with more
+    than ``MAX_HOPS`` lines finishes with ``count``, and so do the next few blocks.
+    """
+    count = 0
+    counting_blocks = 0
+    for block in range(lo, hi, COUNT_BLOCK):
+        block_end = min(block + COUNT_BLOCK, hi)
+        position = block
+        if counting_blocks:
+            counting_blocks -= 1
+        else:
+            position = view.find(b"\n", block, block_end)
+            hops = 0
+            while position != -1 and hops < MAX_HOPS:
+                count += 1
+                hops += 1
+                position = view.find(b"\n", position + 1, block_end)
+            if position == -1:
+                continue
+            counting_blocks = 15
+        if isinstance(view, bytes | bytearray):
+            count += view.count(b"\n", position, block_end)
+        else:
+            count += view[position:block_end].count(b"\n")
+    return count
+
+
+def text_views(
+    path: str, kind: str, start: int, end: int, chunk_size: int
+) -> Iterator[tuple[Any, int, int, int]]:
+    """``(view, base, lo, hi)`` over the text in ``[start, end)``: ``view[lo:hi]`` is text at
+    ``base + lo``. Plain files through mmap windows; compressed ones decompressed from the start.
+    """
+    if kind == "plain":
+        granularity = mmap.ALLOCATIONGRANULARITY
+        with open(path, "rb", buffering=0) as handle:
+            end = min(end, os.fstat(handle.fileno()).st_size)
+            for offset in range(start, end, chunk_size):
+                stop = min(offset + chunk_size, end)
+                map_start = offset - offset % granularity
+                window = mmap.mmap(
+                    handle.fileno(), stop - map_start, offset=map_start, access=mmap.ACCESS_READ
+                )
+                try:
+                    yield window, map_start, offset - map_start, stop - map_start
+                finally:
+                    window.close()
+        return
+    base = 0
+    for data in decompressed(path, kind, chunk_size, ignore):
+        yield data, base, 0, max(0, min(len(data), end - base))
+        base += len(data)
+        if base >= end:
+            return
