@@ -38,18 +38,45 @@ def make_suite(root: Path, n: int, *, seed: int = 1) -> Path:
     sha = lambda i: hashlib.sha256(str(i).encode()).hexdigest()  # noqa: E731
     with (suite / "questions.jsonl").open("w") as q, (suite / "keys.jsonl").open("w") as k:
         for i in range(n):
-            q.write(json.dumps({"id": f"q{i}", "question": f"Question {i}?", "kind": KINDS[i % 5],
-                                "as_of": {"sdlc": COMMIT}, "scope": []}) + "\n")
-            k.write(json.dumps({"id": f"q{i}", "answer_key": "k", "required_facts": ["f"],
-                                "valid_sources": [{"uri": f"sdlc/docs/{i}.md", "sha256": sha(i)}]}) + "\n")
+            q.write(
+                json.dumps(
+                    {
+                        "id": f"q{i}",
+                        "question": f"Question {i}?",
+                        "kind": KINDS[i % 5],
+                        "as_of": {"sdlc": COMMIT},
+                        "scope": [],
+                    }
+                )
+                + "\n"
+            )
+            k.write(
+                json.dumps(
+                    {
+                        "id": f"q{i}",
+                        "answer_key": "k",
+                        "required_facts": ["f"],
+                        "valid_sources": [{"uri": f"sdlc/docs/{i}.md", "sha256": sha(i)}],
+                    }
+                )
+                + "\n"
+            )
     seal(suite, repos=RepoSet({}))
     for a, arm in enumerate(ARMS):
         p_right = 0.4 + 0.2 * a
-        with (suite / "answers" / f"{arm}.jsonl").open("w") as ans, (suite / "labels" / f"{arm}.jsonl").open("w") as lab:
+        with (
+            (suite / "answers" / f"{arm}.jsonl").open("w") as ans,
+            (suite / "labels" / f"{arm}.jsonl").open("w") as lab,
+        ):
             for i in range(n):
                 if rng.random() < 0.05:
                     continue  # missing answer
-                cites = [{"uri": f"sdlc/docs/{i}.md#L1-L9", "sha256": sha(i) if rng.random() < 0.8 else sha(-i)}]
+                cites = [
+                    {
+                        "uri": f"sdlc/docs/{i}.md#L1-L9",
+                        "sha256": sha(i) if rng.random() < 0.8 else sha(-i),
+                    }
+                ]
                 if rng.random() < 0.2:
                     cites.append({"uri": f"sdlc/docs/x{i}.md", "sha256": sha(i)})
                 record = {"id": f"q{i}", "answer": f"answer {i}", "citations": cites}
@@ -57,9 +84,23 @@ def make_suite(root: Path, n: int, *, seed: int = 1) -> Path:
                 right = rng.random() < p_right
                 for rater in ("ada", "bob"):
                     vote = right if rng.random() < 0.9 else not right
-                    lab.write(json.dumps({"id": f"q{i}", "rater": rater, "correct": vote, "unsupported": []}) + "\n")
-        (suite / "answers" / f"{arm}.meta.json").write_text(json.dumps(
-            {"runner": "harness", "by": "bench", "date": "2026-11-30", "model": "none", "knowledge_snapshot": {"sdlc": [COMMIT]}}))
+                    lab.write(
+                        json.dumps(
+                            {"id": f"q{i}", "rater": rater, "correct": vote, "unsupported": []}
+                        )
+                        + "\n"
+                    )
+        (suite / "answers" / f"{arm}.meta.json").write_text(
+            json.dumps(
+                {
+                    "runner": "harness",
+                    "by": "bench",
+                    "date": "2026-11-30",
+                    "model": "none",
+                    "knowledge_snapshot": {"sdlc": [COMMIT]},
+                }
+            )
+        )
     return suite
 
 
@@ -91,8 +132,10 @@ def main() -> None:
         print(f"flightdeck --help: median {statistics.median(help_times):.3f} s (target <= 0.3 s)")
         suite = make_suite(root, 40)
         t = timed(score_cmd(suite), root, 10)
-        print(f"score 40 x 3 arms, 10,000 resamples: median {statistics.median(t):.3f} s "
-              f"(min {min(t):.3f}, max {max(t):.3f}; target <= 1 s)")
+        print(
+            f"score 40 x 3 arms, 10,000 resamples: median {statistics.median(t):.3f} s "
+            f"(min {min(t):.3f}, max {max(t):.3f}; target <= 1 s)"
+        )
         if quick:
             return
         big = make_suite(root, 100_000)
@@ -103,9 +146,11 @@ def main() -> None:
         t_q = time.perf_counter() - start
         ids = [q.id for q in qs]
         timings = {"questions": t_q}
-        for name, fn in [("keys", lambda: read_keys(big / "keys.jsonl")),
-                         ("answers", lambda: read_answers(big / "answers" / "search.jsonl", ids)),
-                         ("labels (200,000 lines)", lambda: read_labels(big / "labels" / "search.jsonl", ids))]:
+        for name, fn in [
+            ("keys", lambda: read_keys(big / "keys.jsonl")),
+            ("answers", lambda: read_answers(big / "answers" / "search.jsonl", ids)),
+            ("labels (200,000 lines)", lambda: read_labels(big / "labels" / "search.jsonl", ids)),
+        ]:
             start = time.perf_counter()
             fn()
             timings[name] = time.perf_counter() - start
@@ -116,8 +161,10 @@ def main() -> None:
         subprocess.run(score_cmd(big), cwd=root, check=True, capture_output=True)
         elapsed = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        print(f"score 100,000 x 3 arms, 10,000 resamples: {elapsed:.1f} s, peak RSS "
-              f"{max(peak, before) / 1024:.0f} MiB (targets <= 20 s, <= 1536 MiB)")
+        print(
+            f"score 100,000 x 3 arms, 10,000 resamples: {elapsed:.1f} s, peak RSS "
+            f"{max(peak, before) / 1024:.0f} MiB (targets <= 20 s, <= 1536 MiB)"
+        )
 
 
 if __name__ == "__main__":

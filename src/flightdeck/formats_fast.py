@@ -13,7 +13,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable
 from functools import cache
-from typing import Any, Literal, get_args
+from typing import Any, Literal, ParamSpec, TypeVar, get_args
 
 import msgspec
 
@@ -119,10 +119,14 @@ def _unique(keys: list[str]) -> bool:
     return len(set(keys)) == len(keys)
 
 
-def _no_gc(func: Callable[..., Any]) -> Callable[..., Any]:
-    def wrapper(*args: Any) -> Any:
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _no_gc(func: Callable[P, R]) -> Callable[P, R]:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         with gc_paused():
-            return func(*args)
+            return func(*args, **kwargs)
 
     return wrapper
 

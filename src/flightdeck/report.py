@@ -151,8 +151,8 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out = [f"# Knowledge evals: {result.suite}", ""]
     out += [
         f"{_count(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
-        "their manifest and the holdouts manifest does not mark the suite void (score refuses "
-        f"otherwise). Scored with flightdeck {__version__}. Intervals are {level}: Wilson for "
+        f"their manifest (score refuses otherwise), and {_custody(result)}. Scored with "
+        f"flightdeck {__version__}. Intervals are {level}: Wilson for "
         "proportions, a paired percentile bootstrap over questions for differences (seed "
         f"{p.seed}, {p.resamples} resamples).",
         "",
@@ -204,6 +204,15 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
         out += _comparison_section(comparison, result)
     out += _how_to_read(result)
     return "\n".join(out) + "\n"
+
+
+def _custody(result: ScoreResult) -> str:
+    if result.holdouts == "sealed":
+        return "no canary scan has found its keys (the holdouts manifest does not mark it void)"
+    return (
+        f"**the suite is not registered in {result.params.holdouts / 'manifest.json'}, so a "
+        "leaked key would go unnoticed** (seal with --holdouts)"
+    )
 
 
 def _count(n: int, noun: str) -> str:

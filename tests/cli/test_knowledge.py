@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.builders import FILES_LATER, Project, answer, labels_for, sha, write_jsonl
 
 from flightdeck.cli import cli
 from flightdeck.formats import CANARY_RE
-from tests.builders import FILES_LATER, Project, answer, labels_for, sha, write_jsonl
 
 
 def invoke(runner: CliRunner, *args: str) -> Result:
@@ -534,3 +534,18 @@ def test_usage_errors_are_one_line(runner: CliRunner, args: list[str], line: str
     result = runner.invoke(cli, args, prog_name="flightdeck")
     assert result.exit_code == 2
     assert result.stderr == line + "\n"
+
+
+def test_a_suite_sealed_without_holdouts_is_flagged(runner: CliRunner, project: Project) -> None:
+    assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
+    good_arm(project, "search", [True] * 4)
+    status = invoke(runner, "knowledge", "status", str(project.suite))
+    assert (
+        "!! not registered in holdouts/manifest.json: a leaked key would go unnoticed (seal with --holdouts)"
+        in status.stdout
+    )
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert result.exit_code == 0
+    assert "warning: demo-v1 is not registered in holdouts/manifest.json" in result.stderr
+    report = (project.root / "reports" / "demo-v1.md").read_text()
+    assert "**the suite is not registered in holdouts/manifest.json" in report

@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from tests.gitrepo import make_bundle, make_git_repo
 
 from flightdeck.errors import InputError
 from flightdeck.repos import RepoSet, Repository, scope_filter, sha256_at
-from tests.gitrepo import make_bundle, make_git_repo
 
 TREE = {
     "docs/runbooks/deploy.md": "deploy\n",

@@ -126,8 +126,13 @@ def status_command(
         click.echo(f"{mark(True)}sealed {st.sealed_at}, files match manifest.json")
     if st.void is not None:
         click.echo(f"{mark(False)}VOID: a canary leaked ({_evidence(st.void)})")
+    elif st.holdouts == "sealed":
+        click.echo(f"{mark(True)}not void (canaries registered for the scan)")
     else:
-        click.echo(f"{mark(True)}not void")
+        click.echo(
+            f"{mark(False)}not registered in {params.holdouts / 'manifest.json'}: a leaked key "
+            "would go unnoticed (seal with --holdouts)"
+        )
     if not st.arms:
         click.echo("no arms yet: no answers/<arm>.jsonl")
     for a in st.arms:
@@ -231,6 +236,12 @@ def score_command(
             results_dir=results_dir or params.root / "results" / name,
         )
     record_scores(suite, result)
+    if result.holdouts != "sealed":
+        click.echo(
+            f"warning: {name} is not registered in {params.holdouts / 'manifest.json'}; a "
+            "leaked key would go unnoticed (seal with --holdouts)",
+            err=True,
+        )
     _print_score(result)
     click.echo(f"wrote {written['metrics']}, {written['report']}, {written['picture']}")
 

@@ -215,6 +215,7 @@ class SuiteStatus:
     sealed_at: str | None
     void: dict[str, Any] | None
     arms: tuple[ArmStatus, ...]
+    holdouts: str = "sealed"  # holdout.suite_state: no-manifest, unregistered, sealed, void
 
     @property
     def ready(self) -> bool:
@@ -270,7 +271,14 @@ def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
         sealed_at=manifest.sealed_at if manifest else None,
         void=_void_evidence(params.holdouts, suite.name),
         arms=tuple(arms),
+        holdouts=_holdouts_state(params.holdouts, suite.name),
     )
+
+
+def _holdouts_state(holdouts: Path, suite: str) -> str:
+    from flightdeck.holdout import suite_state
+
+    return str(suite_state(holdouts, suite))
 
 
 def _void_evidence(holdouts: Path, suite: str) -> dict[str, Any] | None:
@@ -291,6 +299,7 @@ class ScoreResult:
     comparisons: tuple[Comparison, ...]
     params: Params
     sealed_at: str = ""
+    holdouts: str = "sealed"  # see SuiteStatus.holdouts
 
 
 def _read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
@@ -407,7 +416,15 @@ def score(
                 threshold=params.threshold,
             ),
         )
-    return ScoreResult(suite.name, len(questions), scores, comparisons, params, manifest.sealed_at)
+    return ScoreResult(
+        suite.name,
+        len(questions),
+        scores,
+        comparisons,
+        params,
+        manifest.sealed_at,
+        _holdouts_state(params.holdouts, suite.name),
+    )
 
 
 def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> None:
