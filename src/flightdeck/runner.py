@@ -59,7 +59,7 @@ class RunConfig:
     jobs: int = 1
     timeout: float | None = None
     model: str | None = None
-    by: str | None = None
+    by: str | None = None  # who ran the arm, for the meta; None: the login name
 
 
 @dataclass(frozen=True)
@@ -277,6 +277,8 @@ def run_experiment(
         raise InputError("--jobs", None, f"jobs must be at least 1, got {config.jobs}")
     if config.timeout is not None and config.timeout <= 0:
         raise InputError("--timeout", None, f"timeout must be positive, got {config.timeout:g}")
+    if config.by is not None and not config.by.strip():
+        raise InputError("--by", None, "is empty; say who ran the arm, or leave --by out")
     path = harness_path()
     argv = parse_command(config.command, path)
     suite_dir = config.suite_dir

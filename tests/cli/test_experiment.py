@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -17,6 +18,8 @@ from tests.builders import FILES_AS_OF, Project, sha
 
 from flightdeck.cli import cli
 from flightdeck.formats import read_answers, read_meta
+from flightdeck.repos import RepoSet
+from flightdeck.tasks.knowledge import seal
 
 HARNESSES = Path(__file__).parents[1] / "data" / "harnesses"
 REPO_SEARCH = shlex.join([sys.executable, "-m", "flightdeck", "experiment", "agent", "repo-search"])
@@ -44,9 +47,20 @@ def run(runner: CliRunner, project: Project, command: str, *extra: str) -> Resul
     )
 
 
-def answer_lines(project: Project, arm: str = "arm1") -> list[dict[str, object]]:
+def answer_lines(project: Project, arm: str = "arm1") -> list[dict[str, Any]]:
     path = project.suite / "answers" / f"{arm}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def seal_suite(project: Project) -> None:
+    seal(project.suite, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
+
+
+def unsealed_warning(project: Project) -> str:
+    return (
+        f"warning: {project.suite} is not sealed; answers to an unsealed suite cannot be "
+        "scored until it is\n"
+    )
 
 
 def test_run_with_the_repo_search_agent(runner: CliRunner, project: Project) -> None:
@@ -91,7 +105,9 @@ def test_failures_exit_1_with_a_summary(runner: CliRunner, project: Project) -> 
     assert summary["ran"] == 1
     assert summary["answered"] == 4
     assert summary["failed"] == []
-    assert again.stderr.startswith("resuming: 3 of 4 questions already answered\n")
+    assert again.stderr.startswith(
+        unsealed_warning(project) + "resuming: 3 of 4 questions already answered\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -110,7 +126,8 @@ def test_failures_exit_1_with_a_summary(runner: CliRunner, project: Project) -> 
         ),
         pytest.param(
             ["--harness", "true", "--repo", "sdlc=nowhere"],
-            "error: nowhere: repository 'sdlc' not found at this path\n",
+            "error: nowhere: repository 'sdlc' not found at this path; fix repos: in "
+            "params.yaml or --repo sdlc=PATH\n",
             id="missing-repo",
         ),
     ],
@@ -118,10 +135,65 @@ def test_failures_exit_1_with_a_summary(runner: CliRunner, project: Project) -> 
 def test_bad_input_exits_2_with_one_line(
     runner: CliRunner, project: Project, args: list[str], message: str
 ) -> None:
+    seal_suite(project)  # a sealed suite: no warning, and the seal is no obstacle
     result = runner.invoke(cli, ["experiment", "run", str(project.suite), "--arm", "a", *args])
     assert result.exit_code == 2, result.output
     assert result.stderr == message
     assert "Traceback" not in result.output
+
+
+def test_a_sealed_suite_that_changed_is_refused_before_any_trial(
+    runner: CliRunner, project: Project
+) -> None:
+    seal_suite(project)
+    with (project.suite / "questions.jsonl").open("a") as questions:
+        questions.write("\n")
+    result = runner.invoke(
+        cli, ["experiment", "run", str(project.suite), "--arm", "a", "--harness", "true"]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: {project.suite / 'questions.jsonl'}: changed after sealing (it no longer "
+        "matches manifest.json); a changed question is a new suite version (demo-v2), never "
+        "an edit: restore the file\n"
+    )
+    assert not (project.suite / "answers").exists()
+
+
+def test_an_unsealed_suite_is_run_with_a_warning(runner: CliRunner, project: Project) -> None:
+    result = run(runner, project, harness("answer.py"), "--json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == unsealed_warning(project)
+    assert len(answer_lines(project)) == 4
+
+
+def test_the_meta_says_who_ran_the_arm(runner: CliRunner, project: Project) -> None:
+    import getpass
+
+    seal_suite(project)
+    command = harness("answer.py")
+    assert run(runner, project, command).exit_code == 0
+    suite = str(project.suite)
+    by = invoke(
+        runner,
+        "experiment",
+        "run",
+        suite,
+        "--arm",
+        "arm2",
+        "--harness",
+        command,
+        "--by",
+        "ci-nightly",
+    )
+    assert by.exit_code == 0, by.output
+    login = read_meta(project.suite / "answers" / "arm1.meta.json")
+    chosen = read_meta(project.suite / "answers" / "arm2.meta.json")
+    assert login.fields["by"] == getpass.getuser()
+    assert chosen.fields["by"] == "ci-nightly"
+    meta_bytes = (project.suite / "answers" / "arm2.meta.json").read_bytes()
+    assert meta_bytes.endswith(b"}\n")
+    assert json.loads(meta_bytes) == chosen.fields
 
 
 def test_the_agent_reads_the_task_from_the_environment(
@@ -171,24 +243,34 @@ def test_sigkill_mid_run_loses_no_finished_trial_and_a_rerun_does_the_rest(
     project: Project,
 ) -> None:
     """Kill the runner with SIGKILL after two answers landed; the rerun runs only the rest."""
-    command = harness("answer.py", "--sleep", "0.4")
+    seal_suite(project)
+    gate = project.root / "hold"
+    gate.mkdir()
+    for qid in ("q3", "q4"):  # q1 and q2 land; q3 holds until killed, so q4 never starts
+        (gate / qid).touch()
+    command = harness("answer.py", "--hold-if-exists", str(gate))
     argv = [sys.executable, "-m", "flightdeck", "experiment", "run", str(project.suite)]
     argv += ["--arm", "arm1", "--harness", command, "--jobs", "1"]
     answers = project.suite / "answers" / "arm1.jsonl"
     proc = subprocess.Popen(argv, cwd=project.root, stdout=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if answers.exists() and len(answers.read_bytes().splitlines()) >= 2:
+        deadline = time.monotonic() + 120  # a bound on a hang, not a timing assertion
+        while proc.poll() is None and time.monotonic() < deadline:
+            if (gate / "q3").read_text():
                 break
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
+        held = (gate / "q3").read_text()
+        if held:  # the harness runs in its own session, which outlives the runner
+            os.killpg(int(held), signal.SIGKILL)
     landed = [json.loads(line)["id"] for line in answers.read_bytes().splitlines()]
-    assert 2 <= len(landed) < 4
+    assert landed == ["q1", "q2"]
     assert (project.root / ".flightdeck" / "workspaces").exists()
 
+    for qid in ("q3", "q4"):
+        (gate / qid).unlink()
     rerun = subprocess.run(argv, cwd=project.root, capture_output=True, text=True, check=False)
     assert rerun.returncode == 0, rerun.stderr
     assert rerun.stderr.startswith(f"resuming: {len(landed)} of 4 questions already answered")
@@ -257,7 +339,7 @@ def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
     assert proc.returncode == 130, stderr
     assert stderr.endswith("interrupted\n")
     child = int(pidfile.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound on a hang, not a timing assertion
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(child)

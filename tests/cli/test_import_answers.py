@@ -13,6 +13,8 @@ from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
 from flightdeck.cli import FlightdeckGroup, cli
 from flightdeck.cli.knowledge_import import import_answers_command
 from flightdeck.formats import read_meta
+from flightdeck.repos import RepoSet
+from flightdeck.tasks.knowledge import seal
 
 ADR = "docs/adr/0001-database.md"
 
@@ -38,6 +40,10 @@ def attachments(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return root / "attachments"
+
+
+def seal_suite(project: Project) -> None:
+    seal(project.suite, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
 
 
 def common(project: Project, source: Path) -> list[str]:
@@ -70,6 +76,8 @@ def test_import_from_csv_with_a_folder_snapshot(runner: CliRunner, project: Proj
         f"meta: {project.suite / 'answers' / 'projects.meta.json'}\n"
     )
     assert result.stderr == (
+        f"warning: {project.suite} is not sealed; answers to an unsealed suite cannot be "
+        "scored until it is\n"
         f"warning: {source}:3: sdlc/docs/imagined.md is not in the snapshot; "
         "recorded with the sha256 of no bytes\n"
     )
@@ -122,6 +130,7 @@ def test_import_with_snapshot_commits_and_json_output(runner: CliRunner, project
 def test_bad_options_exit_2_with_one_line(
     runner: CliRunner, project: Project, extra: list[str], line: str
 ) -> None:
+    seal_suite(project)
     source = project.root / "answers.jsonl"
     source.write_text(json.dumps({"id": "q1", "answer": "x", "citations": []}) + "\n")
     result = invoke(
@@ -133,6 +142,7 @@ def test_bad_options_exit_2_with_one_line(
 
 
 def test_a_bad_row_exits_2_naming_file_and_line(runner: CliRunner, project: Project) -> None:
+    seal_suite(project)
     folder = attachments(project.root, FILES_AS_OF)
     source = project.root / "answers.jsonl"
     source.write_text('{"id": "q1", "answer": "x"}\n{"id": "q7", "answer": "y"}\n')
@@ -150,3 +160,28 @@ def test_a_bad_row_exits_2_naming_file_and_line(runner: CliRunner, project: Proj
     assert result.stderr == (
         f"error: {source}:2: id 'q7' is not a question of this suite; fix the id or drop the row\n"
     )
+
+
+def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, project: Project) -> None:
+    seal_suite(project)
+    keys = project.suite / "keys.jsonl"
+    keys.write_text(keys.read_text().replace("@ada", "@bob"))
+    source = project.root / "answers.jsonl"
+    source.write_text(json.dumps({"id": "q1", "answer": "x", "citations": []}) + "\n")
+    folder = attachments(project.root, FILES_AS_OF)
+    result = invoke(
+        runner,
+        *common(project, source),
+        "--model",
+        "m",
+        "--date",
+        "2026-11-20",
+        "--snapshot",
+        str(folder),
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: {keys}: changed after sealing (it no longer matches manifest.json); a changed "
+        "question is a new suite version (demo-v2), never an edit: restore the file\n"
+    )
+    assert not (project.suite / "answers").exists()

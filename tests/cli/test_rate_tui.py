@@ -16,6 +16,7 @@ from flightdeck.cli import rating as rating_cli
 from flightdeck.cli.rating import rate_command
 from flightdeck.rating import RatingSession
 from flightdeck.repos import RepoSet
+from flightdeck.tasks.knowledge import seal
 
 PATHS = {
     "q1": "docs/adr/0001-database.md",
@@ -33,6 +34,10 @@ def root() -> None:
 
 
 root.add_command(rate_command)
+
+
+def seal_suite(project: Project) -> None:
+    seal(project.suite, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
 
 
 @pytest.fixture
@@ -156,10 +161,34 @@ def test_no_browser_falls_back_to_the_terminal(
 
 
 def test_nothing_left_to_rate(runner: CliRunner, rated: Project) -> None:
+    seal_suite(rated)
     rate(runner, rated, RATE * 8)
     result = rate(runner, rated, "")
     assert result.exit_code == 0, result.output
     assert result.output == "nothing left to rate: ada has rated all 8 answers\n"
+
+
+def test_an_unsealed_suite_is_rated_with_a_warning(runner: CliRunner, rated: Project) -> None:
+    result = rate(runner, rated, RATE + "q\n")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        f"warning: {rated.suite} is not sealed; answers to an unsealed suite cannot be "
+        "scored until it is\n"
+    )
+    assert len(labels(rated)) == 1
+
+
+def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, rated: Project) -> None:
+    seal_suite(rated)
+    questions = rated.suite / "questions.jsonl"
+    questions.write_text(questions.read_text().replace("deploy", "release"))
+    result = rate(runner, rated, RATE)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: {questions}: changed after sealing (it no longer matches manifest.json); a "
+        "changed question is a new suite version (demo-v2), never an edit: restore the file\n"
+    )
+    assert labels(rated) == []
 
 
 def test_repo_option_overrides_params(runner: CliRunner, rated: Project, tmp_path: Path) -> None:
@@ -169,6 +198,7 @@ def test_repo_option_overrides_params(runner: CliRunner, rated: Project, tmp_pat
 
 
 def test_a_suite_without_answers_is_an_input_error(runner: CliRunner, project: Project) -> None:
+    seal_suite(project)
     result = rate(runner, project, "")
     assert result.exit_code == 2
     assert result.stderr == (

@@ -86,6 +86,8 @@ def test_jsonl_answers_are_hashed_from_the_snapshot_folder(project: Project) -> 
         "files": 5,
     }
     assert meta.fields["source"] == {"file": "answers.jsonl", "sha256": sha(file.read_text())}
+    meta_bytes = (project.suite / "answers" / "projects.meta.json").read_bytes()
+    assert meta_bytes.endswith(b"}\n")  # a text file: git and editors want the last newline
 
 
 def test_the_folder_hash_is_the_documented_shell_pipeline(tmp_path: Path) -> None:
@@ -268,7 +270,7 @@ def test_bad_csv_rows_name_the_line(project: Project, content: str, match: str) 
 def test_bad_options(project: Project, options: dict[str, Any], match: str) -> None:
     file = source(project.root, "a.jsonl", jsonl([{**ROW, "citations": [f"sdlc/{ADR}"]}]))
     arm = options.pop("arm", "projects")
-    args = {
+    args: dict[str, Any] = {
         "by": "ada",
         "model": "m",
         "date": "2026-11-20",

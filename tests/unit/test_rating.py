@@ -417,7 +417,7 @@ def server(rated: Project) -> Iterator[RatingServer]:
             yield srv
         finally:
             srv.finish()
-            thread.join(timeout=10)
+            thread.join(timeout=120)
 
 
 def call(url: str, body: dict[str, Any] | None = None, host: str | None = None) -> Any:
@@ -425,7 +425,7 @@ def call(url: str, body: dict[str, Any] | None = None, host: str | None = None) 
     request = urllib.request.Request(url, data=data)
     if host:
         request.add_header("Host", host)
-    with urllib.request.urlopen(request, timeout=10) as response:
+    with urllib.request.urlopen(request, timeout=120) as response:
         raw = response.read()
         kind = response.headers["Content-Type"]
     return json.loads(raw) if kind.startswith("application/json") else raw.decode()
@@ -516,7 +516,7 @@ def test_the_server_stops_after_the_last_label(rated: Project) -> None:
         reply = call(
             api(srv, "/api/label"), {"item": item["item"], "correct": True, "unsupported": []}
         )
-        thread.join(timeout=10)
+        thread.join(timeout=120)
         assert not thread.is_alive()
     assert reply["next"] is None
     assert srv.finished.is_set()

@@ -61,7 +61,7 @@ def test_bm25_matches_bm25s_and_rank_bm25() -> None:
     retriever.index(corpus, show_progress=False)
     np.testing.assert_allclose(ours, retriever.get_scores(query), rtol=1e-5, atol=1e-6)
 
-    from rank_bm25 import BM25Okapi
+    from rank_bm25 import BM25Okapi  # type: ignore[import-untyped]
 
     okapi = BM25Okapi(corpus, k1=1.5, b=0.75)
     # rank-bm25 scores tf * (k1 + 1) / (tf + norm) with its own idf: rescale ours to compare.
@@ -110,6 +110,45 @@ def test_it_cites_the_best_passage_with_the_file_hash(tmp_path: Path) -> None:
     assert "read sdlc/README.md (19 bytes)" in log
     assert "query words: choose postgres" in log
     assert f"cite sdlc/docs/adr/0002-database.md#L41-L43 sha256={sha(adr)}" in log
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("deploy with make\nstep two\nstep three\nend\n", id="final-newline"),
+        pytest.param("deploy with make\nstep two\nstep three\nend", id="no-final-newline"),
+    ],
+)
+def test_the_trace_gives_the_spans_the_citations_give(tmp_path: Path, text: str) -> None:
+    # Four lines, with or without a final newline: the passage and the citation are L1-L4
+    # (a final "\n" ends line 4; it does not start a line 5).
+    ws = write(tmp_path, {"r/a.md": text, "r/b.md": "nothing relevant\n"})
+    trace = io.StringIO()
+    result = search(ws, "How do we deploy?", trace=trace)
+    assert [uri for uri, _ in result.citations] == ["r/a.md#L1-L4"]
+    log = trace.getvalue().splitlines()
+    ranks = [line.split()[-1] for line in log if line.startswith("rank ")]
+    assert ranks == ["r/a.md#L1-L4", "r/b.md#L1-L1"]
+    assert "quote r/a.md#L1-L4" in log
+    assert f"cite r/a.md#L1-L4 sha256={sha(text)}" in log
+
+
+def test_the_trace_names_the_quoted_lines_of_a_longer_passage(tmp_path: Path) -> None:
+    # A 30-line file: passages L1-L20, L11-L30, L21-L30 (window 20, stride 10, cut at the
+    # file's end); the shortest holding the word ranks first. The quote starts a line before
+    # the first query word (line 25) and runs to the file's end.
+    lines = [f"filler line {n}" for n in range(1, 31)]
+    lines[24] = "deploy with make release"
+    ws = write(tmp_path, {"r/a.md": "\n".join(lines) + "\n"})
+    trace = io.StringIO()
+    result = search(ws, "How do we deploy?", trace=trace)
+    assert result.citations[0][0] == "r/a.md#L24-L30"
+    log = trace.getvalue().splitlines()
+    assert [line.split()[-1] for line in log if line.startswith("rank ")][:2] == [
+        "r/a.md#L21-L30",
+        "r/a.md#L11-L30",
+    ]
+    assert "quote r/a.md#L24-L30" in log
 
 
 def test_path_words_count(tmp_path: Path) -> None:

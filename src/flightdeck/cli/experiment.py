@@ -53,6 +53,12 @@ def experiment() -> None:
     help="Kill a trial's whole process group after this long [default: no limit].",
 )
 @click.option("--model", default=None, help="The model behind the harness, for the meta file.")
+@click.option(
+    "--by",
+    metavar="WHO",
+    default=None,
+    help="Who ran the arm, for the meta file [default: your login name].",
+)
 @params_options
 @json_option
 @click.pass_context
@@ -64,6 +70,7 @@ def run_command(
     jobs: int | None,
     timeout: float | None,
     model: str | None,
+    by: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     as_json: bool,
@@ -75,17 +82,24 @@ def run_command(
     its scope), and prints {"answer": ..., "citations": [{"uri", "sha256"}]} or writes it to
     FLIGHTDECK_RESULT. Answers are saved as trials finish, so a rerun resumes; failed trials
     are listed in runs/<suite>/<arm>.jsonl and make the exit status 1. Traces go to
-    traces/<suite>/<arm>/<id>.log.
+    traces/<suite>/<arm>/<id>.log. The meta file records who ran the arm: your login name,
+    or --by (on CI, where the login is "root", name the person or the job).
+
+    A sealed suite whose questions or keys changed is refused; an unsealed one only gets a
+    warning, since its answers cannot be scored until it is sealed.
 
     \b
     Example:
         flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
             --harness "python -m flightdeck experiment agent repo-search" --jobs 4 --timeout 60
+        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
+            --harness "python -m flightdeck experiment agent repo-search" --by ada
     """
     from flightdeck.params import load_params, parse_repo_option
     from flightdeck.runner import RunConfig, run_experiment
 
     params = load_params(params_file).with_overrides(repos=parse_repo_option(repo))
+    check_seal(suite)
     config = RunConfig(
         suite_dir=suite,
         arm=arm,
@@ -95,6 +109,7 @@ def run_command(
         jobs=jobs or os.cpu_count() or 1,
         timeout=timeout,
         model=model,
+        by=by,
     )
     progress = _Progress(quiet=as_json)
     try:
@@ -107,6 +122,26 @@ def run_command(
         _print_summary(result)
     if result.failed:
         ctx.exit(1)
+
+
+def check_seal(suite: Path) -> None:
+    """Refuse a sealed suite whose sealed files changed; warn on stderr if it is not sealed.
+
+    Answers may be built before a suite is sealed (they cannot be scored until it is), so
+    an unsealed suite is a warning, not an error. A missing folder is left to the command.
+    """
+    from flightdeck.suite import SuitePaths, open_suite, verify_sealed
+
+    if not suite.is_dir():
+        return
+    if SuitePaths(suite).manifest.is_file():
+        verify_sealed(open_suite(suite))
+    else:
+        click.echo(
+            f"warning: {suite} is not sealed; answers to an unsealed suite cannot be scored "
+            "until it is",
+            err=True,
+        )
 
 
 class _Progress:

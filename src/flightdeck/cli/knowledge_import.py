@@ -67,7 +67,8 @@ def import_answers_command(
 
     The SHA-256 of a cited file comes from the documents the person had (a folder, or the
     commits they were exported from), not from as_of: an out-of-date attachment scores as
-    stale. CSV citations are uris separated by spaces, ';' or '|'.
+    stale. CSV citations are uris separated by spaces, ';' or '|'. A sealed suite whose
+    questions or keys changed is refused; an unsealed one gets a warning.
 
     \b
     Example:
@@ -75,10 +76,12 @@ def import_answers_command(
             --from answers.csv --by ada --model "chat-model-1" --date 2026-11-20 \\
             --snapshot attachments/
     """
+    from flightdeck.cli.experiment import check_seal
     from flightdeck.params import load_params, parse_repo_option
     from flightdeck.person_arm import import_answers, parse_snapshot_commits
 
     params = load_params(params_file).with_overrides(repos=parse_repo_option(repo))
+    check_seal(suite)
     result = import_answers(
         suite,
         arm,

@@ -51,17 +51,20 @@ def rate_command(
 
     Serves a page on 127.0.0.1 and opens it in your browser; without a browser (or with
     --tui) it asks in the terminal. Each label is saved as you confirm it, so you can stop
-    at any time (Ctrl-C) and the next run resumes at your first unrated answer.
+    at any time (Ctrl-C) and the next run resumes at your first unrated answer. A sealed
+    suite whose questions or keys changed is refused; an unsealed one gets a warning.
 
     \b
     Example:
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater ada
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater bob --tui
     """
+    from flightdeck.cli.experiment import check_seal
     from flightdeck.rating import RatingSession
     from flightdeck.repos import RepoSet
 
     params = load_params_from_cli(params_file, repo)
+    check_seal(suite)
     repos = RepoSet(params.repos, params.root / ".flightdeck" / "cache")
     with RatingSession(suite, rater, repos) as session:
         if session.first_unlabelled() is None:

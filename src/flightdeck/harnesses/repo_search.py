@@ -201,6 +201,8 @@ def search(workspace: Path, question: str, *, trace: TextIO | None = None) -> Se
     raw = np.frombuffer(big, dtype=np.uint8)
     line_starts = np.concatenate(([0], np.flatnonzero(raw == 10) + 1))
     lines_per_file = np.array([d.count(b"\n") + 1 for d in corpus.data])
+    # The lines a reader counts: a final "\n" ends the last line rather than starting one.
+    real_lines = lines_per_file - np.array([d.endswith(b"\n") for d in corpus.data], dtype=int)
     file_first_line = np.concatenate(([0], np.cumsum(lines_per_file)[:-1]))
     is_word = np.frombuffer(flat, dtype=np.uint8) != 32
     word_starts = np.flatnonzero(is_word[1:] & ~is_word[:-1])  # offsets into ``big``
@@ -233,9 +235,10 @@ def search(workspace: Path, question: str, *, trace: TextIO | None = None) -> Se
     scores = bm25_scores(tf, lengths)
     order = np.lexsort((np.arange(len(scores)), -scores))  # best first; ties by path, line
 
-    for i in order[:10]:
+    for i in order[:10]:  # spans as a citation gives them: the file's lines, 1-based
         f = int(file_of[i])
-        a, b = int(first[i] - file_first_line[f]) + 1, int(last[i] - file_first_line[f])
+        a = int(first[i] - file_first_line[f]) + 1
+        b = max(a, min(int(last[i] - file_first_line[f]), int(real_lines[f])))
         log(f"rank {float(scores[i]):.4f} {corpus.paths[f]}#L{a}-L{b}")
     best = float(scores[order[0]])
     if best <= 0:
@@ -263,6 +266,8 @@ def search(workspace: Path, question: str, *, trace: TextIO | None = None) -> Se
             data = corpus.data[corpus.paths.index(passage.path)]
             citations.append((passage.uri, hashlib.sha256(data).hexdigest()))
     answer = "\n\n".join(f"{p.uri}:\n{p.text}" for p in chosen)
+    for passage in chosen:
+        log(f"quote {passage.uri}")
     for uri, sha in citations:
         log(f"cite {uri} sha256={sha}")
     return SearchResult(answer, tuple(citations), tuple(chosen))

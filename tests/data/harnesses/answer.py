@@ -2,7 +2,9 @@
 
 Options: ``--result-file`` writes the result to FLIGHTDECK_RESULT instead of stdout;
 ``--sleep S`` waits first; ``--fail-if-exists DIR`` exits 1 when DIR/<id> exists (to make
-chosen questions fail until the file is removed). The trace holds the task, the
+chosen questions fail until the file is removed); ``--hold-if-exists DIR`` writes its pid
+into DIR/<id>, when that file exists, and sleeps there until it is killed (so a test can
+act mid-run without racing the clock). The trace holds the task, the
 FLIGHTDECK_* variables and, for every workspace file, its path and its text, so a test can
 check what the harness could see.
 """
@@ -19,6 +21,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--result-file", action="store_true")
 parser.add_argument("--sleep", type=float, default=0.0)
 parser.add_argument("--fail-if-exists", default=None)
+parser.add_argument("--hold-if-exists", default=None)
 args = parser.parse_args()
 
 stdin_task = sys.stdin.read()
@@ -26,6 +29,12 @@ task = json.loads(os.environ["FLIGHTDECK_TASK"])
 assert json.loads(stdin_task) == task, "stdin and FLIGHTDECK_TASK differ"
 if args.sleep:
     time.sleep(args.sleep)
+if args.hold_if_exists and (Path(args.hold_if_exists) / task["id"]).exists():
+    gate = Path(args.hold_if_exists) / task["id"]
+    gate.with_suffix(".tmp").write_text(str(os.getpid()))
+    os.replace(gate.with_suffix(".tmp"), gate)  # the pid appears whole
+    time.sleep(600)
+    sys.exit("held for 600 s and never killed")
 if args.fail_if_exists and (Path(args.fail_if_exists) / task["id"]).exists():
     print(f"told to fail on {task['id']}", file=sys.stderr)
     sys.exit(1)

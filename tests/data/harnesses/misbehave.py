@@ -27,7 +27,8 @@ if mode == "by-id":
 
 def spawn_child(pidfile: str) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    Path(pidfile).write_text(str(child.pid))
+    Path(pidfile + ".tmp").write_text(str(child.pid))
+    os.replace(pidfile + ".tmp", pidfile)  # the pid appears whole
 
 
 if mode == "ok":
