@@ -14,7 +14,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from flightdeck.errors import InputError
 
@@ -126,17 +126,18 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Replace ``path`` with ``data`` all at once: temp file, fsync, rename.
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[BinaryIO]:
+    """A binary handle whose bytes replace ``path`` all at once when the block ends.
 
-    On any failure the temp file is removed and the old file, if any, is untouched.
+    Temp file in the same folder, flush, fsync, rename. On any failure the temp file is
+    removed and the old file, if any, is untouched.
     """
-    payload = data.encode() if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -144,6 +145,12 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Replace ``path`` with ``data`` all at once (see :func:`atomic_writer`)."""
+    with atomic_writer(path) as handle:
+        handle.write(data.encode() if isinstance(data, str) else data)
 
 
 def write_jsonl(path: Path, records: Iterable[Any]) -> None:

@@ -80,3 +80,23 @@ def load_params_from_cli(
     for warning in params.warnings:
         click.echo(f"warning: {warning}", err=True)
     return params.with_overrides(repos=parse_repo_option(repo), **overrides)
+
+
+def check_seal(suite: Path) -> None:
+    """Refuse a sealed suite whose sealed files changed; warn on stderr if it is not sealed.
+
+    Answers may be built before a suite is sealed (they cannot be scored until it is), so
+    an unsealed suite is a warning, not an error. A missing folder is left to the command.
+    """
+    from flightdeck.suite import SuitePaths, open_suite, verify_sealed
+
+    if not suite.is_dir():
+        return
+    if SuitePaths(suite).manifest.is_file():
+        verify_sealed(open_suite(suite))
+    else:
+        click.echo(
+            f"warning: {suite} is not sealed; answers to an unsealed suite cannot be scored "
+            "until it is",
+            err=True,
+        )

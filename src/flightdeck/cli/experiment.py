@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flightdeck.cli._options import json_option, params_options, suite_argument
+from flightdeck.cli._options import check_seal, json_option, params_options, suite_argument
 from flightdeck.errors import InputError
 
 if TYPE_CHECKING:
@@ -122,26 +122,6 @@ def run_command(
         _print_summary(result)
     if result.failed:
         ctx.exit(1)
-
-
-def check_seal(suite: Path) -> None:
-    """Refuse a sealed suite whose sealed files changed; warn on stderr if it is not sealed.
-
-    Answers may be built before a suite is sealed (they cannot be scored until it is), so
-    an unsealed suite is a warning, not an error. A missing folder is left to the command.
-    """
-    from flightdeck.suite import SuitePaths, open_suite, verify_sealed
-
-    if not suite.is_dir():
-        return
-    if SuitePaths(suite).manifest.is_file():
-        verify_sealed(open_suite(suite))
-    else:
-        click.echo(
-            f"warning: {suite} is not sealed; answers to an unsealed suite cannot be scored "
-            "until it is",
-            err=True,
-        )
 
 
 class _Progress:

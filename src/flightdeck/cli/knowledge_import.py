@@ -76,7 +76,7 @@ def import_answers_command(
             --from answers.csv --by ada --model "chat-model-1" --date 2026-11-20 \\
             --snapshot attachments/
     """
-    from flightdeck.cli.experiment import check_seal
+    from flightdeck.cli._options import check_seal
     from flightdeck.params import load_params, parse_repo_option
     from flightdeck.person_arm import import_answers, parse_snapshot_commits
 

@@ -59,7 +59,7 @@ def rate_command(
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater ada
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater bob --tui
     """
-    from flightdeck.cli.experiment import check_seal
+    from flightdeck.cli._options import check_seal
     from flightdeck.rating import RatingSession
     from flightdeck.repos import RepoSet
 

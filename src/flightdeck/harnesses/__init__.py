@@ -40,6 +40,7 @@ from typing import IO, Any
 
 from flightdeck.errors import FlightdeckError
 from flightdeck.formats import SHA256_RE, SOURCE_URI_RE, Question
+from flightdeck.jsonl import atomic_writer
 
 ENV_TASK = "FLIGHTDECK_TASK"
 ENV_WORKSPACE = "FLIGHTDECK_WORKSPACE"
@@ -445,23 +446,14 @@ def _write_trace(
         f"status: {'ok' if reason is None else 'failed: ' + reason}\n"
         f"exit: {exit_code}  seconds: {seconds:.3f}  finished: {_utc_now()}\n"
     )
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(header.encode())
-            for title, handle in zip(("stdout", "stderr"), outputs, strict=True):
-                out.write(f"==> {title} <==\n".encode())
-                handle.seek(0)
-                shutil.copyfileobj(handle, out)
-                out.write(b"\n")
-            out.write(b"==> FLIGHTDECK_TRACE <==\n")
-            with contextlib.suppress(FileNotFoundError), (scratch / "trace.log").open("rb") as log:
-                shutil.copyfileobj(log, out)
+    with atomic_writer(path) as out:
+        out.write(header.encode())
+        for title, handle in zip(("stdout", "stderr"), outputs, strict=True):
+            out.write(f"==> {title} <==\n".encode())
+            handle.seek(0)
+            shutil.copyfileobj(handle, out)
             out.write(b"\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        out.write(b"==> FLIGHTDECK_TRACE <==\n")
+        with contextlib.suppress(FileNotFoundError), (scratch / "trace.log").open("rb") as log:
+            shutil.copyfileobj(log, out)
+        out.write(b"\n")
