@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-_CHUNK_BYTES = 64 * 2**20  # default size of one chunk of bootstrap indices
+# Default size of one chunk of bootstrap indices. Two chunks are alive at once (one being drawn,
+# one being counted); at 8 MiB both stay in a typical L3 cache, and n = 10,000 x 10,000
+# resamples ran in 0.34 s against 0.61 s with 64 MiB chunks (benchmarks/README.md).
+_CHUNK_BYTES = 8 * 2**20
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,7 @@ def paired_bootstrap(
         confidence: Two-sided confidence level, strictly between 0 and 1.
         rng: A numpy Generator (advanced exactly as scipy would) or a seed for
             ``numpy.random.default_rng``.
-        chunk: Resamples drawn per chunk; the default keeps a chunk of indices near 64 MiB.
+        chunk: Resamples drawn per chunk; the default keeps a chunk of indices near 8 MiB.
 
     Raises:
         ValueError: the arms are empty, differ in length, or hold non-finite values, or an
