@@ -232,14 +232,17 @@ def min_detectable_difference(
     smaller true gaps are more likely to be reported "not shown". It uses the normal
     approximation to the paired difference of proportions (Newcombe 1998, "Improved confidence
     intervals for the difference between binomial proportions based on paired data", Statistics
-    in Medicine 17:2635-2650, the Wald method 10): each question contributes +1, -1 or 0, so
-    with discordance rate p_d (the share of questions on which exactly one arm is right) and
-    true difference Δ the variance of one question is p_d - Δ². A true gap of Δ needs at least
+    in Medicine 17:2635-2650, the simple asymptotic method): each question contributes +1, -1
+    or 0, so with discordance rate p_d (the share of questions on which exactly one arm is
+    right) and true difference Δ the variance of one question is p_d - Δ². A gap of Δ needs at least
     |Δ| discordance, so p_d is raised to |Δ| when smaller. The answer is the smallest root of
 
         Δ = threshold + (z_{1-α/2} + z_power) · sqrt((max(p_d, |Δ|) - Δ²) / n)
 
-    found on a grid of step 0.001 over [-1, 1] and refined with ``scipy.optimize.brentq``.
+    found on a grid of step 0.001 over [-1, 1] and refined with ``scipy.optimize.brentq``. At
+    n = 40 and threshold 0.15 it gives 0.36 (p_d <= 0.36) to 0.53 (p_d = 1); run on simulated
+    suites at those gaps, the percentile bootstrap rule said "shown" 83% (p_d = 0.5) and 81%
+    (p_d = 1) of the time (tests/unit/test_stats.py).
 
     Args:
         n: Number of questions.
