@@ -121,6 +121,7 @@ class _Record:
         value = self._get(name)
         if not isinstance(value, str):
             self.fail(f"{name} must be a string, got {_show(value)}")
+        _check_encodable(self, name, value)
         if non_empty and not value.strip():
             self.fail(f"{name} is empty; give a non-empty string")
         return value  # type: ignore[no-any-return]
@@ -140,6 +141,7 @@ class _Record:
         for item in value:
             if not isinstance(item, str) or not item.strip():
                 self.fail(f"{name} must hold non-empty strings, got {_show(item)}")
+            _check_encodable(self, name, item)
         return value  # type: ignore[no-any-return]
 
     def sources(self, name: str, *, non_empty: bool) -> tuple[Source, ...]:
@@ -158,6 +160,15 @@ class _Record:
                 self.fail(f"{name} sha256 of {uri!r} must be 64 hex digits, got {_show(digest)}")
             result.append(Source(uri, digest.lower()))
         return tuple(result)
+
+
+def _check_encodable(record: _Record, name: str, value: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        record.fail(
+            f"{name} holds an unpaired surrogate escape (\\ud800-\\udfff); write valid Unicode"
+        )
 
 
 def _show(value: object) -> str:
@@ -179,6 +190,17 @@ def check_uri(record: _Record, uri: object, what: str) -> None:
     start, end = match["start"], match["end"]
     if end is not None and int(end) < int(start):
         record.fail(f"{what} {uri!r} has a span that ends before it starts")
+
+
+def glob_ok(pattern: str) -> bool:
+    """Whether a scope pattern compiles (a class such as [z-a] does not)."""
+    from flightdeck.repos import glob_regex
+
+    try:
+        glob_regex(pattern)
+    except re.error:
+        return False
+    return True
 
 
 def _check_unique(
@@ -217,6 +239,9 @@ def read_questions(path: Path) -> list[Question]:
                     f"as_of commit for {repo!r} must be a full 40-hex commit, got {_show(commit)}"
                 )
         scope = r.strings("scope", non_empty=False)
+        for pattern in scope:
+            if not glob_ok(pattern):
+                r.fail(f"scope pattern {pattern!r} is not a valid glob; fix its [...] class")
         as_of = {repo: commit.lower() for repo, commit in as_of.items()}
         questions.append(Question(qid, text, kind, as_of, tuple(scope), line))
     if not questions:
@@ -234,6 +259,7 @@ def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
         return fast
     fields = ("id", "answer_key", "required_facts", "valid_sources", "canary")
     keys, seen = [], {}  # type: ignore[var-annotated]
+    canaries: dict[str, int] = {}
     for line, obj in read_jsonl(path, data):
         r = _Record(path, line, obj, fields)
         kid = r.string("id")
@@ -244,6 +270,10 @@ def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
         canary = obj.get("canary")
         if canary is not None and (not isinstance(canary, str) or not CANARY_RE.match(canary)):
             r.fail(f"canary must be {CANARY_PREFIX}<32 hex>; leave it out and let seal write it")
+        if canary is not None:
+            _check_unique(
+                path, line, canaries, canary, "canary", "remove the canaries and seal again"
+            )
         if sealed is True and canary is None:
             r.fail("missing canary; this suite was not sealed by `flightdeck knowledge seal`")
         if sealed is False and canary is not None:

@@ -29,6 +29,7 @@ from flightdeck.formats import (
     Label,
     Question,
     Source,
+    glob_ok,
 )
 from flightdeck.perf import gc_paused
 
@@ -81,6 +82,8 @@ def _decoders() -> dict[str, Any]:
 
 def _decode(data: bytes, which: str) -> tuple[list[Any], list[int]] | None:
     """Typed records and their line numbers, or None when any line is off."""
+    if _SURROGATE_ESCAPE.search(data):
+        return None  # the exact readers say which escape is unpaired
     lines = [n for n, raw in enumerate(data.split(b"\n"), start=1) if raw.strip()]
     if not lines:
         return None
@@ -92,6 +95,8 @@ def _decode(data: bytes, which: str) -> tuple[list[Any], list[int]] | None:
         return None
     return records, lines
 
+
+_SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
 
 # One regex for both uri forms; the span order (#La-Lb with b >= a) is checked apart.
 _URI_RE = re.compile(rf"(?:{OPAQUE_RE.pattern}.*|{SOURCE_URI_RE.pattern})", re.DOTALL)
@@ -142,6 +147,8 @@ def questions(data: bytes) -> list[Question] | None:
         return None
     if not (all(r.as_of for r in records) and _texts(x for r in records for x in r.scope)):
         return None
+    if not all(map(glob_ok, {x for r in records for x in r.scope})):
+        return None
     repos = [repo for r in records for repo in r.as_of]
     if not all(repos) or any("/" in repo for repo in repos):
         return None
@@ -175,7 +182,7 @@ def keys(data: bytes, sealed: bool | None) -> list[Key] | None:
     if not (_texts(facts) and _sources(r.valid_sources for r in records)):
         return None
     canaries = [r.canary for r in records if r.canary is not None]
-    if not all(map(CANARY_RE.match, canaries)):
+    if not all(map(CANARY_RE.match, canaries)) or not _unique(canaries):
         return None
     if (sealed is True and len(canaries) < len(records)) or (sealed is False and canaries):
         return None

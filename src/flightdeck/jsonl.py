@@ -42,6 +42,10 @@ def read_jsonl(path: Path, data: bytes | None = None) -> Iterator[tuple[int, dic
 
 
 def _decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise InputError(
+            path, number, "starts with a byte-order mark; save the file as UTF-8 without BOM"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -136,6 +140,7 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _mode_for(path))  # mkstemp makes 0600; keep what a plain write makes
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
@@ -145,6 +150,16 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _mode_for(path: Path) -> int:
+    """The replaced file's mode, or what the umask gives a new file."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:

@@ -116,7 +116,9 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
             raise InputError(path, _line_of(path, "arms"), "arms must be a list of arm names")
         values["arms"] = tuple(arms)
     if data.get("holdouts") is not None:
-        values["holdouts"] = root / str(data["holdouts"])
+        if not isinstance(data["holdouts"], str):
+            raise InputError(path, _line_of(path, "holdouts"), "holdouts must be a folder path")
+        values["holdouts"] = root / data["holdouts"]
     else:
         values["holdouts"] = root / "holdouts"
     repos = data.get("repos") or {}
@@ -140,14 +142,16 @@ def _range_problems(params: Params) -> list[tuple[str, str]]:
     problems = []
     if params.resamples < 1:
         problems.append(("resamples", f"must be at least 1, got {params.resamples}"))
-    if not 0 < params.confidence < 1:
+    if not 0 < params.confidence < 1:  # also refuses NaN
         problems.append(("confidence", f"must be between 0 and 1, got {params.confidence}"))
+    if not 0 <= params.threshold <= 100:  # also refuses NaN and infinities
+        problems.append(("threshold", f"must be 0 to 100 points, got {params.threshold}"))
     if params.min_raters < 1:
         problems.append(("min_raters", f"must be at least 1, got {params.min_raters}"))
     if params.seed < 0:
         problems.append(("seed", f"must be non-negative, got {params.seed}"))
-    if params.gate_margin < 0:
-        problems.append(("gate_margin", f"must be non-negative points, got {params.gate_margin}"))
+    if not 0 <= params.gate_margin <= 100:
+        problems.append(("gate_margin", f"must be 0 to 100 points, got {params.gate_margin}"))
     return problems
 
 

@@ -6,11 +6,13 @@ real movement only.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
 
 from flightdeck import __version__
+from flightdeck.errors import InputError
 from flightdeck.formats import KINDS
 from flightdeck.jsonl import atomic_write, write_json, write_jsonl
 from flightdeck.scoring import METRIC_WORDS, METRICS, ArmScore, Comparison
@@ -75,7 +77,16 @@ def _proportion(p: Any) -> dict[str, float]:
 def write_outputs(
     result: ScoreResult, *, metrics: Path, report: Path, results_dir: Path
 ) -> dict[str, Path]:
-    """Write every output of score atomically; returns what was written."""
+    """Write every output of score atomically; returns what was written.
+
+    Every folder is made before any file is written, so a bad output path fails first
+    instead of leaving some outputs new and others old.
+    """
+    picture = report.with_suffix(".svg")
+    if picture == report:
+        raise InputError(report, None, "the report is markdown; give a .md path")
+    for folder in (metrics.parent, report.parent, results_dir):
+        folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
@@ -83,7 +94,6 @@ def write_outputs(
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics
-    picture = report.with_suffix(".svg")
     write_picture(result, picture)
     written["picture"] = picture
     atomic_write(report, markdown_report(result, picture_name=picture.name))
@@ -95,8 +105,15 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
+def _pts(x: float, direction: str = "nearest") -> str:
+    """Points to one decimal; interval ends round outwards, so a bound just short of the
+    threshold never prints as the threshold itself beside "not shown"."""
+    value = 100 * x
+    if direction == "down":
+        value = math.floor(value * 10 + 1e-9) / 10
+    elif direction == "up":
+        value = math.ceil(value * 10 - 1e-9) / 10
+    return f"{value:+.1f}"
 
 
 def _meta_lines(s: ArmScore) -> list[str]:
@@ -285,7 +302,8 @@ def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
     for m in METRICS:
         mc = c.metrics[m]
         out.append(
-            f"| {METRIC_WORDS[m]} | {_pts(mc.diff)} | [{_pts(mc.lo)}, {_pts(mc.hi)}] | "
+            f"| {METRIC_WORDS[m]} | {_pts(mc.diff)} | [{_pts(mc.lo, 'down')}, "
+            f"{_pts(mc.hi, 'up')}] | "
             f"{mc.candidate_only} | {mc.baseline_only} |"
         )
     out.append("")

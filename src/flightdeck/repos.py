@@ -94,12 +94,15 @@ class BlobReader:
             return None
         self._proc.stdin.write(name.encode("utf-8", errors="surrogateescape") + b"\n")
         self._proc.stdin.flush()
-        header = self._proc.stdout.readline()
-        parts = header.split()
-        if len(parts) != 3:  # "<name> missing" / "<name> ambiguous"
+        header = self._proc.stdout.readline().rstrip(b"\n")
+        # "<oid> <type> <size>", or "<name> missing" / "<name> ambiguous", where the name
+        # may hold spaces: read the answer from the right.
+        if header.endswith((b" missing", b" ambiguous")):
             return None
-        size = int(parts[2])
-        data = self._proc.stdout.read(size)
+        parts = header.rsplit(b" ", 2)
+        if len(parts) != 3 or not parts[2].isdigit():
+            return None
+        data = self._proc.stdout.read(int(parts[2]))
         self._proc.stdout.read(1)  # the newline after the contents
         return data if parts[1] == b"blob" else None
 

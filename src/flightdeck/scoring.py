@@ -104,13 +104,19 @@ def check_labels(
     raters_by_id = Counter(label.id for label in labels)
     short = [qid for qid in answers if raters_by_id[qid] < min_raters]
     if short:
-        shown = ", ".join(short[:10]) + (f" and {len(short) - 10} more" if len(short) > 10 else "")
+        shown = ", ".join(map(_quote, short[:10]))
+        shown += f" and {len(short) - 10} more" if len(short) > 10 else ""
         raise InputError(
             labels_path,
             None,
             f"fewer than {min_raters} raters on {len(short)} answer(s): {shown}; have them "
             "rated (`flightdeck knowledge rate`) or lower min_raters",
         )
+
+
+def _quote(qid: str) -> str:
+    """An id as it can be read back: plain when simple, repr when it holds , spaces or escapes."""
+    return qid if qid.isprintable() and not any(c in qid for c in ", '\"") else repr(qid)
 
 
 def score_arm(
@@ -183,7 +189,7 @@ def score_arm(
 def _first_two_raters_kappa(by_id: Mapping[str, Sequence[Label]], raters: Sequence[str]) -> Kappa:
     """Cohen's kappa between the first two raters to appear, over the ids both rated."""
     if len(raters) < 2:
-        return cohens_kappa([], [])
+        return Kappa(None, None, 0, "undefined: only one rater labelled this arm")
     first, second = raters[0], raters[1]
     a, b = [], []
     for q_labels in by_id.values():

@@ -87,6 +87,13 @@ def verify_sealed(suite: SuitePaths) -> Manifest:
             f"suite is not sealed; run `flightdeck knowledge seal {suite.root}` first",
         )
     manifest = read_manifest(suite.manifest)
+    if manifest.suite != suite.name:
+        raise InputError(
+            suite.manifest,
+            None,
+            f"seals suite {manifest.suite!r}, but the folder is {suite.name!r}: a copied suite "
+            "is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
+        )
     for name in changed_files(suite, manifest):
         raise InputError(
             suite.root / name,

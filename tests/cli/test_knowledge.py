@@ -63,17 +63,52 @@ def test_second_seal_is_refused(runner: CliRunner, project: Project) -> None:
     assert_error(
         result,
         f"{project.suite / 'manifest.json'}: suite is already sealed; a changed question is a "
-        "new suite version (copy it to demo-v2 and seal that), never an edit",
+        "new suite version: copy questions.jsonl and keys.jsonl (not manifest.json) to demo-v2 "
+        "and seal that, never an edit",
     )
     with (project.suite / "keys.jsonl").open("a") as f:
         f.write("\n")
     result = invoke(runner, "knowledge", "seal", str(project.suite))
     assert_error(
         result,
-        f"{project.suite / 'manifest.json'}: suite is already sealed and keys.jsonl changed "
-        "since; a changed question is a new suite version (copy it to demo-v2 and seal that), "
-        "never an edit",
+        f"{project.suite / 'keys.jsonl'}: changed after sealing (it no longer matches "
+        "manifest.json); a changed question is a new suite version (demo-v2), never an edit: "
+        "restore the file",
     )
+
+
+def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
+    runner: CliRunner, project: Project
+) -> None:
+    assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
+    result = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
+    assert result.exit_code == 0, result.output
+    assert "was already sealed and intact; registered its canaries" in result.stdout
+    status = invoke(runner, "knowledge", "status", str(project.suite))
+    assert "ok not void (canaries registered for the scan)" in status.stdout
+    again = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
+    assert again.exit_code == 2  # registered now: nothing left to do, a re-seal is refused
+
+
+def test_seal_gives_fresh_canaries_and_a_copied_suite_is_refused(
+    runner: CliRunner, project: Project
+) -> None:
+    import shutil
+
+    seal(runner, project)
+    old = {json.loads(x)["canary"] for x in (project.suite / "keys.jsonl").read_text().splitlines()}
+    copy = project.suite.with_name("demo-v2")
+    shutil.copytree(project.suite, copy)
+    result = invoke(runner, "knowledge", "score", str(copy), "--arm", "x")
+    assert_error(
+        result,
+        f"{copy / 'manifest.json'}: seals suite 'demo-v1', but the folder is 'demo-v2': a copied "
+        "suite is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
+    )
+    (copy / "manifest.json").unlink()
+    assert invoke(runner, "knowledge", "seal", str(copy), "--holdouts", "holdouts").exit_code == 0
+    new = {json.loads(x)["canary"] for x in (copy / "keys.jsonl").read_text().splitlines()}
+    assert not old & new  # v1's canaries, which may have leaked, are not carried over
 
 
 def test_seal_warns_about_repositories_not_at_hand(runner: CliRunner, project: Project) -> None:
@@ -549,3 +584,141 @@ def test_a_suite_sealed_without_holdouts_is_flagged(runner: CliRunner, project: 
     assert "warning: demo-v1 is not registered in holdouts/manifest.json" in result.stderr
     report = (project.root / "reports" / "demo-v1.md").read_text()
     assert "**the suite is not registered in holdouts/manifest.json" in report
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        pytest.param(
+            ["--gate-margin", "nan"],
+            "--gate-margin: must be 0 to 100 points, got nan",
+            id="nan-margin",
+        ),
+        pytest.param(
+            ["--threshold", "inf"],
+            "--threshold: must be 0 to 100 points, got inf",
+            id="inf-threshold",
+        ),
+    ],
+)
+def test_gate_refuses_non_finite_settings(
+    runner: CliRunner, project: Project, args: list[str], line: str
+) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True] * 4)
+    good_arm(project, "z", [False] * 4)
+    result = invoke(
+        runner, "knowledge", "gate", str(project.suite), "--pinned", "a", "--candidate", "z", *args
+    )
+    assert_error(result, line)
+
+
+def test_gate_refuses_an_arm_changed_since_scored(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True] * 4)
+    good_arm(project, "z", [True] * 4)
+    assert (
+        invoke(
+            runner, "knowledge", "score", str(project.suite), "--arm", "a", "--arm", "z"
+        ).exit_code
+        == 0
+    )
+    records = good_arm(project, "z", [True] * 4)
+    records[0]["answer"] = "changed"
+    project.write_answers("z", records)
+    project.write_labels("z", labels_for(records, {"ada": [True] * 4, "bob": [True] * 4}))
+    result = invoke(
+        runner, "knowledge", "gate", str(project.suite), "--pinned", "z", "--candidate", "a"
+    )
+    assert result.exit_code == 2
+    assert "arm 'z' was scored on" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        pytest.param(
+            ["--arm", "a", "--baseline", "a", "--candidate", "a"],
+            "--candidate: the candidate is the baseline; name another arm",
+            id="same-arm",
+        ),
+        pytest.param(
+            ["--arm", "../x"],
+            "--arm: arm name '../x' must be letters, digits and . _ @ + - (it names files)",
+            id="arm-path",
+        ),
+    ],
+)
+def test_score_refuses_odd_arms(
+    runner: CliRunner, project: Project, args: list[str], line: str
+) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True] * 4)
+    assert_error(invoke(runner, "knowledge", "score", str(project.suite), *args), line)
+
+
+def test_score_refuses_an_svg_report_path_and_writes_nothing(
+    runner: CliRunner, project: Project
+) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True] * 4)
+    result = invoke(
+        runner, "knowledge", "score", str(project.suite), "--arm", "a", "--report", "r.svg"
+    )
+    assert_error(result, "r.svg: the report is markdown; give a .md path")
+    assert not (project.root / "results").exists()
+
+
+def test_unwritable_output_is_one_line(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True] * 4)
+    result = invoke(
+        runner,
+        "knowledge",
+        "score",
+        str(project.suite),
+        "--arm",
+        "a",
+        "--json",
+        "params.yaml/x.json",
+    )
+    assert result.exit_code == 2
+    assert result.stderr == "error: params.yaml: File exists; check the path\n"
+    assert not (project.root / "results").exists()
+
+
+def test_outputs_keep_ordinary_file_modes(runner: CliRunner, project: Project) -> None:
+    import os
+
+    seal(runner, project)
+    good_arm(project, "a", [True] * 4)
+    assert invoke(runner, "knowledge", "score", str(project.suite), "--arm", "a").exit_code == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in (project.root / "metrics" / "demo-v1.json", project.suite / "manifest.json"):
+        assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_status_lists_arms_named_in_params_without_answers(
+    runner: CliRunner, project: Project
+) -> None:
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("arms: [repo-search]\n")
+    seal(runner, project)
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert "!! repo-search: answers 0/4, meta missing" in result.stdout
+
+
+def test_ids_in_the_raters_error_are_quoted_when_odd(runner: CliRunner, project: Project) -> None:
+    path = project.suite / "questions.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    keys = [json.loads(x) for x in (project.suite / "keys.jsonl").read_text().splitlines()]
+    lines[0]["id"] = keys[0]["id"] = "q1, q2"
+    write_jsonl(path, lines)
+    write_jsonl(project.suite / "keys.jsonl", keys)
+    seal(runner, project)
+    records = [answer(project, "q1, q2", "x", ["CODEOWNERS"])]
+    project.write_answers("a", records)
+    project.write_labels("a", labels_for(records, {"ada": [True]}))
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "a")
+    assert "fewer than 2 raters on 1 answer(s): 'q1, q2';" in result.stderr

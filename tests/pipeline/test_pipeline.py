@@ -101,8 +101,8 @@ def test_editing_a_sealed_suite_fails_with_the_seal_message(pipeline_project: Pi
     assert proc.returncode != 0
     assert ran_stages(proc.stdout) == ["seal"]
     assert (
-        f"error: {SUITE}/manifest.json: suite is already sealed and questions.jsonl changed "
-        "since; a changed question is a new suite version" in proc.stderr
+        f"error: {SUITE}/questions.jsonl: changed after sealing (it no longer matches "
+        "manifest.json); a changed question is a new suite version" in proc.stderr
     )
     assert "Traceback" not in proc.stderr
     assert (pipeline_project.root / METRICS).read_bytes() == before

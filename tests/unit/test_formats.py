@@ -378,3 +378,65 @@ def test_fast_path_is_taken_for_valid_files(
     path = write(tmp_path, "q.jsonl", [Q, Q | {"id": "q2"}])
     assert formats_fast.questions(path.read_bytes()) == read_questions(path)
     assert formats_fast.questions(path.read_bytes()) is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "lines", "message"),
+    [
+        pytest.param(
+            "k.jsonl",
+            [
+                K | {"canary": "FLIGHTDECK-SEALED-KEY-CANARY-DO-NOT-TRAIN-OR-INDEX-" + "0" * 32},
+                K
+                | {
+                    "id": "q2",
+                    "canary": "FLIGHTDECK-SEALED-KEY-CANARY-DO-NOT-TRAIN-OR-INDEX-" + "0" * 32,
+                },
+            ],
+            r"k\.jsonl:2: duplicate canary \(first on line 1\); remove the canaries and seal again",
+            id="duplicate-canary",
+        ),
+        pytest.param(
+            "q.jsonl",
+            [Q | {"scope": ["sdlc/docs/[z-a].md"]}],
+            r"q\.jsonl:1: scope pattern 'sdlc/docs/\[z-a\]\.md' is not a valid glob",
+            id="bad-glob",
+        ),
+        pytest.param(
+            "q.jsonl",
+            [
+                '{"id": "q\\ud800", "question": "x", "kind": "how-to", "as_of": {"sdlc": "'
+                + C
+                + '"}, "scope": []}'
+            ],
+            r"q\.jsonl:1: id holds an unpaired surrogate escape",
+            id="lone-surrogate",
+        ),
+        pytest.param(
+            "q.jsonl",
+            ["\ufeff" + json.dumps(Q)],
+            r"q\.jsonl:1: starts with a byte-order mark; save the file as UTF-8 without BOM",
+            id="bom",
+        ),
+    ],
+)
+def test_more_bad_input(tmp_path: Path, name: str, lines: list[object], message: str) -> None:
+    path = write(tmp_path, name, lines)
+    reader = read_keys if name == "k.jsonl" else read_questions
+    with pytest.raises(InputError, match=message):
+        reader(path)
+
+
+def test_a_missing_path_with_spaces_reads_as_missing(tmp_path: Path) -> None:
+    from tests.gitrepo import make_git_repo
+
+    from flightdeck.repos import Repository, sha256_at
+
+    (commit,) = make_git_repo(tmp_path / "r", [{"docs/a b.md": "x\n"}])
+    got = sha256_at(
+        Repository("r", tmp_path / "r"),
+        [(commit, "docs/no such.md"), (commit, "docs/a b.md"), (commit, "docs/nothere x.md")],
+    )
+    assert got[(commit, "docs/no such.md")] is None
+    assert got[(commit, "docs/nothere x.md")] is None
+    assert got[(commit, "docs/a b.md")] is not None

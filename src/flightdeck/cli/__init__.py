@@ -53,6 +53,10 @@ class FlightdeckGroup(click.Group):
         except FlightdeckError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except OSError as exc:  # an output path that cannot be written, a full disk
+            where = exc.filename or "flightdeck"
+            click.echo(f"error: {where}: {exc.strerror or exc}; check the path", err=True)
+            ctx.exit(2)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             ctx.exit(130)

@@ -64,6 +64,12 @@ def seal_command(
             "pass --repo NAME=PATH)",
             err=True,
         )
+    if result.registered_only:
+        click.echo(
+            f"{result.suite} was already sealed and intact; registered its canaries in "
+            f"{holdouts / 'manifest.json' if holdouts else '?'}"
+        )
+        return
     click.echo(
         f"sealed {result.suite}: {result.questions} questions, "
         f"{result.checked_sources} sources checked at as_of; wrote {suite / 'manifest.json'}"
@@ -264,7 +270,7 @@ def _print_score(result: Any) -> None:
         for mc in comp.metrics.values():
             click.echo(
                 f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
-                f"[{_pts(mc.lo)}, {_pts(mc.hi)}]; {_count(mc.candidate_only, 'question')} "
+                f"[{_pts(mc.lo, 'down')}, {_pts(mc.hi, 'up')}]; {_count(mc.candidate_only, 'question')} "
                 f"only the candidate got right, {mc.baseline_only} only the baseline"
             )
             click.echo(f"  {mc.statement}")
@@ -331,7 +337,7 @@ def gate_command(
             verdict = "FAIL" if m in result.failed else "ok"
             click.echo(
                 f"{verdict:4} {m}: {candidate} - {pinned} = {_pts(mc.diff)} points, lower bound "
-                f"{_pts(mc.lo)} (must be >= -{result.margin:g})"
+                f"{_pts(mc.lo, 'down')} (must be >= -{result.margin:g})"
             )
         if result.passed:
             click.echo(

@@ -6,6 +6,7 @@ so the CLI and Python callers (and the DVC pipeline through the CLI) share them.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ class SealResult:
     questions: int
     checked_sources: int
     unchecked_repos: tuple[str, ...]  # repositories not at hand: their sources were not checked
+    registered_only: bool = False  # already sealed: only its canaries were registered now
 
 
 def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
@@ -96,26 +98,22 @@ def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Qu
 
 
 def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> SealResult:
-    """Validate a suite, give every key a canary, and write manifest.json last.
+    """Validate a suite, give every key a fresh canary, write manifest.json, register canaries.
 
-    The manifest is the commit point: a crash before it leaves a suite that seals again
-    (canaries already written are kept), never a half-sealed one.
+    manifest.json is written after keys.jsonl: a crash before it leaves a suite that simply
+    seals again (with new canaries, none of which was registered yet). The canaries are
+    registered last; a sealed, intact suite whose canaries are not yet in ``holdouts`` (a crash
+    just before, or a suite sealed without ``--holdouts``) gets them registered by running
+    seal again with ``--holdouts``. Anything else already sealed is refused.
     """
     suite = open_suite(suite_dir)
     if suite.manifest.exists():
-        changed = changed_files(suite, read_manifest(suite.manifest))
-        since = f" and {', '.join(changed)} changed since" if changed else ""
-        raise InputError(
-            suite.manifest,
-            None,
-            f"suite is already sealed{since}; a changed question is a new suite version "
-            f"(copy it to {next_version(suite.name)} and seal that), never an edit",
-        )
+        return _register_sealed(suite, holdouts)
     questions, keys = load_suite_files(suite, sealed=None)
     checked, unchecked = _check_sources(suite, questions, keys, repos)
+    # Fresh canaries always: a canary copied from an earlier version may have leaked.
     sealed_keys = [
-        Key(k.id, k.answer_key, k.required_facts, k.valid_sources, k.canary or new_canary())
-        for k in keys
+        Key(k.id, k.answer_key, k.required_facts, k.valid_sources, new_canary()) for k in keys
     ]
     write_jsonl(suite.keys, [k.to_json() for k in sealed_keys])
     manifest = Manifest(
@@ -130,18 +128,47 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
         "sha256": manifest.files,
         "flightdeck_version": manifest.flightdeck_version,
     }
-    if holdouts is not None:
-        from flightdeck.holdout import register_suite
-        from flightdeck.jsonl import canonical_json, sha256_bytes
-
-        register_suite(
-            holdouts,
-            suite=suite.name,
-            manifest_sha256=sha256_bytes(canonical_json(manifest_json)),
-            canaries={k.id: k.canary for k in sealed_keys if k.canary},
-        )
     write_json(suite.manifest, manifest_json)
+    if holdouts is not None:
+        _register(holdouts, suite, manifest_json, sealed_keys)
     return SealResult(suite.name, manifest, len(questions), checked, tuple(sorted(unchecked)))
+
+
+def _register(
+    holdouts: Path, suite: SuitePaths, manifest_json: dict[str, Any], keys: Sequence[Key]
+) -> None:
+    from flightdeck.holdout import register_suite
+    from flightdeck.jsonl import canonical_json, sha256_bytes
+
+    register_suite(
+        holdouts,
+        suite=suite.name,
+        manifest_sha256=sha256_bytes(canonical_json(manifest_json)),
+        canaries={k.id: k.canary for k in keys if k.canary},
+    )
+
+
+def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
+    """Register an intact sealed suite's canaries, or refuse: it is never sealed again."""
+    from flightdeck.holdout import suite_state
+    from flightdeck.jsonl import read_json
+
+    manifest = verify_sealed(suite)  # refuses a changed file or a copied folder
+    if holdouts is not None and suite_state(holdouts, suite.name) in (
+        "no-manifest",
+        "unregistered",
+    ):
+        keys = read_keys(suite.keys, sealed=True)
+        _register(holdouts, suite, read_json(suite.manifest), keys)
+        questions = len(read_questions(suite.questions))
+        return SealResult(suite.name, manifest, questions, 0, (), registered_only=True)
+    raise InputError(
+        suite.manifest,
+        None,
+        "suite is already sealed; a changed question is a new suite version: copy "
+        f"questions.jsonl and keys.jsonl (not manifest.json) to {next_version(suite.name)} "
+        "and seal that, never an edit",
+    )
 
 
 def _check_sources(
@@ -238,7 +265,10 @@ def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
     changed = tuple(changed_files(suite, manifest)) if manifest else ()
     ledger = _read_ledger(suite)
     arms = []
-    for arm in suite.arms():
+    for arm in sorted({*suite.arms(), *params.arms}):
+        if not suite.answers(arm).is_file():  # named in params.yaml arms, not answered yet
+            arms.append(ArmStatus(arm, 0, suite.meta(arm).is_file(), (), 0, 0, "never"))
+            continue
         answers = read_answers(suite.answers(arm), ids)
         labels = read_labels(suite.labels(arm), ids) if suite.labels(arm).is_file() else []
         raters: list[str] = []
@@ -315,6 +345,19 @@ def _read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
     return first
 
 
+ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
+
+
+def check_arm_name(arm: str) -> None:
+    """An arm name becomes a file name: letters, digits and ._@+- only, no leading dot."""
+    if not ARM_NAME.match(arm):
+        raise InputError(
+            "--arm",
+            None,
+            f"arm name {arm!r} must be letters, digits and . _ @ + - (it names files)",
+        )
+
+
 def load_arm(
     suite: SuitePaths,
     arm: str,
@@ -324,6 +367,7 @@ def load_arm(
 ) -> ArmScore:
     """Read and check one arm's answers, labels and meta, then score it."""
     ids = [q.id for q in questions]
+    check_arm_name(arm)
     if not suite.answers(arm).is_file():
         raise InputError(
             suite.answers(arm),
@@ -392,6 +436,8 @@ def score(
         raise InputError("--arm", None, "an arm is named twice; name each arm once")
     if (baseline is None) != (candidate is None):
         raise InputError("--baseline", None, "give --baseline and --candidate together")
+    if baseline is not None and baseline == candidate:
+        raise InputError("--candidate", None, "the candidate is the baseline; name another arm")
     for name in (baseline, candidate):
         if name is not None and name not in arms:
             raise InputError(
@@ -492,6 +538,7 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
     suite, _, scores, _ = _prepare(suite_dir, [pinned, candidate], params)
+    _check_ledger(suite, scores)
     comparison = compare_arms(
         scores[pinned],
         scores[candidate],
@@ -501,5 +548,6 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
         threshold=params.threshold,
     )
     bar = -params.gate_margin / 100
-    failed = tuple(m for m in METRICS if comparison.metrics[m].lo < bar - TOLERANCE)
+    # "not >=" rather than "<", so that a NaN bound fails the gate instead of passing it.
+    failed = tuple(m for m in METRICS if not comparison.metrics[m].lo >= bar - TOLERANCE)
     return GateResult(suite.name, pinned, candidate, params.gate_margin, comparison, failed)
