@@ -270,8 +270,9 @@ def _print_score(result: Any) -> None:
         for mc in comp.metrics.values():
             click.echo(
                 f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
-                f"[{_pts(mc.lo, 'down')}, {_pts(mc.hi, 'up')}]; {_count(mc.candidate_only, 'question')} "
-                f"only the candidate got right, {mc.baseline_only} only the baseline"
+                f"[{_pts(mc.lo, 'down')}, {_pts(mc.hi, 'up')}]; "
+                f"{_count(mc.candidate_only, 'question')} only the candidate got right, "
+                f"{mc.baseline_only} only the baseline"
             )
             click.echo(f"  {mc.statement}")
 
