@@ -238,20 +238,9 @@ def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
     good_arm(project, "search", [True, False, True, False])
     good_arm(project, "rag", [True, True, True, True])
-    result = invoke(
-        runner,
-        "knowledge",
-        "score",
-        str(project.suite),
-        "--arm",
-        "search",
-        "--arm",
-        "rag",
-        "--baseline",
-        "search",
-        "--candidate",
-        "rag",
-    )
+    args = ["knowledge", "score", str(project.suite), "--arm", "search", "--arm", "rag"]
+    args += ["--baseline", "search", "--candidate", "rag"]
+    result = invoke(runner, *args)
     assert result.exit_code == 0, result.output
     metrics = json.loads((project.root / "metrics" / "demo-v1.json").read_text())
     arm = metrics["arms"]["search"]
@@ -285,20 +274,7 @@ def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     assert first["citations"] == [{"uri": "sdlc/docs/adr/0001-database.md", "class": "valid"}]
     assert "search: runner person, by ada" in result.stdout
     # The same inputs score again to the same numbers.
-    again = invoke(
-        runner,
-        "knowledge",
-        "score",
-        str(project.suite),
-        "--arm",
-        "search",
-        "--arm",
-        "rag",
-        "--baseline",
-        "search",
-        "--candidate",
-        "rag",
-    )
+    again = invoke(runner, *args)
     assert again.exit_code == 0
     assert json.loads((project.root / "metrics" / "demo-v1.json").read_text()) == metrics
     ledger = (project.suite / "scores.jsonl").read_text().splitlines()
