@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flightdeck.cli._options import check_seal, json_option, params_options, suite_argument
+from flightdeck.cli._options import (
+    check_seal,
+    json_option,
+    load_params_from_cli,
+    params_options,
+    suite_argument,
+)
 from flightdeck.errors import InputError
 
 if TYPE_CHECKING:
@@ -95,10 +101,9 @@ def run_command(
         flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
             --harness "python -m flightdeck experiment agent repo-search" --by ada
     """
-    from flightdeck.params import load_params, parse_repo_option
     from flightdeck.runner import RunConfig, run_experiment
 
-    params = load_params(params_file).with_overrides(repos=parse_repo_option(repo))
+    params = load_params_from_cli(params_file, repo, near=suite)
     check_seal(suite)
     config = RunConfig(
         suite_dir=suite,

@@ -76,11 +76,10 @@ def import_answers_command(
             --from answers.csv --by ada --model "chat-model-1" --date 2026-11-20 \\
             --snapshot attachments/
     """
-    from flightdeck.cli._options import check_seal
-    from flightdeck.params import load_params, parse_repo_option
+    from flightdeck.cli._options import check_seal, load_params_from_cli
     from flightdeck.person_arm import import_answers, parse_snapshot_commits
 
-    params = load_params(params_file).with_overrides(repos=parse_repo_option(repo))
+    params = load_params_from_cli(params_file, repo, near=suite)
     check_seal(suite)
     result = import_answers(
         suite,

@@ -63,7 +63,7 @@ def rate_command(
     from flightdeck.rating import RatingSession
     from flightdeck.repos import RepoSet
 
-    params = load_params_from_cli(params_file, repo)
+    params = load_params_from_cli(params_file, repo, near=suite)
     check_seal(suite)
     repos = RepoSet(params.repos, params.root / ".flightdeck" / "cache")
     with RatingSession(suite, rater, repos) as session:
