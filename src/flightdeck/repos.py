@@ -160,10 +160,6 @@ class RepoSet:
         self.cache_dir = cache_dir
         self._open: dict[str, Repository] = {}
 
-    def available(self, name: str) -> bool:
-        location = self.locations.get(name)
-        return location is not None and location.exists()
-
     def get(self, name: str) -> Repository:
         """The repository, or an InputError saying how to point flightdeck at it."""
         if name not in self._open:
