@@ -30,11 +30,11 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from flightdeck import canary_scan as engine
+from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.formats import CANARY_RE, SHA256_RE
 from flightdeck.jsonl import atomic_write, canonical_json, read_json, sha256_bytes, sha256_file
@@ -147,7 +147,7 @@ def register_suite(
                 changed = True
         if not changed:
             return
-        now = _now()
+        now = utc_now()
         if known is None:
             manifest["suites"][suite] = {
                 "manifest_sha256": manifest_sha256.lower(),
@@ -300,7 +300,7 @@ def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
     newly: list[str] = []
     with _locked(holdouts_dir):
         manifest = _load(path, missing_ok=False)
-        now = _now()
+        now = utc_now()
         for suite, count in result.suite_counts.items():
             entry = manifest["suites"].get(suite)
             if entry is None or entry["status"] == "void":
@@ -347,7 +347,7 @@ def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> dict[str, An
             {
                 "event": "unvoid",
                 "suite": suite,
-                "at": _now(),
+                "at": utc_now(),
                 "by": by.strip(),
                 "why": why.strip(),
                 "evidence": evidence,
@@ -383,10 +383,6 @@ def _write(path: Path, manifest: dict[str, Any]) -> None:
 
 def _line(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 @contextlib.contextmanager

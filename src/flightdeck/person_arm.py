@@ -23,11 +23,12 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from flightdeck import __version__
+from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.formats import COMMIT_RE, SHA256_RE, SOURCE_URI_RE, Question, read_questions
 from flightdeck.harnesses import ProtocolError, check_citation_uri, is_url
@@ -328,7 +329,7 @@ def import_answers(
         "knowledge_snapshot": snapshot,
         "source": {"file": source.name, "sha256": sha256_file(source)},
         "absent_citations": len(absent),
-        "imported": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "imported": utc_now(),
         "via": "flightdeck knowledge import-answers",
         "flightdeck_version": __version__,
     }

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.citations import is_flagged_unsupported
+from flightdeck.clock import format_utc
 from flightdeck.errors import InputError
 from flightdeck.formats import (
     Answer,
@@ -317,7 +318,7 @@ class RatingSession:
                 and set(old.unsupported) == set(uris)
             )
             if not unchanged:
-                time = self._clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+                time = format_utc(self._clock())
                 record: dict[str, Any] = {
                     "id": item.answer.id,
                     "rater": self.rater,

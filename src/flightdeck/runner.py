@@ -32,11 +32,11 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from flightdeck import __version__
+from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.formats import Question, read_answers, read_meta, read_questions
 from flightdeck.harnesses import TrialControl, TrialOutcome, TrialSpec, run_trial
@@ -132,10 +132,6 @@ def default_model(command: str) -> str:
     if "agent repo-search" in command:
         return "none (flightdeck repo-search, BM25)"
     return "none"
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _user() -> str:
@@ -299,7 +295,7 @@ def run_experiment(
         if answers_path.is_file():
             done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
         pending = [q for q in questions if q.id not in done]
-        date = _now()
+        date = utc_now()
         meta = {
             "runner": "harness",
             "by": config.by or _user(),

@@ -34,10 +34,10 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from flightdeck.clock import utc_now
 from flightdeck.errors import FlightdeckError
 from flightdeck.formats import SHA256_RE, SOURCE_URI_RE, Question
 from flightdeck.jsonl import atomic_writer
@@ -48,10 +48,6 @@ ENV_RESULT = "FLIGHTDECK_RESULT"
 ENV_TRACE = "FLIGHTDECK_TRACE"
 
 _MAX_QUOTED = 80
-
-
-def _utc_now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ProtocolError(Exception):
@@ -195,7 +191,7 @@ class TrialOutcome:
             "exit_code": self.exit_code,
             "seconds": round(self.seconds, 3),
             "trace": self.trace.as_posix(),
-            "finished": _utc_now(),
+            "finished": utc_now(),
         }
 
 
@@ -444,7 +440,7 @@ def _write_trace(
         f"flightdeck trial {json.dumps(question.id, ensure_ascii=False)}\n"
         f"command: {spec.command}\n"
         f"status: {'ok' if reason is None else 'failed: ' + reason}\n"
-        f"exit: {exit_code}  seconds: {seconds:.3f}  finished: {_utc_now()}\n"
+        f"exit: {exit_code}  seconds: {seconds:.3f}  finished: {utc_now()}\n"
     )
     with atomic_writer(path) as out:
         out.write(header.encode())

@@ -10,11 +10,11 @@ import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from flightdeck import __version__
+from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.formats import (
     CANARY_PREFIX,
@@ -37,10 +37,6 @@ from flightdeck.params import Params
 from flightdeck.repos import RepoSet
 from flightdeck.scoring import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite import SuitePaths, changed_files, next_version, open_suite, verify_sealed
-
-
-def _now() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def new_canary() -> str:
@@ -118,7 +114,7 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
     write_jsonl(suite.keys, [k.to_json() for k in sealed_keys])
     manifest = Manifest(
         suite=suite.name,
-        sealed_at=_now(),
+        sealed_at=utc_now(),
         files={name: sha256_file(suite.root / name) for name in ("questions.jsonl", "keys.jsonl")},
         flightdeck_version=__version__,
     )
@@ -506,7 +502,7 @@ def record_scores(suite_dir: Path, result: ScoreResult) -> list[str]:
                 "arm": arm,
                 "answers_sha256": s.answers_sha256,
                 "labels_sha256": s.labels_sha256,
-                "scored_at": _now(),
+                "scored_at": utc_now(),
                 "flightdeck_version": __version__,
             },
         )
