@@ -99,6 +99,15 @@ class Manifest:
     files: dict[str, str]  # file name -> sha256
     flightdeck_version: str
 
+    def to_json(self) -> dict[str, Any]:
+        """manifest.json as written (``files`` is stored under ``sha256``)."""
+        return {
+            "suite": self.suite,
+            "sealed_at": self.sealed_at,
+            "sha256": dict(self.files),
+            "flightdeck_version": self.flightdeck_version,
+        }
+
 
 class _Record:
     """Field access for one JSON object that raises located, fixable errors."""

@@ -36,7 +36,14 @@ from flightdeck.jsonl import append_jsonl, read_jsonl, sha256_file, write_json, 
 from flightdeck.params import Params
 from flightdeck.repos import RepoSet
 from flightdeck.scoring import ArmScore, Comparison, check_labels, compare_arms, score_arm
-from flightdeck.suite import SuitePaths, changed_files, next_version, open_suite, verify_sealed
+from flightdeck.suite import (
+    SEALED_FILES,
+    SuitePaths,
+    changed_files,
+    next_version,
+    open_suite,
+    verify_sealed,
+)
 
 
 def new_canary() -> str:
@@ -115,31 +122,23 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
     manifest = Manifest(
         suite=suite.name,
         sealed_at=utc_now(),
-        files={name: sha256_file(suite.root / name) for name in ("questions.jsonl", "keys.jsonl")},
+        files={name: sha256_file(suite.root / name) for name in SEALED_FILES},
         flightdeck_version=__version__,
     )
-    manifest_json = {
-        "suite": manifest.suite,
-        "sealed_at": manifest.sealed_at,
-        "sha256": manifest.files,
-        "flightdeck_version": manifest.flightdeck_version,
-    }
-    write_json(suite.manifest, manifest_json)
+    write_json(suite.manifest, manifest.to_json())
     if holdouts is not None:
-        _register(holdouts, suite, manifest_json, sealed_keys)
+        _register(holdouts, suite, manifest, sealed_keys)
     return SealResult(suite.name, manifest, len(questions), checked, tuple(sorted(unchecked)))
 
 
-def _register(
-    holdouts: Path, suite: SuitePaths, manifest_json: dict[str, Any], keys: Sequence[Key]
-) -> None:
+def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Sequence[Key]) -> None:
     from flightdeck.holdout import register_suite
     from flightdeck.jsonl import canonical_json, sha256_bytes
 
     register_suite(
         holdouts,
         suite=suite.name,
-        manifest_sha256=sha256_bytes(canonical_json(manifest_json)),
+        manifest_sha256=sha256_bytes(canonical_json(manifest.to_json())),
         canaries={k.id: k.canary for k in keys if k.canary},
     )
 
@@ -147,7 +146,6 @@ def _register(
 def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
     """Register an intact sealed suite's canaries, or refuse: it is never sealed again."""
     from flightdeck.holdout import suite_state
-    from flightdeck.jsonl import read_json
 
     manifest = verify_sealed(suite)  # refuses a changed file or a copied folder
     if holdouts is not None and suite_state(holdouts, suite.name) in (
@@ -155,7 +153,7 @@ def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
         "unregistered",
     ):
         keys = read_keys(suite.keys, sealed=True)
-        _register(holdouts, suite, read_json(suite.manifest), keys)
+        _register(holdouts, suite, manifest, keys)
         questions = len(read_questions(suite.questions))
         return SealResult(suite.name, manifest, questions, 0, (), registered_only=True)
     raise InputError(
