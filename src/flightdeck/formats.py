@@ -37,6 +37,32 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceUri:
+    """A repository uri taken apart: ``<repo>/<path>[#L<start>[-L<end>]]``."""
+
+    repo: str
+    path: str
+    start: int | None
+    end: int | None  # equals start for a one-line span
+
+
+def parse_source_uri(uri: str) -> SourceUri | None:
+    """The parts of a repository uri; None for an opaque (``scheme:``) or malformed one.
+
+    The one place that decides what is opaque: anything that starts with a scheme and a
+    colon, as the spec's ``https://`` example.
+    """
+    if OPAQUE_RE.match(uri):
+        return None
+    match = SOURCE_URI_RE.match(uri)
+    if match is None:
+        return None
+    start = int(match["start"]) if match["start"] else None
+    end = int(match["end"]) if match["end"] else start
+    return SourceUri(match["repo"], match["path"], start, end)
+
+
+@dataclass(frozen=True, slots=True)
 class Question:
     id: str
     question: str

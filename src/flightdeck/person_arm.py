@@ -30,8 +30,8 @@ from typing import Any, Literal
 from flightdeck import __version__
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.formats import COMMIT_RE, SHA256_RE, SOURCE_URI_RE, Question, read_questions
-from flightdeck.harnesses import ProtocolError, check_citation_uri, is_url
+from flightdeck.formats import COMMIT_RE, SHA256_RE, Question, parse_source_uri, read_questions
+from flightdeck.harnesses import ProtocolError, check_citation_uri
 from flightdeck.jsonl import read_jsonl, sha256_file, write_json, write_jsonl
 from flightdeck.repos import RepoSet
 from flightdeck.runner import check_arm_name
@@ -182,9 +182,9 @@ def folder_hash(folder: Path) -> tuple[str, int]:
 
 
 def _split(uri: str) -> tuple[str, str] | None:
-    """``(repo, path)`` of a repository uri (span dropped); None for a URL."""
-    match = None if is_url(uri) else SOURCE_URI_RE.match(uri)
-    return None if match is None else (match["repo"], match["path"])
+    """``(repo, path)`` of a repository uri (span dropped); None for an opaque one."""
+    parsed = parse_source_uri(uri)
+    return None if parsed is None else (parsed.repo, parsed.path)
 
 
 def _hash_from_folder(folder: Path, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.formats import OPAQUE_RE, SOURCE_URI_RE, Question, Source
+from flightdeck.formats import Question, Source, parse_source_uri
 from flightdeck.repos import BlobReader, RepoSet
 
 CONTEXT = 3  # lines shown before and after a cited span
@@ -114,14 +114,8 @@ class LineReader:
 
 def _parse(uri: str) -> tuple[str, str, int | None, int | None] | None:
     """``(repo, path, start, end)`` of a source uri, or None for an opaque one."""
-    if OPAQUE_RE.match(uri):
-        return None
-    match = SOURCE_URI_RE.match(uri)
-    if match is None:
-        return None
-    start = int(match["start"]) if match["start"] else None
-    end = int(match["end"]) if match["end"] else start
-    return match["repo"], match["path"], start, end
+    parsed = parse_source_uri(uri)
+    return None if parsed is None else (parsed.repo, parsed.path, parsed.start, parsed.end)
 
 
 def cited_lines(

@@ -53,3 +53,23 @@ def test_strip_span() -> None:
     assert strip_span("sdlc/a.md#L3-L9") == "sdlc/a.md"
     assert strip_span("sdlc/a.md") == "sdlc/a.md"
     assert strip_span("https://x.org/a#L3") == "https://x.org/a#L3"
+
+
+@pytest.mark.parametrize(
+    ("uri", "parts"),
+    [
+        pytest.param("sdlc/docs/a.md", ("sdlc", "docs/a.md", None, None), id="plain"),
+        pytest.param("sdlc/docs/a.md#L3", ("sdlc", "docs/a.md", 3, 3), id="one-line"),
+        pytest.param("sdlc/docs/a b.md#L3-L9", ("sdlc", "docs/a b.md", 3, 9), id="span-and-space"),
+        pytest.param("https://wiki.example/a/b", None, id="https-is-opaque"),
+        pytest.param("mailto:ops/team", None, id="any-scheme-is-opaque"),
+        pytest.param("sdlc", None, id="no-path"),
+    ],
+)
+def test_one_rule_for_source_uris(uri: str, parts: tuple[object, ...] | None) -> None:
+    from flightdeck.formats import parse_source_uri
+
+    parsed = parse_source_uri(uri)
+    assert (
+        None if parsed is None else (parsed.repo, parsed.path, parsed.start, parsed.end)
+    ) == parts

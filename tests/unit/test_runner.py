@@ -493,9 +493,9 @@ SHA = "ab" * 32
             id="no-path",
         ),
         pytest.param(
-            {"answer": "x", "citations": [{"uri": "file:sdlc/a.md", "sha256": SHA}]},
-            "names repository 'file:sdlc'",
-            id="not-a-url",
+            {"answer": "x", "citations": [{"uri": "sdlc", "sha256": SHA}]},
+            "is not <repo>/<path>",
+            id="no-path",
         ),
     ],
 )

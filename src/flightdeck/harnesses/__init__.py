@@ -39,7 +39,7 @@ from typing import IO, Any
 
 from flightdeck.clock import utc_now
 from flightdeck.errors import FlightdeckError
-from flightdeck.formats import SHA256_RE, SOURCE_URI_RE, Question
+from flightdeck.formats import OPAQUE_RE, SHA256_RE, Question, parse_source_uri
 from flightdeck.jsonl import atomic_writer
 
 ENV_TASK = "FLIGHTDECK_TASK"
@@ -127,19 +127,18 @@ def check_result(value: Any, question: Question) -> HarnessResult:
 
 
 def is_url(uri: str) -> bool:
-    """An absolute URL (``scheme://...``): an opaque citation, not a repository file."""
-    scheme, sep, rest = uri.partition("://")
-    return bool(sep and rest and scheme.isascii() and scheme.isalpha() and " " not in uri)
+    """An opaque citation (``scheme:...``, e.g. an https page), not a repository file."""
+    return bool(OPAQUE_RE.match(uri))
 
 
 def check_citation_uri(uri: str, question: Question) -> None:
-    """A repository uri within the question's ``as_of``, or an absolute URL."""
+    """A repository uri within the question's ``as_of``, or an opaque one."""
     if is_url(uri):
         return
-    match = SOURCE_URI_RE.match(uri)
-    if match is None:
+    parsed = parse_source_uri(uri)
+    if parsed is None:
         raise ProtocolError(f"citation {_quote(uri)} is not <repo>/<path>[#L<a>[-L<b>]]")
-    repo, path = match["repo"], match["path"]
+    repo, path = parsed.repo, parsed.path
     if repo not in question.as_of:
         allowed = ", ".join(sorted(question.as_of))
         raise ProtocolError(
@@ -148,7 +147,7 @@ def check_citation_uri(uri: str, question: Question) -> None:
         )
     if any(part in ("", ".", "..") for part in path.split("/")):
         raise ProtocolError(f"citation {_quote(uri)} has '..', '.' or an empty segment in its path")
-    if match["end"] is not None and int(match["end"]) < int(match["start"]):
+    if parsed.start is not None and parsed.end is not None and parsed.end < parsed.start:
         raise ProtocolError(f"citation {_quote(uri)} has a span that ends before it starts")
 
 

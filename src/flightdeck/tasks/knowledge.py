@@ -18,13 +18,12 @@ from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.formats import (
     CANARY_PREFIX,
-    OPAQUE_RE,
-    SOURCE_URI_RE,
     Answer,
     ArmMeta,
     Key,
     Manifest,
     Question,
+    parse_source_uri,
     read_answers,
     read_keys,
     read_labels,
@@ -80,14 +79,14 @@ def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Qu
                 "the two files need the same ids",
             )
         for source in key.valid_sources:
-            match = SOURCE_URI_RE.match(source.uri)
-            if OPAQUE_RE.match(source.uri) or match is None:
+            parsed = parse_source_uri(source.uri)
+            if parsed is None:  # opaque: matched as a whole string
                 continue
-            if match["repo"] not in question.as_of:
+            if parsed.repo not in question.as_of:
                 raise InputError(
                     suite.keys,
                     key.line,
-                    f"valid source {source.uri!r} names repository {match['repo']!r}, which is "
+                    f"valid source {source.uri!r} names repository {parsed.repo!r}, which is "
                     f"not in the question's as_of ({', '.join(question.as_of)}); fix the uri",
                 )
     for question in questions:
@@ -189,9 +188,9 @@ def _check_sources(
         wanted = []
         for key in keys:
             for source in key.valid_sources:
-                match = SOURCE_URI_RE.match(source.uri)
-                if match and not OPAQUE_RE.match(source.uri) and match["repo"] == name:
-                    wanted.append((key, source, by_id[key.id].as_of[name], match["path"]))
+                parsed = parse_source_uri(source.uri)
+                if parsed is not None and parsed.repo == name:
+                    wanted.append((key, source, by_id[key.id].as_of[name], parsed.path))
         hashes = sha256_at(repos.get(name), [(commit, path) for _, _, commit, path in wanted])
         for key, source, commit, path in wanted:
             actual = hashes[(commit, path)]
