@@ -110,6 +110,7 @@ class Label:
     unsupported: tuple[str, ...]
     answer_sha256: str | None
     line: int = 0
+    time: str | None = None  # when the rating tool recorded it
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,7 +381,10 @@ def read_labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
             r.fail(f"answer_sha256 must be 64 hex digits, got {_show(bound)}")
         if "time" in obj and not isinstance(obj["time"], str):
             r.fail(f"time must be a string, got {_show(obj['time'])}")
-        labels.append(Label(lid, rater, correct, tuple(unsupported), bound and bound.lower(), line))
+        time = obj.get("time")
+        labels.append(
+            Label(lid, rater, correct, tuple(unsupported), bound and bound.lower(), line, time)
+        )
     return labels
 
 

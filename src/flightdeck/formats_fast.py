@@ -247,6 +247,7 @@ def labels(data: bytes, known: set[str]) -> list[Label] | None:
             tuple(r.unsupported),
             r.answer_sha256.lower() if r.answer_sha256 else None,
             line,
+            None if r.time is msgspec.UNSET else r.time,
         )
         for r, line in zip(records, lines, strict=True)
     ]

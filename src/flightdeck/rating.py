@@ -151,7 +151,7 @@ class RatingSession:
         self._secret = secrets.token_bytes(32)
         self._items = self._load_items()
         self._by_id = {item.item_id: pos for pos, item in enumerate(self._items)}
-        self._own: dict[tuple[str, str], tuple[Label, str | None]] = {}
+        self._own: dict[tuple[str, str], Label] = {}
         for arm in sorted({item.arm for item in self._items}):
             self._own.update(self._read_own_labels(arm))
         self._lines = LineReader(repos)
@@ -174,17 +174,12 @@ class RatingSession:
     def _labels_path(self, arm: str) -> Path:
         return self.suite / "labels" / f"{arm}.jsonl"
 
-    def _read_own_labels(self, arm: str) -> dict[tuple[str, str], tuple[Label, str | None]]:
+    def _read_own_labels(self, arm: str) -> dict[tuple[str, str], Label]:
         path = self._labels_path(arm)
         if not path.exists():
             return {}
-        lines = path.read_bytes().split(b"\n")
-        own = {}
-        for label in read_labels(path, self._question_ids):
-            if label.rater == self.rater:
-                time = json.loads(lines[label.line - 1]).get("time")
-                own[(arm, label.id)] = (label, time if isinstance(time, str) else None)
-        return own
+        labels = read_labels(path, self._question_ids)
+        return {(arm, label.id): label for label in labels if label.rater == self.rater}
 
     def _load_items(self) -> list[_Item]:
         if not self.suite.is_dir():
@@ -229,10 +224,9 @@ class RatingSession:
 
     def _current_label(self, item: _Item) -> Label | None:
         """This rater's label on the item, unless it was given to an older answer."""
-        entry = self._own.get((item.arm, item.answer.id))
-        if entry is None:
+        label = self._own.get((item.arm, item.answer.id))
+        if label is None:
             return None
-        label = entry[0]
         if label.answer_sha256 is not None and label.answer_sha256 != item.answer.sha256:
             return None
         return label
@@ -268,7 +262,7 @@ class RatingSession:
                 citations = cited_lines(self._lines, item.question, item.answer.citations)
                 self._citations[item.item_id] = citations
             label = self._current_label(item)
-            time = self._own[(item.arm, item.answer.id)][1] if label else None
+            time = label.time if label else None
             labelled = sum(1 for i in self._items if self._current_label(i) is not None)
         own = None
         if label is not None:
@@ -328,10 +322,14 @@ class RatingSession:
                     "time": time,
                 }
                 _write_label(self._labels_path(item.arm), record)
-                label = Label(
-                    item.answer.id, self.rater, bool(correct), tuple(uris), item.answer.sha256
+                self._own[(item.arm, item.answer.id)] = Label(
+                    item.answer.id,
+                    self.rater,
+                    bool(correct),
+                    tuple(uris),
+                    item.answer.sha256,
+                    time=time,
                 )
-                self._own[(item.arm, item.answer.id)] = (label, time)
             return SaveResult(not unchanged, self.next_unlabelled(position))
 
     def close(self) -> None:
