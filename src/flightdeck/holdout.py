@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,14 @@ from flightdeck import canary_scan as engine
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.formats import CANARY_RE, SHA256_RE
-from flightdeck.jsonl import atomic_write, canonical_json, read_json, sha256_bytes, sha256_file
+from flightdeck.jsonl import (
+    atomic_write,
+    canonical_json,
+    locked_folder,
+    read_json,
+    sha256_bytes,
+    sha256_file,
+)
 
 MANIFEST = "manifest.json"
 SEALED_KEYS = "keys.jsonl"  # a suite's sealed keys, beside the suite's own manifest.json
@@ -388,21 +394,10 @@ def _line(value: Any) -> str:
 @contextlib.contextmanager
 def _locked(holdouts_dir: Path, *, create: bool = False) -> Iterator[None]:
     """Hold an exclusive lock on the folder while reading, changing and writing the manifest."""
-    if create:
-        holdouts_dir.mkdir(parents=True, exist_ok=True)
-    elif not holdouts_dir.is_dir():
+    if not create and not holdouts_dir.is_dir():
         _load(manifest_path(holdouts_dir), missing_ok=False)  # says how to make one
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no lock, the write is still atomic
+    with locked_folder(holdouts_dir):
         yield
-        return
-    fd = os.open(holdouts_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def _load(path: Path, *, missing_ok: bool) -> dict[str, Any]:

@@ -194,3 +194,21 @@ def append_jsonl(path: Path, record: Any) -> None:
         handle.write((dumps_line(record) + "\n").encode())
         handle.flush()
         os.fsync(handle.fileno())
+
+
+@contextlib.contextmanager
+def locked_folder(folder: Path) -> Iterator[None]:
+    """An exclusive lock on a folder while a read-change-write of a file in it runs.
+
+    Atomic writes keep each file whole; the lock keeps two writers from both reading the old
+    file and one of them losing the other's change.
+    """
+    import fcntl
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -16,15 +16,12 @@ again replaces it. This module does no terminal or network I/O: the CLI and
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +40,7 @@ from flightdeck.formats import (
     read_labels,
     read_questions,
 )
-from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line
+from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line, locked_folder
 from flightdeck.rating_lines import CitationView, LineReader, cited_lines
 from flightdeck.repos import RepoSet
 
@@ -342,18 +339,6 @@ class RatingSession:
         self.close()
 
 
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """An exclusive lock on the labels folder: two raters' writes never interleave."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
 def _write_label(path: Path, record: dict[str, Any]) -> None:
     """Append ``record``, or replace the rater's old line for the id in one atomic rewrite.
 
@@ -361,7 +346,7 @@ def _write_label(path: Path, record: dict[str, Any]) -> None:
     without the old line followed by an append: a kill between those two steps would lose
     the label, while ``os.replace`` leaves either the old file or the new one.
     """
-    with _locked(path.parent):
+    with locked_folder(path.parent):
         data = path.read_bytes() if path.exists() else b""
         kept, replaced = [], False
         for raw in data.split(b"\n"):
