@@ -320,12 +320,15 @@ def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
     return keys
 
 
-def read_answers(path: Path, question_ids: Iterable[str]) -> list[Answer]:
+def read_answers(
+    path: Path, question_ids: Iterable[str], *, data: bytes | None = None
+) -> list[Answer]:
+    """Answers of one arm; ``data`` is the file's bytes when the caller has read them."""
     from flightdeck import formats_fast
     from flightdeck.jsonl import canonical_json, sha256_bytes
 
     known = set(question_ids)
-    data = read_bytes(path)
+    data = read_bytes(path) if data is None else data
     fast = formats_fast.answers(data, known)
     if fast is not None:
         return fast
@@ -348,11 +351,14 @@ def read_answers(path: Path, question_ids: Iterable[str]) -> list[Answer]:
     return answers
 
 
-def read_labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
+def read_labels(
+    path: Path, question_ids: Iterable[str], *, data: bytes | None = None
+) -> list[Label]:
+    """Labels of one arm; ``data`` is the file's bytes when the caller has read them."""
     from flightdeck import formats_fast
 
     known = set(question_ids)
-    data = read_bytes(path)
+    data = read_bytes(path) if data is None else data
     fast = formats_fast.labels(data, known)
     if fast is not None:
         return fast

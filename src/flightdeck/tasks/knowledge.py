@@ -31,7 +31,15 @@ from flightdeck.formats import (
     read_meta,
     read_questions,
 )
-from flightdeck.jsonl import append_jsonl, read_jsonl, sha256_file, write_json, write_jsonl
+from flightdeck.jsonl import (
+    append_jsonl,
+    read_bytes,
+    read_jsonl,
+    sha256_bytes,
+    sha256_file,
+    write_json,
+    write_jsonl,
+)
 from flightdeck.params import Params
 from flightdeck.repos import RepoSet
 from flightdeck.scoring import ArmScore, Comparison, check_labels, compare_arms, score_arm
@@ -368,16 +376,21 @@ def load_arm(
             f"no answers for arm {arm!r}; run `flightdeck experiment run` or "
             "`flightdeck knowledge import-answers` first, or check the arm name",
         )
-    answers: dict[str, Answer] = {a.id: a for a in read_answers(suite.answers(arm), ids)}
+    # Each file is read once: its bytes are both parsed and hashed for the ledger.
+    answers_data = read_bytes(suite.answers(arm))
+    answers: dict[str, Answer] = {
+        a.id: a for a in read_answers(suite.answers(arm), ids, data=answers_data)
+    }
     labels_path = suite.labels(arm)
-    labels = read_labels(labels_path, ids) if labels_path.is_file() else []
+    labels_data = read_bytes(labels_path) if labels_path.is_file() else None
+    labels = [] if labels_data is None else read_labels(labels_path, ids, data=labels_data)
     check_labels(labels_path, answers, labels, min_raters=params.min_raters)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
         arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta
     )
-    labels_sha = sha256_file(labels_path) if labels_path.is_file() else ""
-    return _with_hashes(scored, sha256_file(suite.answers(arm)), labels_sha)
+    labels_sha = "" if labels_data is None else sha256_bytes(labels_data)
+    return _with_hashes(scored, sha256_bytes(answers_data), labels_sha)
 
 
 def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore:
