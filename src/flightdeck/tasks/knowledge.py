@@ -140,7 +140,7 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
 
 def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Sequence[Key]) -> None:
     from flightdeck.holdout import register_suite
-    from flightdeck.jsonl import canonical_json, sha256_bytes
+    from flightdeck.jsonl import canonical_json
 
     register_suite(
         holdouts,
