@@ -24,10 +24,10 @@ from pathlib import Path
 
 from tests.gitrepo import make_git_repo
 
-from flightdeck.formats import Question
-from flightdeck.harnesses.repo_search import search
-from flightdeck.repos import RepoSet
-from flightdeck.workspace import WorkspaceCache
+from flightdeck.arms.agents.repo_search import search
+from flightdeck.arms.workspace import WorkspaceCache
+from flightdeck.suite.records import Question
+from flightdeck.suite.repos import RepoSet
 
 
 def make_files(count: int, seed: int = 0) -> dict[str, str]:

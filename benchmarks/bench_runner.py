@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tests.gitrepo import make_git_repo
 
-from flightdeck.runner import RunConfig, run_experiment
+from flightdeck.arms.runner import RunConfig, run_experiment
 
 RESULT = json.dumps({"answer": "noop", "citations": []})
 NOOP = shlex.join(["sh", "-c", f"cat >/dev/null; printf '%s\\n' '{RESULT}'"])

@@ -28,7 +28,7 @@ ARMS = ["search", "projects", "retrieval"]
 
 def make_suite(root: Path, n: int, *, seed: int = 1) -> Path:
     """A sealed suite of n questions with three arms, two raters each, real-looking spread."""
-    from flightdeck.repos import RepoSet
+    from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
     rng = random.Random(seed)
@@ -139,7 +139,7 @@ def main() -> None:
         if quick:
             return
         big = make_suite(root, 100_000)
-        from flightdeck.formats import read_answers, read_keys, read_labels, read_questions
+        from flightdeck.suite.records import read_answers, read_keys, read_labels, read_questions
 
         start = time.perf_counter()
         qs = read_questions(big / "questions.jsonl")

@@ -28,11 +28,11 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from flightdeck import holdout
-from flightdeck.formats import CANARY_PREFIX
+from flightdeck.holdouts import registry as holdout
+from flightdeck.suite.records import CANARY_PREFIX
 
 MIB = 1 << 20
-CHUNK = 16 * MIB  # flightdeck.canary_scan.CHUNK_SIZE
+CHUNK = 16 * MIB  # flightdeck.holdouts.scan.CHUNK_SIZE
 RANGE = 4 * CHUNK  # its range size for splitting large plain files
 SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "sa", "te", "vi", "do", "pa", "shi", "an", "el")
 SYLLABLES += ("or", "un", "is", "at", "re", "co", "de", "ing", "tion", "ly", "er")

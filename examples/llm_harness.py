@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plug an LLM agent into `flightdeck experiment run`, with read and grep as its only tools.
 
-The harness protocol (see ``flightdeck.harnesses``): for each question, flightdeck starts this
+The harness protocol (see ``flightdeck.arms.protocol``): for each question, flightdeck starts this
 script with the question record on stdin (and in ``FLIGHTDECK_TASK``), a read-only folder of
 ``<repo>/<path>`` files in ``FLIGHTDECK_WORKSPACE``, and two paths: ``FLIGHTDECK_RESULT`` for
 the answer and ``FLIGHTDECK_TRACE`` for a log. The answer is one JSON object::

@@ -17,8 +17,8 @@ from click.testing import CliRunner, Result
 from tests.builders import FILES_AS_OF, Project, sha
 
 from flightdeck.cli import cli
-from flightdeck.formats import read_answers, read_meta
-from flightdeck.repos import RepoSet
+from flightdeck.suite.records import read_answers, read_meta
+from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.knowledge import seal
 
 HARNESSES = Path(__file__).parents[1] / "data" / "harnesses"

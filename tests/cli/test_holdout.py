@@ -13,8 +13,8 @@ from tests.builders import Project
 
 from flightdeck.cli import cli
 from flightdeck.cli.holdout import _as_text
-from flightdeck.formats import CANARY_PREFIX
-from flightdeck.holdout import ScanResult, register_suite
+from flightdeck.holdouts.registry import ScanResult, register_suite
+from flightdeck.suite.records import CANARY_PREFIX
 
 
 def canary(n: int) -> str:

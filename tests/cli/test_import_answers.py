@@ -12,8 +12,8 @@ from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
 
 from flightdeck.cli import FlightdeckGroup, cli
 from flightdeck.cli.knowledge_import import import_answers_command
-from flightdeck.formats import read_meta
-from flightdeck.repos import RepoSet
+from flightdeck.suite.records import read_meta
+from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.knowledge import seal
 
 ADR = "docs/adr/0001-database.md"

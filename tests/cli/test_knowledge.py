@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 from tests.builders import FILES_LATER, Project, answer, labels_for, sha, write_jsonl
 
 from flightdeck.cli import cli
-from flightdeck.formats import CANARY_RE
+from flightdeck.suite.records import CANARY_RE
 
 
 def invoke(runner: CliRunner, *args: str) -> Result:

@@ -14,8 +14,8 @@ from tests.builders import Project, answer
 from flightdeck.cli import FlightdeckGroup
 from flightdeck.cli import rating as rating_cli
 from flightdeck.cli.rating import rate_command
-from flightdeck.rating import RatingSession
-from flightdeck.repos import RepoSet
+from flightdeck.rating.session import RatingSession
+from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.knowledge import seal
 
 PATHS = {

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.params import load_params
-from flightdeck.report import markdown_report, metrics_json
+from flightdeck.scoring.report import markdown_report, metrics_json
 from flightdeck.tasks.knowledge import score
 
 ROOT = Path(__file__).parents[2]
@@ -43,7 +43,7 @@ def test_committed_metrics_are_current(result) -> None:  # type: ignore[no-untyp
 
 
 def test_committed_picture_is_current(result, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from flightdeck.report import write_picture
+    from flightdeck.scoring.report import write_picture
 
     write_picture(result, tmp_path / "p.svg")
     assert (tmp_path / "p.svg").read_bytes() == (ROOT / "reports" / f"{SUITE}.svg").read_bytes()

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 from tests.builders import Project, sha
 
-from flightdeck.agreement import Disagreement, suite_agreement
 from flightdeck.cli import FlightdeckGroup
 from flightdeck.cli.rating import agreement_command
 from flightdeck.errors import InputError
+from flightdeck.rating.agreement import Disagreement, suite_agreement
 
 ARM = "arm-x"
 CITES = {

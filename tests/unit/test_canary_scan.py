@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 import zstandard
 
-from flightdeck import canary_decode as decode
-from flightdeck import canary_scan as engine
 from flightdeck.errors import InputError
-from flightdeck.formats import CANARY_PREFIX
-from flightdeck.holdout import Hit, canary_scan, register_suite
+from flightdeck.holdouts import decode
+from flightdeck.holdouts import scan as engine
+from flightdeck.holdouts.registry import Hit, canary_scan, register_suite
+from flightdeck.suite.records import CANARY_PREFIX
 
 
 def canary(n: int) -> str:

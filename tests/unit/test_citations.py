@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flightdeck.citations import CitationClass, classify_citation, strip_span
-from flightdeck.formats import Source
+from flightdeck.suite.citations import CitationClass, classify_citation, strip_span
+from flightdeck.suite.records import Source
 
 A, B = "a" * 64, "b" * 64
 VALID = [Source("sdlc/docs/adr.md#L1-L5", A), Source("https://wiki.example/page#intro", B)]
@@ -67,7 +67,7 @@ def test_strip_span() -> None:
     ],
 )
 def test_one_rule_for_source_uris(uri: str, parts: tuple[object, ...] | None) -> None:
-    from flightdeck.formats import parse_source_uri
+    from flightdeck.suite.records import parse_source_uri
 
     parsed = parse_source_uri(uri)
     assert (

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck.errors import InputError
-from flightdeck.formats import (
+from flightdeck.suite.records import (
     read_answers,
     read_keys,
     read_labels,
@@ -278,7 +278,7 @@ def test_fuzz_readers_raise_only_input_errors(
 
 # --- the fast path (msgspec) must agree with the exact readers on every input -------------
 
-from flightdeck import formats_fast  # noqa: E402
+from flightdeck.suite import records_fast as formats_fast  # noqa: E402
 
 HEXES = st.sampled_from(["a" * 40, "A" * 40, "a" * 39, "g" * 40, "b" * 64, "B" * 64, "b" * 63])
 TEXTS = st.sampled_from(
@@ -430,7 +430,7 @@ def test_more_bad_input(tmp_path: Path, name: str, lines: list[object], message:
 def test_a_missing_path_with_spaces_reads_as_missing(tmp_path: Path) -> None:
     from tests.gitrepo import make_git_repo
 
-    from flightdeck.repos import Repository, sha256_at
+    from flightdeck.suite.repos import Repository, sha256_at
 
     (commit,) = make_git_repo(tmp_path / "r", [{"docs/a b.md": "x\n"}])
     got = sha256_at(

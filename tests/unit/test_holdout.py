@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from flightdeck.errors import InputError
-from flightdeck.formats import CANARY_PREFIX
-from flightdeck.holdout import (
+from flightdeck.holdouts.registry import (
     Hit,
     ScanPlan,
     canary_scan,
@@ -26,6 +25,7 @@ from flightdeck.holdout import (
     void_evidence,
 )
 from flightdeck.jsonl import canonical_json, sha256_bytes, sha256_file
+from flightdeck.suite.records import CANARY_PREFIX
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
 
+from flightdeck.arms.people import EMPTY_SHA256, folder_hash, import_answers, read_rows
 from flightdeck.errors import InputError
-from flightdeck.formats import read_answers, read_meta
-from flightdeck.person_arm import EMPTY_SHA256, folder_hash, import_answers, read_rows
+from flightdeck.suite.records import read_answers, read_meta
 
 ADR = "docs/adr/0001-database.md"
 DEPLOY = "docs/runbooks/deploy.md"

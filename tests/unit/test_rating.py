@@ -16,10 +16,10 @@ from tests.builders import Project, answer, build_project, sha
 from tests.gitrepo import make_git_repo
 
 from flightdeck.errors import InputError
-from flightdeck.formats import read_labels
-from flightdeck.rating import RatingSession, order_key
-from flightdeck.rating_server import RatingServer
-from flightdeck.repos import RepoSet
+from flightdeck.rating.server import RatingServer
+from flightdeck.rating.session import RatingSession, order_key
+from flightdeck.suite.records import read_labels
+from flightdeck.suite.repos import RepoSet
 
 ARMS = ("arm-alpha", "arm-beta")
 CLOCK = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
@@ -246,7 +246,7 @@ def test_each_label_is_appended_at_once(rated: Project) -> None:
 
 
 def sha_of_answer(project: Project, arm: str, qid: str) -> str:
-    from flightdeck.formats import read_answers
+    from flightdeck.suite.records import read_answers
 
     answers = read_answers(project.suite / "answers" / f"{arm}.jsonl", ["q1", "q2", "q3", "q4"])
     return next(a.sha256 for a in answers if a.id == qid)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flightdeck.harnesses.repo_search import (
+from flightdeck.arms.agents.repo_search import (
     MAX_FILE_BYTES,
     bm25_scores,
     idf,

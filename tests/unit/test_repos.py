@@ -14,7 +14,7 @@ import pytest
 from tests.gitrepo import make_bundle, make_git_repo
 
 from flightdeck.errors import InputError
-from flightdeck.repos import RepoSet, Repository, scope_filter, sha256_at
+from flightdeck.suite.repos import RepoSet, Repository, scope_filter, sha256_at
 
 TREE = {
     "docs/runbooks/deploy.md": "deploy\n",

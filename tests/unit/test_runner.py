@@ -17,18 +17,24 @@ from typing import Any
 import pytest
 from tests.gitrepo import make_git_repo
 
-from flightdeck.errors import InputError
-from flightdeck.formats import CANARY_PREFIX, Question, read_answers, read_meta, read_questions
-from flightdeck.harnesses import ProtocolError, check_result, decode_output, trace_file_name
-from flightdeck.repos import RepoSet
-from flightdeck.runner import (
+from flightdeck.arms.protocol import ProtocolError, check_result, decode_output, trace_file_name
+from flightdeck.arms.runner import (
     RunConfig,
     RunResult,
     harness_path,
     repair_torn_line,
     run_experiment,
 )
-from flightdeck.workspace import WorkspaceCache, remove_stale
+from flightdeck.arms.workspace import WorkspaceCache, remove_stale
+from flightdeck.errors import InputError
+from flightdeck.suite.records import (
+    CANARY_PREFIX,
+    Question,
+    read_answers,
+    read_meta,
+    read_questions,
+)
+from flightdeck.suite.repos import RepoSet
 
 HARNESSES = Path(__file__).parents[1] / "data" / "harnesses"
 CANARY = CANARY_PREFIX + "0123456789abcdef0123456789abcdef"

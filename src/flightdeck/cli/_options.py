@@ -88,7 +88,7 @@ def check_seal(suite: Path) -> None:
     Answers may be built before a suite is sealed (they cannot be scored until it is), so
     an unsealed suite is a warning, not an error. A missing folder is left to the command.
     """
-    from flightdeck.suite import SuitePaths, open_suite, verify_sealed
+    from flightdeck.project import SuitePaths, open_suite, verify_sealed
 
     if not suite.is_dir():
         return

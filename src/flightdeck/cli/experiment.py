@@ -20,8 +20,8 @@ from flightdeck.cli._options import (
 from flightdeck.errors import InputError
 
 if TYPE_CHECKING:
-    from flightdeck.harnesses import TrialOutcome
-    from flightdeck.runner import RunResult
+    from flightdeck.arms.protocol import TrialOutcome
+    from flightdeck.arms.runner import RunResult
 
 
 @click.group("experiment")
@@ -101,7 +101,7 @@ def run_command(
         flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
             --harness "python -m flightdeck experiment agent repo-search" --by ada
     """
-    from flightdeck.runner import RunConfig, run_experiment
+    from flightdeck.arms.runner import RunConfig, run_experiment
 
     params = load_params_from_cli(params_file, repo, near=suite)
     check_seal(suite)
@@ -228,8 +228,8 @@ def repo_search_command(workspace: Path, question: str | None) -> None:
     Example:
         flightdeck experiment agent repo-search --workspace ws/ --question "Who owns docs?"
     """
-    from flightdeck.harnesses import ENV_RESULT, ENV_TRACE
-    from flightdeck.harnesses.repo_search import search
+    from flightdeck.arms.agents.repo_search import search
+    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
     from flightdeck.jsonl import atomic_write
 
     text = question if question is not None else _task_question()
@@ -247,7 +247,7 @@ def repo_search_command(workspace: Path, question: str | None) -> None:
 
 def _task_question() -> str:
     """The question text from FLIGHTDECK_TASK, else from the task JSON on stdin."""
-    from flightdeck.harnesses import ENV_TASK
+    from flightdeck.arms.protocol import ENV_TASK
 
     source = ENV_TASK
     raw = os.environ.get(ENV_TASK)

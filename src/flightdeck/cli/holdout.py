@@ -13,7 +13,7 @@ import click
 from flightdeck.cli._options import json_option
 
 if TYPE_CHECKING:  # the scanner loads when a command runs, keeping --help fast
-    from flightdeck.holdout import ScanResult
+    from flightdeck.holdouts.registry import ScanResult
 
 PROGRESS_MIN_BYTES = 256 << 20  # a shorter scan finishes before a bar would help
 SKIPPED_LISTED = 5  # sealed keys files named in the text summary; --json lists them all
@@ -71,7 +71,7 @@ def canary_scan_command(
         flightdeck holdout canary-scan --holdouts holdouts traces/knowledge-demo-v1/ \\
             logs/retrieval.jsonl.gz
     """
-    from flightdeck import holdout as core
+    from flightdeck.holdouts import registry as core
 
     plan = core.plan_scan(holdouts_dir, list(paths))
     if plan.size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
@@ -181,7 +181,7 @@ def unvoid_command(holdouts_dir: Path, suite: str, by: str, why: str) -> None:
         flightdeck holdout unvoid --holdouts holdouts knowledge-demo-v1 \\
             --by ana --why "the hit was a test fixture copied into traces/, not a leak"
     """
-    from flightdeck.holdout import manifest_path, unvoid
+    from flightdeck.holdouts.registry import manifest_path, unvoid
 
     evidence = unvoid(holdouts_dir, suite, by=by, why=why)
     click.echo(

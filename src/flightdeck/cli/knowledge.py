@@ -50,7 +50,7 @@ def seal_command(
     Example:
         flightdeck knowledge seal suites/knowledge-gold-v1 --holdouts holdouts
     """
-    from flightdeck.repos import RepoSet
+    from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
     params = load_params_from_cli(params_file, repo, near=suite)
@@ -226,7 +226,7 @@ def score_command(
             --baseline baseline-repo-search --candidate baseline-projects
     """
     from flightdeck.perf import gc_paused
-    from flightdeck.report import write_outputs
+    from flightdeck.scoring.report import write_outputs
     from flightdeck.tasks.knowledge import record_scores, score
 
     params = load_params_from_cli(params_file, repo, near=suite, **overrides)
@@ -253,7 +253,7 @@ def score_command(
 
 
 def _print_score(result: Any) -> None:
-    from flightdeck.report import _count, _interval, _kappa, _meta_lines, _pts
+    from flightdeck.scoring.report import _count, _interval, _kappa, _meta_lines, _pts
 
     click.echo(f"suite {result.suite}: {result.n} questions")
     for s in result.arms.values():
@@ -310,7 +310,7 @@ def gate_command(
         flightdeck knowledge gate suites/knowledge-gold-v1 \\
             --pinned baseline-repo-search --candidate retrieval
     """
-    from flightdeck.report import _pts
+    from flightdeck.scoring.report import _pts
     from flightdeck.tasks.knowledge import gate
 
     params = load_params_from_cli(

@@ -76,8 +76,8 @@ def import_answers_command(
             --from answers.csv --by ada --model "chat-model-1" --date 2026-11-20 \\
             --snapshot attachments/
     """
+    from flightdeck.arms.people import import_answers, parse_snapshot_commits
     from flightdeck.cli._options import check_seal, load_params_from_cli
-    from flightdeck.person_arm import import_answers, parse_snapshot_commits
 
     params = load_params_from_cli(params_file, repo, near=suite)
     check_seal(suite)

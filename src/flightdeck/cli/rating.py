@@ -22,9 +22,9 @@ from flightdeck.cli._options import (
 )
 
 if TYPE_CHECKING:
-    from flightdeck.agreement import SuiteAgreement
-    from flightdeck.rating import ItemView, RatingSession
-    from flightdeck.stats import Kappa
+    from flightdeck.rating.agreement import SuiteAgreement
+    from flightdeck.rating.session import ItemView, RatingSession
+    from flightdeck.scoring.stats import Kappa
 
 
 @click.command("rate")
@@ -60,8 +60,8 @@ def rate_command(
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater bob --tui
     """
     from flightdeck.cli._options import check_seal
-    from flightdeck.rating import RatingSession
-    from flightdeck.repos import RepoSet
+    from flightdeck.rating.session import RatingSession
+    from flightdeck.suite.repos import RepoSet
 
     params = load_params_from_cli(params_file, repo, near=suite)
     check_seal(suite)
@@ -89,7 +89,7 @@ def browser_available() -> bool:
 def _rate_in_browser(session: RatingSession, *, port: int, open_page: bool) -> None:
     import webbrowser
 
-    from flightdeck.rating_server import RatingServer
+    from flightdeck.rating.server import RatingServer
 
     server = RatingServer(session, port=port)
     left = session.total - session.labelled
@@ -228,7 +228,7 @@ def agreement_command(suite: Path, arms: tuple[str, ...], as_json: bool) -> None
         flightdeck knowledge agreement suites/knowledge-gold-v1
         flightdeck knowledge agreement suites/knowledge-gold-v1 --arm baseline-projects --json
     """
-    from flightdeck.agreement import suite_agreement
+    from flightdeck.rating.agreement import suite_agreement
 
     result = suite_agreement(suite, arms=arms or None)
     if as_json:

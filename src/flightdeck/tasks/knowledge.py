@@ -16,7 +16,26 @@ from typing import Any
 from flightdeck import __version__
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.formats import (
+from flightdeck.jsonl import (
+    append_jsonl,
+    read_bytes,
+    read_jsonl,
+    sha256_bytes,
+    sha256_file,
+    write_json,
+    write_jsonl,
+)
+from flightdeck.params import Params
+from flightdeck.project import (
+    SEALED_FILES,
+    SuitePaths,
+    changed_files,
+    next_version,
+    open_suite,
+    verify_sealed,
+)
+from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
+from flightdeck.suite.records import (
     CANARY_PREFIX,
     Answer,
     ArmMeta,
@@ -31,26 +50,7 @@ from flightdeck.formats import (
     read_meta,
     read_questions,
 )
-from flightdeck.jsonl import (
-    append_jsonl,
-    read_bytes,
-    read_jsonl,
-    sha256_bytes,
-    sha256_file,
-    write_json,
-    write_jsonl,
-)
-from flightdeck.params import Params
-from flightdeck.repos import RepoSet
-from flightdeck.scoring import ArmScore, Comparison, check_labels, compare_arms, score_arm
-from flightdeck.suite import (
-    SEALED_FILES,
-    SuitePaths,
-    changed_files,
-    next_version,
-    open_suite,
-    verify_sealed,
-)
+from flightdeck.suite.repos import RepoSet
 
 
 def new_canary() -> str:
@@ -139,7 +139,7 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
 
 
 def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Sequence[Key]) -> None:
-    from flightdeck.holdout import register_suite
+    from flightdeck.holdouts.registry import register_suite
     from flightdeck.jsonl import canonical_json
 
     register_suite(
@@ -152,7 +152,7 @@ def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Seque
 
 def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
     """Register an intact sealed suite's canaries, or refuse: it is never sealed again."""
-    from flightdeck.holdout import suite_state
+    from flightdeck.holdouts.registry import suite_state
 
     manifest = verify_sealed(suite)  # refuses a changed file or a copied folder
     if holdouts is not None and suite_state(holdouts, suite.name) in (
@@ -191,7 +191,7 @@ def _check_sources(
                 )
     checked = 0
     for name in sorted(needed - unchecked):
-        from flightdeck.repos import sha256_at
+        from flightdeck.suite.repos import sha256_at
 
         wanted = []
         for key in keys:
@@ -307,13 +307,13 @@ def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
 
 
 def _holdouts_state(holdouts: Path, suite: str) -> str:
-    from flightdeck.holdout import suite_state
+    from flightdeck.holdouts.registry import suite_state
 
     return str(suite_state(holdouts, suite))
 
 
 def _void_evidence(holdouts: Path, suite: str) -> dict[str, Any] | None:
-    from flightdeck.holdout import void_evidence
+    from flightdeck.holdouts.registry import void_evidence
 
     evidence: dict[str, Any] | None = void_evidence(holdouts, suite)
     return evidence
@@ -539,7 +539,7 @@ class GateResult:
 
 def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> GateResult:
     """Pass when, on each metric, the lower bound of candidate - pinned is >= -gate_margin."""
-    from flightdeck.scoring import METRICS, TOLERANCE
+    from flightdeck.scoring.rules import METRICS, TOLERANCE
 
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")

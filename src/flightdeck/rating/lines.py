@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.formats import Question, Source, parse_source_uri
-from flightdeck.repos import BlobReader, RepoSet
+from flightdeck.suite.records import Question, Source, parse_source_uri
+from flightdeck.suite.repos import BlobReader, RepoSet
 
 CONTEXT = 3  # lines shown before and after a cited span
 HEAD = 40  # lines shown from the start of a file cited without a span

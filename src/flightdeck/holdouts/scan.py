@@ -9,12 +9,12 @@ registered tails, and carries ``len(canary) - 1`` bytes over every chunk boundar
 Plain files are read through ``mmap`` windows of ``chunk_size`` bytes (no copy; memory stays
 bounded by the window, not the file) and split into ranges of a few chunks, so that several
 cores share one large file. Compressed files, recognised by their magic bytes, stream in
-pieces of at most 1 MiB through :mod:`flightdeck.canary_decode`. Tasks of at most a range
+pieces of at most 1 MiB through :mod:`flightdeck.holdouts.decode`. Tasks of at most a range
 run in one process per core. Line numbers cost a pass of their own, so they are counted
 afterwards, only in files with a hit, and only up to the last hit listed (for a compressed
 file, a second decompression up to that hit).
 
-Nothing here knows about suites: :mod:`flightdeck.holdout` maps tails to canaries.
+Nothing here knows about suites: :mod:`flightdeck.holdouts.registry` maps tails to canaries.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.canary_decode import (
+from flightdeck.errors import FlightdeckError, InputError
+from flightdeck.holdouts.decode import (
     SUFFIXES,
     CorruptError,
     Progress,
@@ -39,8 +40,7 @@ from flightdeck.canary_decode import (
     sniff,
     text_views,
 )
-from flightdeck.errors import FlightdeckError, InputError
-from flightdeck.formats import CANARY_PREFIX
+from flightdeck.suite.records import CANARY_PREFIX
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor

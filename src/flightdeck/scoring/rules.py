@@ -14,10 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flightdeck.citations import CitationClass, classify_citation, valid_hashes
 from flightdeck.errors import InputError
-from flightdeck.formats import Answer, ArmMeta, Key, Label, Question
-from flightdeck.stats import (
+from flightdeck.scoring.stats import (
     Kappa,
     Proportion,
     cohens_kappa,
@@ -25,6 +23,8 @@ from flightdeck.stats import (
     paired_bootstrap_many,
     wilson_interval,
 )
+from flightdeck.suite.citations import CitationClass, classify_citation, valid_hashes
+from flightdeck.suite.records import Answer, ArmMeta, Key, Label, Question
 
 METRICS = ("correctness", "citation_validity")
 METRIC_WORDS = {"correctness": "correctness", "citation_validity": "citation validity"}

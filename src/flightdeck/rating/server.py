@@ -4,7 +4,7 @@ Every request must carry the token (``?token=...``) and a ``Host`` of this serve
 refused with 403; so another site open in the same browser, or another user of the machine,
 can neither read items nor write labels. The API is small:
 
-- ``GET /?token=T``: the page (``rating_page/index.html``, with ``app.js`` and ``style.css``)
+- ``GET /?token=T``: the page (``page/index.html``, with ``app.js`` and ``style.css``)
 - ``GET /api/start``: where to begin (the first unlabelled item) and the rater's progress
 - ``GET /api/item?pos=N``: the item at position N of this rater's order
 - ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers]}``: saves the
@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from flightdeck.errors import InputError
-from flightdeck.rating import RatingSession
+from flightdeck.rating.session import RatingSession
 
 HOST = "127.0.0.1"
 _ASSETS = {
@@ -44,7 +44,7 @@ class RatingServer:
         self.token = token or secrets.token_urlsafe(24)
         self.finished = threading.Event()
         self._page = {
-            name: resources.files("flightdeck").joinpath("rating_page", name).read_bytes()
+            name: resources.files("flightdeck.rating").joinpath("page", name).read_bytes()
             for name in ("index.html", "app.js", "style.css")
         }
         handler = type("_BoundHandler", (_Handler,), {"app": self})

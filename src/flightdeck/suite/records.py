@@ -230,7 +230,7 @@ def check_uri(record: _Record, uri: object, what: str) -> None:
 
 def glob_ok(pattern: str) -> bool:
     """Whether a scope pattern compiles (a class such as [z-a] does not)."""
-    from flightdeck.repos import glob_regex
+    from flightdeck.suite.repos import glob_regex
 
     try:
         glob_regex(pattern)
@@ -248,7 +248,7 @@ def _check_unique(
 
 
 def read_questions(path: Path) -> list[Question]:
-    from flightdeck import formats_fast
+    from flightdeck.suite import records_fast as formats_fast
 
     data = read_bytes(path)
     fast = formats_fast.questions(data)
@@ -287,7 +287,7 @@ def read_questions(path: Path) -> list[Question]:
 
 def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
     """Read keys; ``sealed=True`` requires canaries, ``False`` forbids them, None allows both."""
-    from flightdeck import formats_fast
+    from flightdeck.suite import records_fast as formats_fast
 
     data = read_bytes(path)
     fast = formats_fast.keys(data, sealed)
@@ -324,8 +324,8 @@ def read_answers(
     path: Path, question_ids: Iterable[str], *, data: bytes | None = None
 ) -> list[Answer]:
     """Answers of one arm; ``data`` is the file's bytes when the caller has read them."""
-    from flightdeck import formats_fast
     from flightdeck.jsonl import canonical_json, sha256_bytes
+    from flightdeck.suite import records_fast as formats_fast
 
     known = set(question_ids)
     data = read_bytes(path) if data is None else data
@@ -355,7 +355,7 @@ def read_labels(
     path: Path, question_ids: Iterable[str], *, data: bytes | None = None
 ) -> list[Label]:
     """Labels of one arm; ``data`` is the file's bytes when the caller has read them."""
-    from flightdeck import formats_fast
+    from flightdeck.suite import records_fast as formats_fast
 
     known = set(question_ids)
     data = read_bytes(path) if data is None else data

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
-from flightdeck.formats import OPAQUE_RE, Source
+from flightdeck.suite.records import OPAQUE_RE, Source
 
 
 class CitationClass(StrEnum):

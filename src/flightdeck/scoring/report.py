@@ -13,10 +13,10 @@ from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
-from flightdeck.formats import KINDS
 from flightdeck.jsonl import atomic_write, write_json, write_jsonl
-from flightdeck.scoring import METRIC_WORDS, METRICS, ArmScore, Comparison
-from flightdeck.stats import family_false_shown_rate
+from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
+from flightdeck.scoring.stats import family_false_shown_rate
+from flightdeck.suite.records import KINDS
 from flightdeck.tasks.knowledge import ScoreResult
 
 PLACES = 6
@@ -347,7 +347,7 @@ def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
 
 def write_picture(result: ScoreResult, path: Path) -> None:
     """A static SVG: each arm's Wilson intervals, and the paired differences vs the threshold."""
-    from flightdeck.picture import COLORS, NOT_SHOWN, SHOWN, Interval, Panel, svg_panels
+    from flightdeck.scoring.picture import COLORS, NOT_SHOWN, SHOWN, Interval, Panel, svg_panels
 
     level = f"{100 * result.params.confidence:g}%"
     rows = [

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flightdeck.citations import is_flagged_unsupported
 from flightdeck.errors import InputError
-from flightdeck.formats import Answer, Label, read_answers, read_labels, read_questions
-from flightdeck.stats import Kappa, cohens_kappa
+from flightdeck.scoring.stats import Kappa, cohens_kappa
+from flightdeck.suite.citations import is_flagged_unsupported
+from flightdeck.suite.records import Answer, Label, read_answers, read_labels, read_questions
 
 
 @dataclass(frozen=True, slots=True)

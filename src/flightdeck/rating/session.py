@@ -11,7 +11,7 @@ fsynced; a changed label replaces the rater's old line in one atomic rewrite, so
 never holds two labels by one rater for one id, nor loses one. A label whose
 ``answer_sha256`` no longer matches the answer counts as not given, and rating the answer
 again replaces it. This module does no terminal or network I/O: the CLI and
-:mod:`flightdeck.rating_server` drive a :class:`RatingSession`.
+:mod:`flightdeck.rating.server` drive a :class:`RatingSession`.
 """
 
 from __future__ import annotations
@@ -27,10 +27,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flightdeck.citations import is_flagged_unsupported
 from flightdeck.clock import format_utc
 from flightdeck.errors import InputError
-from flightdeck.formats import (
+from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line, locked_folder
+from flightdeck.rating.lines import CitationView, LineReader, cited_lines
+from flightdeck.suite.citations import is_flagged_unsupported
+from flightdeck.suite.records import (
     Answer,
     Key,
     Label,
@@ -40,9 +42,7 @@ from flightdeck.formats import (
     read_labels,
     read_questions,
 )
-from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line, locked_folder
-from flightdeck.rating_lines import CitationView, LineReader, cited_lines
-from flightdeck.repos import RepoSet
+from flightdeck.suite.repos import RepoSet
 
 __all__ = [
     "CitationView",

@@ -39,8 +39,8 @@ from typing import IO, Any
 
 from flightdeck.clock import utc_now
 from flightdeck.errors import FlightdeckError
-from flightdeck.formats import OPAQUE_RE, SHA256_RE, Question, parse_source_uri
 from flightdeck.jsonl import atomic_writer
+from flightdeck.suite.records import OPAQUE_RE, SHA256_RE, Question, parse_source_uri
 
 ENV_TASK = "FLIGHTDECK_TASK"
 ENV_WORKSPACE = "FLIGHTDECK_WORKSPACE"

@@ -28,13 +28,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from flightdeck import __version__
+from flightdeck.arms.protocol import ProtocolError, check_citation_uri
+from flightdeck.arms.runner import check_arm_name
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.formats import COMMIT_RE, SHA256_RE, Question, parse_source_uri, read_questions
-from flightdeck.harnesses import ProtocolError, check_citation_uri
 from flightdeck.jsonl import read_jsonl, sha256_file, write_json, write_jsonl
-from flightdeck.repos import RepoSet
-from flightdeck.runner import check_arm_name
+from flightdeck.suite.records import (
+    COMMIT_RE,
+    SHA256_RE,
+    Question,
+    parse_source_uri,
+    read_questions,
+)
+from flightdeck.suite.repos import RepoSet
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 CSV_SEPARATORS = re.compile(r"[\s;|]+")

@@ -1,6 +1,6 @@
 """Reading a scanned file's text: compression sniffing, streaming decoders, line counting.
 
-:mod:`flightdeck.canary_scan` searches the text; this module hands it over. A file's first
+:mod:`flightdeck.holdouts.scan` searches the text; this module hands it over. A file's first
 bytes name its compression (gzip through ``isal``, zstd through ``zstandard``, bz2 and xz from
 the standard library); a name that promises another is an error. Decoders stream the text in
 pieces that stay in the cache, and a cut-off or corrupt stream is an error the caller turns

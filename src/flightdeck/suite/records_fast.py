@@ -17,7 +17,8 @@ from typing import Any, Literal, ParamSpec, TypeVar, get_args
 
 import msgspec
 
-from flightdeck.formats import (
+from flightdeck.perf import gc_paused
+from flightdeck.suite.records import (
     CANARY_RE,
     COMMIT_RE,
     KINDS,
@@ -31,7 +32,6 @@ from flightdeck.formats import (
     Source,
     glob_ok,
 )
-from flightdeck.perf import gc_paused
 
 Kind = Literal["decision-why", "blocker", "what-changed", "how-to", "who-owns"]
 

@@ -1,8 +1,8 @@
 """Run an arm as trials: one harness process per question, durable results, resumable.
 
 :func:`run_experiment` is what ``flightdeck experiment run`` calls. For each question it has
-no answer for yet, it gives the harness a read-only workspace (:mod:`flightdeck.workspace`)
-and the question (never the key), and collects the result (:mod:`flightdeck.harnesses`).
+no answer for yet, it gives the harness a read-only workspace (:mod:`flightdeck.arms.workspace`)
+and the question (never the key), and collects the result (:mod:`flightdeck.arms.protocol`).
 
 Guarantees:
 
@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from flightdeck import __version__
+from flightdeck.arms.protocol import TrialControl, TrialOutcome, TrialSpec, run_trial
+from flightdeck.arms.workspace import WorkspaceCache
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.formats import Question, read_answers, read_meta, read_questions
-from flightdeck.harnesses import TrialControl, TrialOutcome, TrialSpec, run_trial
 from flightdeck.jsonl import atomic_write, dumps_line, write_json
-from flightdeck.repos import RepoSet
-from flightdeck.workspace import WorkspaceCache
+from flightdeck.suite.records import Question, read_answers, read_meta, read_questions
+from flightdeck.suite.repos import RepoSet
 
 ARM_NAME_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
 

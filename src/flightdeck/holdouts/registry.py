@@ -32,10 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from flightdeck import canary_scan as engine
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.formats import CANARY_RE, SHA256_RE
+from flightdeck.holdouts import scan as engine
 from flightdeck.jsonl import (
     atomic_write,
     canonical_json,
@@ -44,6 +43,7 @@ from flightdeck.jsonl import (
     sha256_bytes,
     sha256_file,
 )
+from flightdeck.suite.records import CANARY_RE, SHA256_RE
 
 MANIFEST = "manifest.json"
 SEALED_KEYS = "keys.jsonl"  # a suite's sealed keys, beside the suite's own manifest.json

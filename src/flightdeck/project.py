@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.formats import Manifest, read_manifest
 from flightdeck.jsonl import sha256_file
+from flightdeck.suite.records import Manifest, read_manifest
 
 SEALED_FILES = ("questions.jsonl", "keys.jsonl")
 

@@ -24,8 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flightdeck.formats import CANARY_PREFIX, Question
-from flightdeck.repos import RepoSet, scope_filter
+from flightdeck.suite.records import CANARY_PREFIX, Question
+from flightdeck.suite.repos import RepoSet, scope_filter
 
 SUITE_FILES = frozenset({"questions.jsonl", "keys.jsonl"})
 _CANARY = CANARY_PREFIX.encode()

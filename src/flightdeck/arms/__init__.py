@@ -1,0 +1,1 @@
+"""Arms: running harnesses as trials, the built-in agents, importing people's answers."""

@@ -1,0 +1,1 @@
+"""Scoring: the rules, the statistics, the report."""

@@ -1,0 +1,1 @@
+"""Suite records, repositories, citations: what a suite is made of."""
