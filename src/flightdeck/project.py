@@ -1,26 +1,97 @@
-"""A suite folder on disk: where its files are, and whether they still match the seal."""
+"""The project and its suites: the only code that knows where flightdeck's files live.
+
+A :class:`Project` is the folder of ``params.yaml`` with its params, repositories, cache
+and holdouts folder. A :class:`Suite` is one ``suites/<suite>/`` folder: its name, every
+path under it (and the project paths named after it), its seal state and its arms. dvc's
+``Repo`` is the model: one object that knows where everything is.
+
+Every core function that reads a suite calls :meth:`Suite.require_intact` (or
+:meth:`Suite.require_sealed`) itself, so a Python caller cannot skip the seal check that
+the CLI would have made.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import sha256_file
+from flightdeck.params import Params, load_params, parse_repo_option
 from flightdeck.suite.records import Manifest, read_manifest
 
+if TYPE_CHECKING:
+    from flightdeck.suite.repos import RepoSet
+
 SEALED_FILES = ("questions.jsonl", "keys.jsonl")
+STATE_FOLDER = Path(".flightdeck")  # flightdeck's own files in the project root
+CACHE_FOLDER = STATE_FOLDER / "cache"  # bundle clones; the one spelling of this path
+WORKSPACES_FOLDER = STATE_FOLDER / "workspaces"  # blob store of the trial workspaces
+
+
+# --- the arm-name rule --------------------------------------------------------------------
+
+ARM_NAME_MAX = 100
+ARM_NAME_CHARS = "letters, digits and . _ @ + -"
+_ARM_CHAR = re.compile(r"[A-Za-z0-9._@+-]")
+
+
+def check_arm_name(arm: str, *, where: str = "--arm") -> str:
+    """Accept an arm name such as ``baseline-repo-search`` or ``retrieval@2026-12``.
+
+    The name becomes part of file names (``answers/<arm>.jsonl``, ``labels/<arm>.jsonl``,
+    ``traces/<suite>/<arm>/``), so it is refused when it could name another file or hide one:
+    anything but ASCII letters, digits and ``. _ @ + -`` (a ``/`` would reach another folder,
+    a space or a ``:`` breaks shells and Windows), a first character that is not a letter or
+    digit (a leading ``.`` hides the file, a leading ``-`` reads as a flag), and names longer
+    than 100 characters (file names stop at 255 bytes). Returns the name.
+    """
+    if not arm:
+        raise InputError(where, None, "arm name is empty; name the arm, e.g. retrieval@2026-12")
+    bad = next((c for c in arm if not _ARM_CHAR.fullmatch(c)), None)
+    if bad is not None:
+        raise InputError(
+            where,
+            None,
+            f"arm name {arm!r} holds {bad!r}; use {ARM_NAME_CHARS} only "
+            "(the name becomes a file name, answers/<arm>.jsonl)",
+        )
+    if not arm[0].isalnum():
+        raise InputError(
+            where,
+            None,
+            f"arm name {arm!r} must start with a letter or digit (a leading . hides its files, "
+            "a leading - reads as a flag)",
+        )
+    if len(arm) > ARM_NAME_MAX:
+        raise InputError(
+            where,
+            None,
+            f"arm name {arm[:20]!r}... is {len(arm)} characters; use at most {ARM_NAME_MAX}",
+        )
+    return arm
+
+
+# --- a suite folder -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class SuitePaths:
-    """The files of ``suites/<suite>/``, as the spec lays them out."""
+class Suite:
+    """The files of ``suites/<suite>/`` (as the spec lays them out) and its seal state.
+
+    ``project_root`` is where the outputs named after the suite go (metrics, reports,
+    results, runs, traces).
+    """
 
     root: Path
+    project_root: Path = Path(".")
 
     @property
     def name(self) -> str:
+        """The suite's name: its folder's name."""
         return self.root.resolve().name
 
     @property
@@ -39,72 +110,190 @@ class SuitePaths:
     def ledger(self) -> Path:
         return self.root / "scores.jsonl"
 
+    @property
+    def answers_folder(self) -> Path:
+        return self.root / "answers"
+
+    @property
+    def labels_folder(self) -> Path:
+        return self.root / "labels"
+
     def answers(self, arm: str) -> Path:
-        return self.root / "answers" / f"{arm}.jsonl"
+        return self.answers_folder / f"{arm}.jsonl"
 
     def meta(self, arm: str) -> Path:
-        return self.root / "answers" / f"{arm}.meta.json"
+        return self.answers_folder / f"{arm}.meta.json"
 
     def labels(self, arm: str) -> Path:
-        return self.root / "labels" / f"{arm}.jsonl"
+        return self.labels_folder / f"{arm}.jsonl"
+
+    # Outputs in the project root, named after the suite.
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.project_root / "metrics" / f"{self.name}.json"
+
+    @property
+    def report_path(self) -> Path:
+        return self.project_root / "reports" / f"{self.name}.md"
+
+    @property
+    def results_dir(self) -> Path:
+        return self.project_root / "results" / self.name
+
+    def runs(self, arm: str) -> Path:
+        """The trials ledger of an arm: ``runs/<suite>/<arm>.jsonl``."""
+        return self.project_root / "runs" / self.name / f"{arm}.jsonl"
+
+    def traces(self, arm: str) -> Path:
+        """The folder of an arm's trial traces: ``traces/<suite>/<arm>/``."""
+        return self.project_root / "traces" / self.name / arm
+
+    # Arms.
 
     def arms(self) -> list[str]:
         """Arms with an answers file, sorted."""
-        folder = self.root / "answers"
-        if not folder.is_dir():
-            return []
-        return sorted(p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl"))
+        return _stems(self.answers_folder)
+
+    def labelled_arms(self) -> list[str]:
+        """Arms with a labels file, sorted."""
+        return _stems(self.labels_folder)
+
+    # The seal.
+
+    @property
+    def is_sealed(self) -> bool:
+        return self.manifest.is_file()
+
+    def changed_files(self, manifest: Manifest) -> list[str]:
+        """Sealed files whose bytes no longer match the manifest's hashes."""
+        changed = []
+        for name in SEALED_FILES:
+            path = self.root / name
+            if not path.is_file() or sha256_file(path) != manifest.files.get(name):
+                changed.append(name)
+        return changed
+
+    def require_sealed(self) -> Manifest:
+        """The manifest, after checking the suite is sealed and its sealed files match it."""
+        if not self.is_sealed:
+            raise InputError(
+                self.manifest,
+                None,
+                f"suite is not sealed; run `flightdeck knowledge seal {self.root}` first",
+            )
+        return self._verified(read_manifest(self.manifest))
+
+    def require_intact(self) -> Manifest | None:
+        """Refuse a sealed suite that changed since sealing; None when it is not sealed.
+
+        Answers and labels may be built before a suite is sealed (they cannot be scored until
+        it is), so an unsealed suite passes; the caller may warn about it.
+        """
+        return self.require_sealed() if self.is_sealed else None
+
+    def _verified(self, manifest: Manifest) -> Manifest:
+        if manifest.suite != self.name:
+            raise InputError(
+                self.manifest,
+                None,
+                f"seals suite {manifest.suite!r}, but the folder is {self.name!r}: a copied suite "
+                "is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
+            )
+        for name in self.changed_files(manifest):
+            raise InputError(
+                self.root / name,
+                None,
+                "changed after sealing (it no longer matches manifest.json); a changed question "
+                f"is a new suite version ({next_version(self.name)}), never an edit: restore "
+                "the file",
+            )
+        return manifest
 
 
-def open_suite(path: Path) -> SuitePaths:
-    """A suite folder that exists and holds questions.jsonl, or an InputError."""
-    if not path.is_dir():
-        raise InputError(path, None, "suite folder not found; pass a folder such as suites/<suite>")
-    suite = SuitePaths(path)
+def _stems(folder: Path) -> list[str]:
+    if not folder.is_dir():
+        return []
+    return sorted(p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl"))
+
+
+def open_suite(folder: Path, *, project_root: Path = Path("."), keys: bool = True) -> Suite:
+    """A suite folder that exists and holds questions.jsonl (and keys.jsonl), or an InputError."""
+    if not folder.is_dir():
+        raise InputError(
+            folder, None, "suite folder not found; pass a folder such as suites/<suite>"
+        )
+    suite = Suite(folder, project_root)
     if not suite.questions.is_file():
         raise InputError(suite.questions, None, "file not found; a suite needs questions.jsonl")
-    if not suite.keys.is_file():
+    if keys and not suite.keys.is_file():
         raise InputError(suite.keys, None, "file not found; a suite needs keys.jsonl")
     return suite
 
 
-def changed_files(suite: SuitePaths, manifest: Manifest) -> list[str]:
-    """Sealed files whose bytes no longer match the manifest's hashes."""
-    changed = []
-    for name in SEALED_FILES:
-        path = suite.root / name
-        if not path.is_file() or sha256_file(path) != manifest.files.get(name):
-            changed.append(name)
-    return changed
-
-
-def verify_sealed(suite: SuitePaths) -> Manifest:
-    """The manifest, after checking the sealed files still match it."""
-    if not suite.manifest.is_file():
-        raise InputError(
-            suite.manifest,
-            None,
-            f"suite is not sealed; run `flightdeck knowledge seal {suite.root}` first",
-        )
-    manifest = read_manifest(suite.manifest)
-    if manifest.suite != suite.name:
-        raise InputError(
-            suite.manifest,
-            None,
-            f"seals suite {manifest.suite!r}, but the folder is {suite.name!r}: a copied suite "
-            "is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
-        )
-    for name in changed_files(suite, manifest):
-        raise InputError(
-            suite.root / name,
-            None,
-            "changed after sealing (it no longer matches manifest.json); a changed question "
-            f"is a new suite version ({next_version(suite.name)}), never an edit: restore the file",
-        )
-    return manifest
+def as_suite(suite: Suite | Path, params: Params | None = None, *, keys: bool = True) -> Suite:
+    """A core function's ``suite`` argument, a :class:`Suite` or a folder, opened and checked."""
+    if isinstance(suite, Suite):
+        return open_suite(suite.root, project_root=suite.project_root, keys=keys)
+    root = params.root if params is not None else Path(".")
+    return open_suite(suite, project_root=root, keys=keys)
 
 
 def next_version(name: str) -> str:
     """``knowledge-gold-v1`` -> ``knowledge-gold-v2``; a name without a version gets ``-v2``."""
     match = re.fullmatch(r"(.*-v)(\d+)", name)
     return f"{match[1]}{int(match[2]) + 1}" if match else f"{name}-v2"
+
+
+# --- the project ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project root (the folder of params.yaml): params, repositories, cache, holdouts."""
+
+    params: Params = field(default_factory=Params)
+
+    @classmethod
+    def open(
+        cls,
+        params_file: Path | None = None,
+        *,
+        near: Path | None = None,
+        repos: tuple[str, ...] = (),
+        **overrides: Any,
+    ) -> Project:
+        """params.yaml (``near`` a suite folder: the nearest one above it) with flags laid over.
+
+        ``repos`` are ``NAME=PATH`` pairs (``--repo``); an override left ``None`` keeps the
+        file's value. ``params.warnings`` holds what the caller should show (unknown keys).
+        """
+        params = load_params(params_file, near=near)
+        return cls(params.with_overrides(repos=parse_repo_option(repos), **overrides))
+
+    @property
+    def root(self) -> Path:
+        return self.params.root
+
+    @property
+    def holdouts(self) -> Path:
+        return self.params.holdouts
+
+    @property
+    def cache(self) -> Path:
+        return self.root / CACHE_FOLDER
+
+    @property
+    def workspaces(self) -> Path:
+        return self.root / WORKSPACES_FOLDER
+
+    @cached_property
+    def repos(self) -> RepoSet:
+        """The repositories by name, bundles cloned into the project's cache."""
+        from flightdeck.suite.repos import RepoSet
+
+        return RepoSet(self.params.repos, self.cache)
+
+    def suite(self, folder: Path, *, keys: bool = True) -> Suite:
+        """Open the suite folder ``folder`` (it must hold questions.jsonl and keys.jsonl)."""
+        return open_suite(folder, project_root=self.root, keys=keys)

@@ -229,8 +229,8 @@ def test_seal_checks_commits_exist(runner: CliRunner, project: Project) -> None:
     result = invoke(runner, "knowledge", "seal", str(project.suite))
     assert_error(
         result,
-        f"{path}:3: commit {'f' * 40} is not in repository 'sdlc' (repos/sdlc); fix as_of or "
-        "fetch the commit",
+        f"{path}:3: commit {'f' * 40} is not in repository 'sdlc' (repos/sdlc); fix the commit, "
+        "fetch it there, or point --repo sdlc=PATH at a clone that has it",
     )
 
 
@@ -620,7 +620,8 @@ def test_gate_refuses_an_arm_changed_since_scored(runner: CliRunner, project: Pr
         ),
         pytest.param(
             ["--arm", "../x"],
-            "--arm: arm name '../x' must be letters, digits and . _ @ + - (it names files)",
+            "--arm: arm name '../x' holds '/'; use letters, digits and . _ @ + - only (the name "
+            "becomes a file name, answers/<arm>.jsonl)",
             id="arm-path",
         ),
     ],

@@ -53,7 +53,9 @@ def rated(project: Project) -> Project:
 
 def session(project: Project, rater: str = "ada") -> RatingSession:
     repos = {"sdlc": project.repo, "big": project.root / "repos" / "big"}
-    return RatingSession(project.suite, rater, RepoSet(repos), clock=lambda: CLOCK)
+    return RatingSession(
+        project.suite, rater, RepoSet(repos, project.root / "cache"), clock=lambda: CLOCK
+    )
 
 
 def labels_of(project: Project, arm: str) -> list[dict[str, Any]]:
@@ -381,14 +383,16 @@ def test_no_answers_is_an_input_error(project: Project) -> None:
 
 def test_an_unconfigured_repository_is_an_input_error(rated: Project) -> None:
     with pytest.raises(InputError, match=r"repository 'sdlc' is not configured"):
-        RatingSession(rated.suite, "ada", RepoSet({}))
+        RatingSession(rated.suite, "ada", RepoSet({}, rated.root / "cache"))
 
 
 def test_a_missing_as_of_commit_is_an_input_error(rated: Project, tmp_path: Path) -> None:
     other = tmp_path / "other"
     make_git_repo(other, [{"a.txt": "a\n"}])
-    with pytest.raises(InputError, match=r"questions.jsonl:1: commit [0-9a-f]{40} of repository"):
-        RatingSession(rated.suite, "ada", RepoSet({"sdlc": other}))
+    with pytest.raises(
+        InputError, match=r"questions.jsonl:1: commit [0-9a-f]{40} is not in repository 'sdlc'"
+    ):
+        RatingSession(rated.suite, "ada", RepoSet({"sdlc": other}, rated.root / "cache"))
 
 
 @pytest.mark.parametrize("rater", ["", "  ", " ada"], ids=["empty", "blank", "padded"])

@@ -41,10 +41,9 @@ from flightdeck.arms.workspace import WorkspaceCache
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, dumps_line, write_json
+from flightdeck.project import CACHE_FOLDER, WORKSPACES_FOLDER, check_arm_name, open_suite
 from flightdeck.suite.records import Question, read_answers, read_meta, read_questions
 from flightdeck.suite.repos import RepoSet
-
-ARM_NAME_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
 
 
 @dataclass(frozen=True)
@@ -84,15 +83,6 @@ class RunResult:
     @property
     def answered(self) -> int:
         return self.already_answered + sum(o.ok for o in self.outcomes)
-
-
-def check_arm_name(arm: str) -> None:
-    if (
-        not arm
-        or not (arm[0].isascii() and arm[0].isalnum())
-        or not all(c.isascii() and (c.isalnum() or c in "._-") for c in arm)
-    ):
-        raise InputError("--arm", None, f"arm name {arm!r} must use {ARM_NAME_HELP}")
 
 
 def harness_path() -> str:
@@ -196,23 +186,6 @@ def _check_meta(path: Path, meta: dict[str, Any], has_answers: bool) -> dict[str
     return {**old, "knowledge_snapshot": meta["knowledge_snapshot"], "last_run": meta["date"]}
 
 
-def _check_repos(questions: list[Question], repos: RepoSet, source: Path) -> None:
-    checked: set[tuple[str, str]] = set()
-    for question in questions:
-        for repo, commit in sorted(question.as_of.items()):
-            if (repo, commit) in checked:
-                continue
-            repository = repos.get(repo)
-            if not repository.has_commit(commit):
-                raise InputError(
-                    source,
-                    question.line,
-                    f"as_of commit {commit} of {repo!r} is not in {repository.location}; "
-                    "fetch it there or point --repo at a clone that has it",
-                )
-            checked.add((repo, commit))
-
-
 class _Appender:
     """A JSONL file held open for a run; each record is flushed and fsynced as it lands.
 
@@ -277,16 +250,13 @@ def run_experiment(
         raise InputError("--by", None, "is empty; say who ran the arm, or leave --by out")
     path = harness_path()
     argv = parse_command(config.command, path)
-    suite_dir = config.suite_dir
-    if not suite_dir.is_dir():
-        raise InputError(suite_dir, None, "suite folder not found; pass suites/<suite>")
-    suite = suite_dir.resolve().name
-    questions_path = suite_dir / "questions.jsonl"
-    questions = read_questions(questions_path)
-    answers_path = suite_dir / "answers" / f"{config.arm}.jsonl"
-    meta_path = suite_dir / "answers" / f"{config.arm}.meta.json"
-    runs_path = config.root / "runs" / suite / f"{config.arm}.jsonl"
-    traces_dir = config.root / "traces" / suite / config.arm
+    suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
+    suite.require_intact()
+    questions = read_questions(suite.questions)
+    answers_path = suite.answers(config.arm)
+    meta_path = suite.meta(config.arm)
+    runs_path = suite.runs(config.arm)
+    traces_dir = suite.traces(config.arm)
 
     lock = _Lock(runs_path)
     try:
@@ -307,8 +277,12 @@ def run_experiment(
             "flightdeck_version": __version__,
         }
         meta = _check_meta(meta_path, meta, bool(done))
-        repos = RepoSet(config.repos, config.root / ".flightdeck" / "cache")
-        _check_repos(pending, repos, questions_path)
+        repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
+        repos.require_commits(
+            (repo, commit, suite.questions, q.line)
+            for q in pending
+            for repo, commit in sorted(q.as_of.items())
+        )
         if pending or not meta_path.is_file():  # a finished arm's meta stays as it was
             write_json(meta_path, meta)
         if on_start is not None:
@@ -323,7 +297,7 @@ def run_experiment(
     finally:
         lock.release()
     return RunResult(
-        suite,
+        suite.name,
         config.arm,
         len(questions),
         len(done),
@@ -357,7 +331,7 @@ def _run_all(
 ) -> list[TrialOutcome]:
     if not pending:
         return []
-    cache = WorkspaceCache(repos, config.root / ".flightdeck" / "workspaces")
+    cache = WorkspaceCache(repos, config.root / WORKSPACES_FOLDER)
     answers = _Appender(answers_path)
     ledger = _Appender(runs_path)
     record_lock = threading.Lock()

@@ -10,7 +10,7 @@ import click
 
 from flightdeck.cli._options import (
     json_option,
-    load_params_from_cli,
+    open_project,
     params_options,
     stats_options,
     suite_argument,
@@ -50,13 +50,10 @@ def seal_command(
     Example:
         flightdeck knowledge seal suites/knowledge-gold-v1 --holdouts holdouts
     """
-    from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
-    params = load_params_from_cli(params_file, repo, near=suite)
-    result = seal(
-        suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"), holdouts=holdouts
-    )
+    project = open_project(params_file, repo, near=suite)
+    result = seal(project.suite(suite), repos=project.repos, holdouts=holdouts)
     if result.unchecked_repos:
         click.echo(
             "warning: sources not checked in repositories not at hand: "
@@ -108,10 +105,9 @@ def status_command(
 
     from flightdeck.tasks.knowledge import status
 
-    params = load_params_from_cli(
-        params_file, repo, near=suite, holdouts=holdouts, min_raters=min_raters
-    )
-    st = status(suite, params=params)
+    project = open_project(params_file, repo, near=suite, holdouts=holdouts, min_raters=min_raters)
+    params = project.params
+    st = status(project.suite(suite), params=params)
     if as_json:
         data = dataclasses.asdict(st)
         data["ready"] = st.ready
@@ -229,7 +225,8 @@ def score_command(
     from flightdeck.scoring.report import write_outputs
     from flightdeck.tasks.knowledge import record_scores, score
 
-    params = load_params_from_cli(params_file, repo, near=suite, **overrides)
+    project = open_project(params_file, repo, near=suite, **overrides)
+    params = project.params
     name = suite.resolve().name
     with gc_paused():
         result = score(
@@ -313,10 +310,8 @@ def gate_command(
     from flightdeck.scoring.report import _pts
     from flightdeck.tasks.knowledge import gate
 
-    params = load_params_from_cli(
-        params_file, repo, near=suite, gate_margin=gate_margin, **overrides
-    )
-    result = gate(suite, pinned=pinned, candidate=candidate, params=params)
+    project = open_project(params_file, repo, near=suite, gate_margin=gate_margin, **overrides)
+    result = gate(project.suite(suite), pinned=pinned, candidate=candidate, params=project.params)
     if as_json:
         click.echo(
             json.dumps(

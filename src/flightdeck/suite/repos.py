@@ -20,8 +20,6 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 
-CACHE_DIR = Path(".flightdeck") / "cache"
-
 
 def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
     proc = subprocess.run(
@@ -39,7 +37,7 @@ def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
 class Repository:
     """One named repository: a clone (work tree or bare) or a bundle file."""
 
-    def __init__(self, name: str, location: Path, cache_dir: Path = CACHE_DIR) -> None:
+    def __init__(self, name: str, location: Path, cache_dir: Path) -> None:
         self.name = name
         self.location = location
         self.git_dir = _resolve_git_dir(location, cache_dir)
@@ -153,9 +151,12 @@ def _bundle_clone(bundle: Path, cache_dir: Path) -> Path:
 
 
 class RepoSet:
-    """Repositories by name, as params.yaml ``repos:`` and ``--repo`` give them."""
+    """Repositories by name, as params.yaml ``repos:`` and ``--repo`` give them.
 
-    def __init__(self, locations: Mapping[str, Path], cache_dir: Path = CACHE_DIR) -> None:
+    ``cache_dir`` is where bundles are cloned: ``Project.cache`` (``.flightdeck/cache``).
+    """
+
+    def __init__(self, locations: Mapping[str, Path], cache_dir: Path) -> None:
         self.locations = dict(locations)
         self.cache_dir = cache_dir
         self._open: dict[str, Repository] = {}
@@ -180,6 +181,26 @@ class RepoSet:
                 )
             self._open[name] = Repository(name, location, self.cache_dir)
         return self._open[name]
+
+    def require_commits(self, needed: Iterable[tuple[str, str, str | Path, int | None]]) -> None:
+        """Refuse the first ``(repo, commit, file, line)`` whose commit its repository lacks.
+
+        ``file`` and ``line`` say where the commit was named (a suite file, or a flag), so the
+        one message names the place to fix. Each ``(repo, commit)`` is checked once.
+        """
+        checked: set[tuple[str, str]] = set()
+        for name, commit, where, line in needed:
+            if (name, commit) in checked:
+                continue
+            repo = self.get(name)
+            if not repo.has_commit(commit):
+                raise InputError(
+                    where,
+                    line,
+                    f"commit {commit} is not in repository {name!r} ({repo.location}); fix the "
+                    f"commit, fetch it there, or point --repo {name}=PATH at a clone that has it",
+                )
+            checked.add((name, commit))
 
 
 def sha256_at(

@@ -6,7 +6,6 @@ so the CLI and Python callers (and the DVC pipeline through the CLI) share them.
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,14 +25,7 @@ from flightdeck.jsonl import (
     write_jsonl,
 )
 from flightdeck.params import Params
-from flightdeck.project import (
-    SEALED_FILES,
-    SuitePaths,
-    changed_files,
-    next_version,
-    open_suite,
-    verify_sealed,
-)
+from flightdeck.project import SEALED_FILES, Suite, as_suite, check_arm_name, next_version
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
     CANARY_PREFIX,
@@ -71,7 +63,7 @@ class SealResult:
     registered_only: bool = False  # already sealed: only its canaries were registered now
 
 
-def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
+def load_suite_files(suite: Suite, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
     """Questions and keys, with the cross-file checks: same ids, sources within ``as_of``."""
     questions = read_questions(suite.questions)
     keys = read_keys(suite.keys, sealed=sealed)
@@ -107,7 +99,7 @@ def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Qu
     return questions, keys
 
 
-def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> SealResult:
+def seal(suite_dir: Suite | Path, *, repos: RepoSet, holdouts: Path | None = None) -> SealResult:
     """Validate a suite, give every key a fresh canary, write manifest.json, register canaries.
 
     manifest.json is written after keys.jsonl: a crash before it leaves a suite that simply
@@ -116,7 +108,7 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
     just before, or a suite sealed without ``--holdouts``) gets them registered by running
     seal again with ``--holdouts``. Anything else already sealed is refused.
     """
-    suite = open_suite(suite_dir)
+    suite = as_suite(suite_dir)
     if suite.manifest.exists():
         return _register_sealed(suite, holdouts)
     questions, keys = load_suite_files(suite, sealed=None)
@@ -138,7 +130,7 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
     return SealResult(suite.name, manifest, len(questions), checked, tuple(sorted(unchecked)))
 
 
-def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Sequence[Key]) -> None:
+def _register(holdouts: Path, suite: Suite, manifest: Manifest, keys: Sequence[Key]) -> None:
     from flightdeck.holdouts.registry import register_suite
     from flightdeck.jsonl import canonical_json
 
@@ -150,11 +142,11 @@ def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Seque
     )
 
 
-def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
+def _register_sealed(suite: Suite, holdouts: Path | None) -> SealResult:
     """Register an intact sealed suite's canaries, or refuse: it is never sealed again."""
     from flightdeck.holdouts.registry import suite_state
 
-    manifest = verify_sealed(suite)  # refuses a changed file or a copied folder
+    manifest = suite.require_sealed()  # refuses a changed file or a copied folder
     if holdouts is not None and suite_state(holdouts, suite.name) in (
         "no-manifest",
         "unregistered",
@@ -173,22 +165,19 @@ def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
 
 
 def _check_sources(
-    suite: SuitePaths, questions: Sequence[Question], keys: Sequence[Key], repos: RepoSet
+    suite: Suite, questions: Sequence[Question], keys: Sequence[Key], repos: RepoSet
 ) -> tuple[int, set[str]]:
     """Each repo source exists at ``as_of`` with the recorded sha256, where the repo is at hand."""
     by_id = {q.id: q for q in questions}
     needed = {repo for q in questions for repo in q.as_of}
     # A repository params.yaml or --repo names must be there; only unnamed ones are skipped.
     unchecked = {name for name in needed if name not in repos.locations}
-    for q in questions:
-        for name, commit in q.as_of.items():
-            if name not in unchecked and not repos.get(name).has_commit(commit):
-                raise InputError(
-                    suite.questions,
-                    q.line,
-                    f"commit {commit} is not in repository {name!r} "
-                    f"({repos.locations[name]}); fix as_of or fetch the commit",
-                )
+    repos.require_commits(
+        (name, commit, suite.questions, q.line)
+        for q in questions
+        for name, commit in q.as_of.items()
+        if name not in unchecked
+    )
     checked = 0
     for name in sorted(needed - unchecked):
         from flightdeck.suite.repos import sha256_at
@@ -256,14 +245,17 @@ class SuiteStatus:
         )
 
 
-def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
-    """What a person checks before scoring: seal intact, not void, each arm's files."""
-    suite = open_suite(suite_dir)
+def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
+    """What a person checks before scoring: seal intact, not void, each arm's files.
+
+    Reports a changed sealed suite rather than refusing it: saying so is its job.
+    """
+    suite = as_suite(suite_dir, params)
     questions = read_questions(suite.questions)
     ids = [q.id for q in questions]
-    sealed = suite.manifest.is_file()
+    sealed = suite.is_sealed
     manifest = read_manifest(suite.manifest) if sealed else None
-    changed = tuple(changed_files(suite, manifest)) if manifest else ()
+    changed = tuple(suite.changed_files(manifest)) if manifest else ()
     ledger = _read_ledger(suite)
     arms = []
     for arm in sorted({*suite.arms(), *params.arms}):
@@ -333,7 +325,7 @@ class ScoreResult:
     holdouts: str = "sealed"  # see SuiteStatus.holdouts
 
 
-def _read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
+def _read_ledger(suite: Suite) -> dict[str, tuple[int, str, str]]:
     """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
     first: dict[str, tuple[int, str, str]] = {}
     if not suite.ledger.is_file():
@@ -346,21 +338,8 @@ def _read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
     return first
 
 
-ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
-
-
-def check_arm_name(arm: str) -> None:
-    """An arm name becomes a file name: letters, digits and ._@+- only, no leading dot."""
-    if not ARM_NAME.match(arm):
-        raise InputError(
-            "--arm",
-            None,
-            f"arm name {arm!r} must be letters, digits and . _ @ + - (it names files)",
-        )
-
-
 def load_arm(
-    suite: SuitePaths,
+    suite: Suite,
     arm: str,
     questions: Sequence[Question],
     keys: dict[str, Key],
@@ -400,10 +379,10 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 
 
 def _prepare(
-    suite_dir: Path, arms: Sequence[str], params: Params
-) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest]:
-    suite = open_suite(suite_dir)
-    manifest = verify_sealed(suite)
+    suite_dir: Suite | Path, arms: Sequence[str], params: Params
+) -> tuple[Suite, list[Question], dict[str, ArmScore], Manifest]:
+    suite = as_suite(suite_dir, params)
+    manifest = suite.require_sealed()
     evidence = _void_evidence(params.holdouts, suite.name)
     if evidence is not None:
         raise InputError(
@@ -427,7 +406,7 @@ def describe_void(evidence: dict[str, Any]) -> str:
 
 
 def score(
-    suite_dir: Path,
+    suite_dir: Suite | Path,
     arms: Sequence[str],
     *,
     params: Params,
@@ -479,7 +458,7 @@ def score(
     )
 
 
-def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> None:
+def _check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
     ledger = _read_ledger(suite)
     for arm, result in scores.items():
@@ -493,9 +472,9 @@ def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> None:
             )
 
 
-def record_scores(suite_dir: Path, result: ScoreResult) -> list[str]:
+def record_scores(suite_dir: Suite | Path, result: ScoreResult) -> list[str]:
     """Append each arm's (answers, labels) hashes to scores.jsonl unless already recorded."""
-    suite = SuitePaths(suite_dir)
+    suite = as_suite(suite_dir)
     seen: set[tuple[str, str, str]] = set()
     if suite.ledger.is_file():
         for _, record in read_jsonl(suite.ledger):
@@ -537,7 +516,7 @@ class GateResult:
         return not self.failed
 
 
-def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> GateResult:
+def gate(suite_dir: Suite | Path, *, pinned: str, candidate: str, params: Params) -> GateResult:
     """Pass when, on each metric, the lower bound of candidate - pinned is >= -gate_margin."""
     from flightdeck.scoring.rules import METRICS, TOLERANCE
 
