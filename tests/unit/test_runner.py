@@ -501,9 +501,9 @@ SHA = "ab" * 32
             id="no-path",
         ),
         pytest.param(
-            {"answer": "x", "citations": [{"uri": "sdlc", "sha256": SHA}]},
+            {"answer": "x", "citations": [{"uri": "sdlc/", "sha256": SHA}]},
             "is not <repo>/<path>",
-            id="no-path",
+            id="empty-path",
         ),
     ],
 )
