@@ -1,3 +1,32 @@
-"""flightdeck: seal a gold set, let arms answer it, score them with honest statistics."""
+"""flightdeck: seal a gold set, let arms answer it, score them with honest statistics.
+
+The public Python API is small and loads lazily, so ``flightdeck --help`` stays fast:
+
+    import flightdeck
+    result = flightdeck.score("suites/knowledge-demo-v1", ["baseline-repo-search"])
+
+``score`` does what ``flightdeck knowledge score`` does (scores, writes metrics, results
+and report, records the ledger) and returns the :class:`ScoreResult`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.1.0"
+
+# name -> the module that defines it; imported on first use (PEP 562).
+_LAZY = {
+    "score": "flightdeck.tasks.knowledge",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'flightdeck' has no attribute {name!r}")

@@ -221,57 +221,31 @@ def score_command(
             --arm baseline-repo-search --arm baseline-projects \\
             --baseline baseline-repo-search --candidate baseline-projects
     """
-    from flightdeck.perf import gc_paused
-    from flightdeck.scoring.report import write_outputs
-    from flightdeck.tasks.knowledge import record_scores, score
+    from flightdeck.scoring.report import score_lines
+    from flightdeck.tasks.knowledge import score
 
     project = open_project(params_file, repo, near=suite, **overrides)
     params = project.params
-    name = suite.resolve().name
-    with gc_paused():
-        result = score(
-            suite, list(arms or params.arms), params=params, baseline=baseline, candidate=candidate
-        )
-        written = write_outputs(
-            result,
-            metrics=json_path or params.root / "metrics" / f"{name}.json",
-            report=report_path or params.root / "reports" / f"{name}.md",
-            results_dir=results_dir or params.root / "results" / name,
-        )
-    record_scores(suite, result)
+    result = score(
+        project.suite(suite),
+        list(arms or params.arms),
+        params=params,
+        baseline=baseline,
+        candidate=candidate,
+        metrics=json_path,
+        report=report_path,
+        results_dir=results_dir,
+    )
     if result.holdouts != "sealed":
         click.echo(
-            f"warning: {name} is not registered in {params.holdouts / 'manifest.json'}; a "
-            "leaked key would go unnoticed (seal with --holdouts)",
+            f"warning: {result.suite} is not registered in {params.holdouts / 'manifest.json'}; "
+            "a leaked key would go unnoticed (seal with --holdouts)",
             err=True,
         )
-    _print_score(result)
+    for line in score_lines(result):
+        click.echo(line)
+    written = result.written
     click.echo(f"wrote {written['metrics']}, {written['report']}, {written['picture']}")
-
-
-def _print_score(result: Any) -> None:
-    from flightdeck.scoring.report import _count, _interval, _kappa, _meta_lines, _pts
-
-    click.echo(f"suite {result.suite}: {result.n} questions")
-    for s in result.arms.values():
-        click.echo(_meta_lines(s)[0].replace("**", ""))
-    for s in result.arms.values():
-        c = s.citations
-        click.echo(
-            f"{s.arm}: correctness {_interval(s.correctness)}, citation validity "
-            f"{_interval(s.citation_validity)}; citations valid {c['valid']}, fabricated "
-            f"{c['fabricated']}, stale {c['stale']}, unsupported {c['unsupported']}; "
-            f"uncited {s.uncited}, missing {s.missing}; kappa {_kappa(s)}"
-        )
-    for comp in result.comparisons:
-        for mc in comp.metrics.values():
-            click.echo(
-                f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
-                f"[{_pts(mc.lo, 'down')}, {_pts(mc.hi, 'up')}]; "
-                f"{_count(mc.candidate_only, 'question')} only the candidate got right, "
-                f"{mc.baseline_only} only the baseline"
-            )
-            click.echo(f"  {mc.statement}")
 
 
 @knowledge.command("gate")
@@ -307,44 +281,16 @@ def gate_command(
         flightdeck knowledge gate suites/knowledge-gold-v1 \\
             --pinned baseline-repo-search --candidate retrieval
     """
-    from flightdeck.scoring.report import _pts
+    from flightdeck.scoring.report import gate_json, gate_lines
     from flightdeck.tasks.knowledge import gate
 
     project = open_project(params_file, repo, near=suite, gate_margin=gate_margin, **overrides)
     result = gate(project.suite(suite), pinned=pinned, candidate=candidate, params=project.params)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "passed": result.passed,
-                    "failed": list(result.failed),
-                    "margin": result.margin,
-                    "metrics": {
-                        m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi}
-                        for m, mc in result.comparison.metrics.items()
-                    },
-                },
-                indent=2,
-                sort_keys=True,
-            )
-        )
+        click.echo(json.dumps(gate_json(result), indent=2, sort_keys=True))
     else:
-        for m, mc in result.comparison.metrics.items():
-            verdict = "FAIL" if m in result.failed else "ok"
-            click.echo(
-                f"{verdict:4} {m}: {candidate} - {pinned} = {_pts(mc.diff)} points, lower bound "
-                f"{_pts(mc.lo, 'down')} (must be >= -{result.margin:g})"
-            )
-        if result.passed:
-            click.echo(
-                f"gate passed: {candidate} is shown to be at most {result.margin:g} "
-                f"points worse than {pinned} on every metric"
-            )
-        else:
-            click.echo(
-                f"gate failed on {', '.join(result.failed)}: {candidate} may be more "
-                f"than {result.margin:g} points worse than {pinned}"
-            )
+        for line in gate_lines(result):
+            click.echo(line)
     if not result.passed:
         click.get_current_context().exit(1)
 

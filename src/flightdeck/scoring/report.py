@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
@@ -17,7 +17,9 @@ from flightdeck.jsonl import atomic_write, write_json, write_jsonl
 from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
 from flightdeck.scoring.stats import family_false_shown_rate
 from flightdeck.suite.records import KINDS
-from flightdeck.tasks.knowledge import ScoreResult
+
+if TYPE_CHECKING:  # the task imports this module to write its outputs
+    from flightdeck.tasks.knowledge import GateResult, ScoreResult
 
 PLACES = 6
 
@@ -80,11 +82,23 @@ def write_outputs(
     """Write every output of score atomically; returns what was written.
 
     Every folder is made before any file is written, so a bad output path fails first
-    instead of leaving some outputs new and others old.
+    instead of leaving some outputs new and others old. An output path that cannot be
+    written (a file where a folder should be, no permission) is the user's to fix: an
+    :class:`InputError` naming it.
     """
     picture = report.with_suffix(".svg")
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
+    try:
+        return _write_outputs(result, metrics, report, picture, results_dir)
+    except OSError as exc:
+        where = exc.filename or metrics
+        raise InputError(where, None, f"{exc.strerror or exc}; check the path") from exc
+
+
+def _write_outputs(
+    result: ScoreResult, metrics: Path, report: Path, picture: Path, results_dir: Path
+) -> dict[str, Path]:
     for folder in (metrics.parent, report.parent, results_dir):
         folder.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -389,3 +403,65 @@ def write_picture(result: ScoreResult, path: Path) -> None:
             )
         )
     atomic_write(path, svg_panels(panels))
+
+
+# --- the terminal ---------------------------------------------------------------------------
+
+
+def score_lines(result: ScoreResult) -> list[str]:
+    """What ``knowledge score`` prints: each arm's provenance and rates, each comparison."""
+    lines = [f"suite {result.suite}: {result.n} questions"]
+    lines += [_meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
+    for s in result.arms.values():
+        c = s.citations
+        lines.append(
+            f"{s.arm}: correctness {_interval(s.correctness)}, citation validity "
+            f"{_interval(s.citation_validity)}; citations valid {c['valid']}, fabricated "
+            f"{c['fabricated']}, stale {c['stale']}, unsupported {c['unsupported']}; "
+            f"uncited {s.uncited}, missing {s.missing}; kappa {_kappa(s)}"
+        )
+    for comp in result.comparisons:
+        for mc in comp.metrics.values():
+            lines.append(
+                f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
+                f"[{_pts(mc.lo, 'down')}, {_pts(mc.hi, 'up')}]; "
+                f"{_count(mc.candidate_only, 'question')} only the candidate got right, "
+                f"{mc.baseline_only} only the baseline"
+            )
+            lines.append(f"  {mc.statement}")
+    return lines
+
+
+def gate_lines(result: GateResult) -> list[str]:
+    """What ``knowledge gate`` prints: each metric's lower bound against the margin, the verdict."""
+    lines = []
+    for m, mc in result.comparison.metrics.items():
+        verdict = "FAIL" if m in result.failed else "ok"
+        lines.append(
+            f"{verdict:4} {m}: {result.candidate} - {result.pinned} = {_pts(mc.diff)} points, "
+            f"lower bound {_pts(mc.lo, 'down')} (must be >= -{result.margin:g})"
+        )
+    if result.passed:
+        lines.append(
+            f"gate passed: {result.candidate} is shown to be at most {result.margin:g} "
+            f"points worse than {result.pinned} on every metric"
+        )
+    else:
+        lines.append(
+            f"gate failed on {', '.join(result.failed)}: {result.candidate} may be more "
+            f"than {result.margin:g} points worse than {result.pinned}"
+        )
+    return lines
+
+
+def gate_json(result: GateResult) -> dict[str, Any]:
+    """``knowledge gate --json``: the verdict, the failed metrics, each metric's interval."""
+    return {
+        "passed": result.passed,
+        "failed": list(result.failed),
+        "margin": result.margin,
+        "metrics": {
+            m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi}
+            for m, mc in result.comparison.metrics.items()
+        },
+    }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from flightdeck.jsonl import (
     write_json,
     write_jsonl,
 )
-from flightdeck.params import Params
+from flightdeck.params import Params, load_params
 from flightdeck.project import SEALED_FILES, Suite, as_suite, check_arm_name, next_version
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
@@ -323,6 +323,8 @@ class ScoreResult:
     params: Params
     sealed_at: str = ""
     holdouts: str = "sealed"  # see SuiteStatus.holdouts
+    written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
+    recorded: tuple[str, ...] = ()  # arms score() added to the ledger
 
 
 def _read_ledger(suite: Suite) -> dict[str, tuple[int, str, str]]:
@@ -347,7 +349,7 @@ def load_arm(
 ) -> ArmScore:
     """Read and check one arm's answers, labels and meta, then score it."""
     ids = [q.id for q in questions]
-    check_arm_name(arm)
+    check_arm_name(arm)  # also for a Python caller of load_arm
     if not suite.answers(arm).is_file():
         raise InputError(
             suite.answers(arm),
@@ -406,6 +408,54 @@ def describe_void(evidence: dict[str, Any]) -> str:
 
 
 def score(
+    suite_dir: Suite | Path | str,
+    arms: Sequence[str],
+    *,
+    params: Params | None = None,
+    baseline: str | None = None,
+    candidate: str | None = None,
+    metrics: Path | None = None,
+    report: Path | None = None,
+    results_dir: Path | None = None,
+    on_progress: Callable[[str], None] | None = None,
+) -> ScoreResult:
+    """The whole of ``knowledge score``: score, write metrics, results and report, record.
+
+    ``params`` default to the project's params.yaml, found as the CLI finds it. Outputs
+    default to ``metrics/<suite>.json``, ``reports/<suite>.md`` (with its ``.svg``) and
+    ``results/<suite>/`` under the project root (``params.root``). The ledger
+    (``scores.jsonl``) gets each arm's hashes unless already there. The result says what was
+    written (``written``) and which arms were recorded (``recorded``).
+    """
+    from flightdeck.perf import gc_paused
+    from flightdeck.scoring.report import write_outputs
+
+    if isinstance(suite_dir, str):
+        suite_dir = Path(suite_dir)
+    if params is None:  # ./params.yaml, else the nearest one above the suite folder
+        params = load_params(near=suite_dir if isinstance(suite_dir, Path) else suite_dir.root)
+    suite = as_suite(suite_dir, params)
+    # Many small acyclic records are built and written: the cycle collector only costs time.
+    with gc_paused():
+        result = compute_scores(
+            suite,
+            arms,
+            params=params,
+            baseline=baseline,
+            candidate=candidate,
+            on_progress=on_progress,
+        )
+        written = write_outputs(
+            result,
+            metrics=metrics or suite.metrics_path,
+            report=report or suite.report_path,
+            results_dir=results_dir or suite.results_dir,
+        )
+    recorded = record_scores(suite, result)
+    return replace(result, written=written, recorded=tuple(recorded))
+
+
+def compute_scores(
     suite_dir: Suite | Path,
     arms: Sequence[str],
     *,
@@ -414,7 +464,10 @@ def score(
     candidate: str | None = None,
     on_progress: Callable[[str], None] | None = None,
 ) -> ScoreResult:
-    """Score each arm once (ledger-checked) and compare candidate with baseline if asked."""
+    """Score each arm once (ledger-checked) and compare candidate with baseline if asked.
+
+    Writes nothing: :func:`score` is this plus the outputs and the ledger.
+    """
     if not arms:
         raise InputError("--arm", None, "name at least one arm to score")
     if len(set(arms)) != len(arms):
@@ -423,6 +476,8 @@ def score(
         raise InputError("--baseline", None, "give --baseline and --candidate together")
     if baseline is not None and baseline == candidate:
         raise InputError("--candidate", None, "the candidate is the baseline; name another arm")
+    for arm in arms:
+        check_arm_name(arm)
     for name in (baseline, candidate):
         if name is not None and name not in arms:
             raise InputError(
@@ -520,6 +575,8 @@ def gate(suite_dir: Suite | Path, *, pinned: str, candidate: str, params: Params
     """Pass when, on each metric, the lower bound of candidate - pinned is >= -gate_margin."""
     from flightdeck.scoring.rules import METRICS, TOLERANCE
 
+    check_arm_name(pinned, where="--pinned")
+    check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
     suite, _, scores, _ = _prepare(suite_dir, [pinned, candidate], params)
