@@ -76,10 +76,11 @@ def canary_scan_command(
     plan = core.plan_scan(holdouts_dir, list(paths))
     if plan.size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
         with click.progressbar(length=plan.size, label="scanning", file=sys.stderr) as bar:
-            result = core.canary_scan(holdouts_dir, plan, jobs=jobs, on_progress=bar.update)
+            result, newly_void = core.scan_and_void(
+                holdouts_dir, plan, jobs=jobs, on_progress=bar.update
+            )
     else:
-        result = core.canary_scan(holdouts_dir, plan, jobs=jobs)
-    newly_void = core.mark_void(holdouts_dir, result)
+        result, newly_void = core.scan_and_void(holdouts_dir, plan, jobs=jobs)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
     else:

@@ -294,6 +294,22 @@ def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
         return False
 
 
+def scan_and_void(
+    holdouts_dir: Path,
+    paths: Sequence[Path] | ScanPlan,
+    *,
+    jobs: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[ScanResult, list[str]]:
+    """What ``holdout canary-scan`` does: :func:`canary_scan`, then :func:`mark_void`.
+
+    Returns the scan and the suites it newly voided; a Python caller gets the same custody
+    as the command (a hit always voids its suite).
+    """
+    result = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress)
+    return result, mark_void(holdouts_dir, result)
+
+
 def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
     """Mark every suite with a hit void, with its evidence; return the suites newly voided.
 
