@@ -14,9 +14,9 @@ import pytest
 
 from flightdeck.params import Params
 from flightdeck.scoring.report import metrics_json
+from flightdeck.scoring.results import ScoreResult
 from flightdeck.scoring.rules import ArmScore, compare_arms, score_arm
 from flightdeck.suite.records import Answer, Key, Label, Question, Source
-from flightdeck.tasks.knowledge import ScoreResult
 
 A_MD = "sdlc/docs/a.md"
 B_MD = "sdlc/docs/b.md"

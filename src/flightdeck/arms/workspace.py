@@ -24,10 +24,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flightdeck.project import SEALED_FILES
 from flightdeck.suite.records import CANARY_PREFIX, Question
 from flightdeck.suite.repos import RepoSet, scope_filter
 
-SUITE_FILES = frozenset({"questions.jsonl", "keys.jsonl"})
+SUITE_FILES = frozenset(SEALED_FILES)  # a suite folder's files: never in a workspace
 _CANARY = CANARY_PREFIX.encode()
 
 

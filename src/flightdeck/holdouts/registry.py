@@ -43,10 +43,10 @@ from flightdeck.jsonl import (
     sha256_bytes,
     sha256_file,
 )
+from flightdeck.project import Suite
 from flightdeck.suite.records import CANARY_RE, SHA256_RE
 
 MANIFEST = "manifest.json"
-SEALED_KEYS = "keys.jsonl"  # a suite's sealed keys, beside the suite's own manifest.json
 SuiteState = Literal["no-manifest", "unregistered", "sealed", "void"]
 FORMAT = 1
 _EVIDENCE_KEYS = {"canary": str, "question_id": str, "file": str, "line": int, "count": int}
@@ -274,10 +274,11 @@ def _plan(path: Path, manifest: dict[str, Any], paths: Sequence[Path]) -> ScanPl
 
 def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
     """Whether ``file`` is, byte for byte, the sealed keys file of a registered suite."""
-    if file.name != SEALED_KEYS:
+    suite = Suite(file.parent)
+    if file.name != suite.keys.name:
         return False
     try:
-        seal = json.loads((file.parent / MANIFEST).read_bytes())
+        seal = json.loads(suite.manifest.read_bytes())
     except (OSError, ValueError):  # no manifest beside it, or not JSON: not a sealed suite
         return False
     if not isinstance(seal, dict) or not isinstance(seal.get("suite"), str):
@@ -289,7 +290,7 @@ def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
     if sha256_bytes(canonical_json(seal)) != registered["manifest_sha256"]:
         return False  # another seal under the same name: not what was registered
     try:
-        return sha256_file(file) == hashes.get(SEALED_KEYS)
+        return sha256_file(file) == hashes.get(suite.keys.name)
     except OSError:  # the scan reports an unreadable file
         return False
 

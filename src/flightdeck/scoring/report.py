@@ -9,17 +9,15 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, write_json, write_jsonl
+from flightdeck.scoring.results import GateResult, ScoreResult
 from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
 from flightdeck.scoring.stats import family_false_shown_rate
 from flightdeck.suite.records import KINDS
-
-if TYPE_CHECKING:  # the task imports this module to write its outputs
-    from flightdeck.tasks.knowledge import GateResult, ScoreResult
 
 PLACES = 6
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from flightdeck.jsonl import (
 )
 from flightdeck.params import Params, load_params
 from flightdeck.project import SEALED_FILES, Suite, as_suite, check_arm_name, next_version
+from flightdeck.scoring.results import GateResult, ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
     CANARY_PREFIX,
@@ -314,19 +315,6 @@ def _void_evidence(holdouts: Path, suite: str) -> dict[str, Any] | None:
 # --- score ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ScoreResult:
-    suite: str
-    n: int
-    arms: dict[str, ArmScore]
-    comparisons: tuple[Comparison, ...]
-    params: Params
-    sealed_at: str = ""
-    holdouts: str = "sealed"  # see SuiteStatus.holdouts
-    written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
-    recorded: tuple[str, ...] = ()  # arms score() added to the ledger
-
-
 def _read_ledger(suite: Suite) -> dict[str, tuple[int, str, str]]:
     """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
     first: dict[str, tuple[int, str, str]] = {}
@@ -555,20 +543,6 @@ def record_scores(suite_dir: Suite | Path, result: ScoreResult) -> list[str]:
 
 
 # --- gate -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GateResult:
-    suite: str
-    pinned: str
-    candidate: str
-    margin: float  # points
-    comparison: Comparison
-    failed: tuple[str, ...]  # metrics whose lower bound is below -margin
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed
 
 
 def gate(suite_dir: Suite | Path, *, pinned: str, candidate: str, params: Params) -> GateResult:

@@ -1,0 +1,40 @@
+"""What score and gate return: frozen results that the report renders and Python reads.
+
+Apart from the task (``tasks/knowledge.py``) that builds them, so the report can import
+them without importing the task, which imports the report to write its outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flightdeck.params import Params
+from flightdeck.scoring.rules import ArmScore, Comparison
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    suite: str
+    n: int
+    arms: dict[str, ArmScore]
+    comparisons: tuple[Comparison, ...]
+    params: Params
+    sealed_at: str = ""
+    holdouts: str = "sealed"  # holdouts.registry.suite_state: no-manifest, unregistered, ...
+    written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
+    recorded: tuple[str, ...] = ()  # arms score() added to the ledger
+
+
+@dataclass(frozen=True)
+class GateResult:
+    suite: str
+    pinned: str
+    candidate: str
+    margin: float  # points
+    comparison: Comparison
+    failed: tuple[str, ...]  # metrics whose lower bound is below -margin
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
