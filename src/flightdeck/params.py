@@ -27,6 +27,8 @@ class Params:
     min_raters: int = 2
     gate_margin: float = 10.0  # points
     holdouts: Path = Path("holdouts")
+    # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
+    holdouts_named: bool = False
     repos: dict[str, Path] = field(default_factory=dict)
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
     warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
@@ -34,6 +36,8 @@ class Params:
     def with_overrides(self, **values: Any) -> Params:
         """Flags override params.yaml; a flag left unset (None) keeps the file's value."""
         changes = {k: v for k, v in values.items() if v is not None and k != "repos"}
+        if "holdouts" in changes:
+            changes["holdouts_named"] = True
         repos = dict(self.repos)
         repos.update(values.get("repos") or {})
         checked = dataclasses.replace(self, **changes, repos=repos)
@@ -119,6 +123,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         if not isinstance(data["holdouts"], str):
             raise InputError(path, _line_of(path, "holdouts"), "holdouts must be a folder path")
         values["holdouts"] = root / data["holdouts"]
+        values["holdouts_named"] = True
     else:
         values["holdouts"] = root / "holdouts"
     repos = data.get("repos") or {}

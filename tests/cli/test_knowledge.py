@@ -57,15 +57,21 @@ def test_seal_writes_canaries_and_manifest(runner: CliRunner, project: Project) 
     assert all(c in holdouts for c in canaries)
 
 
-def test_second_seal_is_refused(runner: CliRunner, project: Project) -> None:
+def test_a_second_seal_of_an_intact_suite_is_a_no_op_and_a_changed_one_is_refused(
+    runner: CliRunner, project: Project
+) -> None:
     seal(runner, project)
+    files = ("keys.jsonl", "questions.jsonl", "manifest.json")
+    before = {name: (project.suite / name).read_bytes() for name in files}
+    holdouts = (project.root / "holdouts" / "manifest.json").read_bytes()
     result = invoke(runner, "knowledge", "seal", str(project.suite))
-    assert_error(
-        result,
-        f"{project.suite / 'manifest.json'}: suite is already sealed; a changed question is a "
-        "new suite version: copy questions.jsonl and keys.jsonl (not manifest.json) to demo-v2 "
-        "and seal that, never an edit",
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "demo-v1 is already sealed, intact and registered in holdouts/manifest.json; "
+        "nothing to do\n"
     )
+    assert {name: (project.suite / name).read_bytes() for name in files} == before
+    assert (project.root / "holdouts" / "manifest.json").read_bytes() == holdouts
     with (project.suite / "keys.jsonl").open("a") as f:
         f.write("\n")
     result = invoke(runner, "knowledge", "seal", str(project.suite))
@@ -80,14 +86,58 @@ def test_second_seal_is_refused(runner: CliRunner, project: Project) -> None:
 def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
     runner: CliRunner, project: Project
 ) -> None:
-    assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
-    result = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
+    seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
+    assert invoke(runner, *seal_elsewhere).exit_code == 0
+    result = invoke(runner, "knowledge", "seal", str(project.suite))  # params: holdouts/
     assert result.exit_code == 0, result.output
     assert "was already sealed and intact; registered its canaries" in result.stdout
     status = invoke(runner, "knowledge", "status", str(project.suite))
     assert "ok not void (canaries registered for the scan)" in status.stdout
-    again = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
-    assert again.exit_code == 2  # registered now: nothing left to do, a re-seal is refused
+    again = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert again.exit_code == 0  # registered now: nothing left to do
+    assert "nothing to do" in again.stdout
+
+
+def test_seal_reads_the_holdouts_folder_from_params(runner: CliRunner, project: Project) -> None:
+    (project.root / "params.yaml").write_text(
+        "holdouts: vault/holdouts\nrepos:\n  sdlc: repos/sdlc\n"
+    )
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert result.exit_code == 0, result.output
+    assert "canaries registered in vault/holdouts/manifest.json" in result.stdout
+    assert (project.root / "vault" / "holdouts" / "manifest.json").is_file()
+    assert not (project.root / "holdouts").exists()
+
+
+@pytest.mark.parametrize("command", ["score", "gate", "status"])
+def test_a_typo_in_the_holdouts_folder_is_an_error_never_a_pass(
+    runner: CliRunner, project: Project, command: str
+) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    good_arm(project, "other", [True] * 4)
+    args = {
+        "score": ["--arm", "search"],
+        "gate": ["--pinned", "search", "--candidate", "other"],
+        "status": [],
+    }[command]
+    for how in ("flag", "params"):
+        if how == "flag":
+            extra = ["--holdouts", "nowhere"]
+        else:
+            text = (project.root / "params.yaml").read_text()
+            (project.root / "params.yaml").write_text(
+                text.replace("holdouts: holdouts", "holdouts: holdout")
+            )
+            extra = []
+        result = invoke(runner, "knowledge", command, str(project.suite), *args, *extra)
+        folder = "nowhere" if how == "flag" else "holdout"
+        assert_error(
+            result,
+            f"{folder}: the holdouts folder does not exist; fix `holdouts` in params.yaml or "
+            "--holdouts (only `flightdeck knowledge seal` creates it, when it registers a suite)",
+        )
+    assert not (project.root / "metrics").exists()
 
 
 def test_seal_gives_fresh_canaries_and_a_copied_suite_is_refused(
@@ -548,7 +598,9 @@ def test_usage_errors_are_one_line(runner: CliRunner, args: list[str], line: str
 
 
 def test_a_suite_sealed_without_holdouts_is_flagged(runner: CliRunner, project: Project) -> None:
-    assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
+    seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
+    assert invoke(runner, *seal_elsewhere).exit_code == 0
+    (project.root / "holdouts").mkdir()  # the folder params.yaml names, without a manifest
     good_arm(project, "search", [True] * 4)
     status = invoke(runner, "knowledge", "status", str(project.suite))
     assert (

@@ -34,7 +34,7 @@ def knowledge() -> None:
     "--holdouts",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Register the suite's canaries in DIR/manifest.json for the canary scan.",
+    help="Register the suite's canaries in DIR/manifest.json [params: holdouts, holdouts/].",
 )
 @params_options
 def seal_command(
@@ -43,8 +43,10 @@ def seal_command(
     """Validate a suite, give each key a canary, and write manifest.json.
 
     Every valid source is checked to exist at its question's as_of commit with the
-    recorded sha256, in each repository at hand. A sealed suite is never sealed again: a
-    changed question is a new suite version.
+    recorded sha256, in each repository at hand. The canaries join the holdouts manifest
+    (params `holdouts`, or --holdouts; seal is the one command that creates that folder).
+    Sealing an intact, registered suite again does nothing and exits 0; a changed question
+    is a new suite version, never an edit.
 
     \b
     Example:
@@ -53,7 +55,8 @@ def seal_command(
     from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
-    params = load_params_from_cli(params_file, repo, near=suite)
+    params = load_params_from_cli(params_file, repo, near=suite, holdouts=holdouts)
+    holdouts = params.holdouts
     result = seal(
         suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"), holdouts=holdouts
     )
@@ -64,6 +67,12 @@ def seal_command(
             "pass --repo NAME=PATH)",
             err=True,
         )
+    if result.already:
+        click.echo(
+            f"{result.suite} is already sealed, intact and registered in "
+            f"{holdouts / 'manifest.json'}; nothing to do"
+        )
+        return
     if result.registered_only:
         click.echo(
             f"{result.suite} was already sealed and intact; registered its canaries in "
@@ -133,7 +142,12 @@ def status_command(
     if st.void is not None:
         click.echo(f"{mark(False)}VOID: a canary leaked ({_evidence(st.void)})")
     elif st.holdouts == "sealed":
+        from flightdeck.holdouts.custody import describe_custody
+
         click.echo(f"{mark(True)}not void (canaries registered for the scan)")
+        if st.custody is not None:
+            words = describe_custody(st.custody, params.holdouts / "manifest.json")
+            click.echo(f"{mark(st.custody.last_scan is not None)}{words}")
     else:
         click.echo(
             f"{mark(False)}not registered in {params.holdouts / 'manifest.json'}: a leaked key "
