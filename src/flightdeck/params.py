@@ -151,13 +151,22 @@ def _range_problems(params: Params) -> list[tuple[str, str]]:
         problems.append(("confidence", f"must be between 0 and 1, got {params.confidence}"))
     if not 0 <= params.threshold <= 100:  # also refuses NaN and infinities
         problems.append(("threshold", f"must be 0 to 100 points, got {params.threshold}"))
+    elif 0 < params.threshold < 1:
+        problems.append(("threshold", _proportion_given(params.threshold)))
     if params.min_raters < 1:
         problems.append(("min_raters", f"must be at least 1, got {params.min_raters}"))
     if params.seed < 0:
         problems.append(("seed", f"must be non-negative, got {params.seed}"))
     if not 0 <= params.gate_margin <= 100:
         problems.append(("gate_margin", f"must be 0 to 100 points, got {params.gate_margin}"))
+    elif 0 < params.gate_margin < 1:
+        problems.append(("gate_margin", _proportion_given(params.gate_margin)))
     return problems
+
+
+def _proportion_given(value: float) -> str:
+    """A value in (0, 1) where points are meant: 0.15 is almost surely 15 points."""
+    return f"points, not a proportion: did you mean {100 * value:g}?"
 
 
 def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
@@ -165,9 +174,8 @@ def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
     for name, problem in _range_problems(params):
         if flags is not None and name in flags:
             raise InputError(f"--{name.replace('_', '-')}", None, problem)
-        raise InputError(
-            path, _line_of(path, name) if path.is_file() else None, f"{name} {problem}"
-        )
+        words = f"{name} is in {problem}" if problem.startswith("points,") else f"{name} {problem}"
+        raise InputError(path, _line_of(path, name) if path.is_file() else None, words)
 
 
 def _line_of(path: Path, name: str) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -260,7 +261,7 @@ def test_params_typo_warns_and_range_errors_name_the_flag(
     with (project.root / "params.yaml").open("a") as f:
         f.write("seeed: 3\n")
     result = invoke(runner, "knowledge", "status", str(project.suite))
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # not sealed: not ready to score
     assert result.stderr.startswith(
         "warning: params.yaml:10: unknown key 'seeed' is ignored (a typo?)"
     )
@@ -483,8 +484,9 @@ def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
     good_arm(project, "search", [True] * 4)
     project.write_answers("chat", [answer(project, "q1", "x", [])])
     result = invoke(runner, "knowledge", "status", str(project.suite))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # chat is not ready
     assert "ok sealed" in result.stdout
+    assert "!! no canary scan has been run on this suite's traces" in result.stdout
     assert (
         "ok search: answers 4/4, meta present, labels 8 by ada, bob, not yet scored"
         in result.stdout
@@ -497,6 +499,27 @@ def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
     data = json.loads(invoke(runner, "knowledge", "status", str(project.suite), "--json").stdout)
     assert data["sealed"] is True
     assert data["ready"] is False
+    # Once params.yaml scores only `search`, the scratch arm `chat` no longer blocks.
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("arms: [search]\n")
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert result.exit_code == 0, result.output
+    assert "not in params arms: not needed to score" in result.stdout
+    assert result.stdout.endswith("\nready to score\n")
+
+
+def test_a_scored_arm_cannot_get_new_answers(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    assert (
+        invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search").exit_code == 0
+    )
+    answers = project.suite / "answers" / "search.jsonl"
+    answers.write_text(answers.read_text().replace('"answer": "', '"answer": "edited ', 1))
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert result.exit_code == 1
+    assert "!! search:" in result.stdout
+    assert "answers changed since scored: use a new arm name" in result.stdout
 
 
 def test_gate(runner: CliRunner, project: Project) -> None:
@@ -750,3 +773,118 @@ def test_ids_in_the_raters_error_are_quoted_when_odd(runner: CliRunner, project:
     project.write_labels("a", labels_for(records, {"ada": [True]}))
     result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "a")
     assert "fewer than 2 raters on 1 answer(s): 'q1, q2';" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "line"),
+    [
+        pytest.param(
+            "--threshold",
+            "0.15",
+            "--threshold: points, not a proportion: did you mean 15?",
+            id="threshold",
+        ),
+        pytest.param(
+            "--gate-margin",
+            "0.1",
+            "--gate-margin: points, not a proportion: did you mean 10?",
+            id="gate-margin",
+        ),
+    ],
+)
+def test_a_proportion_given_for_points_is_refused(
+    runner: CliRunner, project: Project, flag: str, value: str, line: str
+) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True] * 4)
+    good_arm(project, "b", [True] * 4)
+    result = invoke(
+        runner,
+        "knowledge",
+        "gate",
+        str(project.suite),
+        "--pinned",
+        "a",
+        "--candidate",
+        "b",
+        flag,
+        value,
+    )
+    assert_error(result, line)
+
+
+def test_a_proportion_in_params_names_its_line(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    (project.root / "params.yaml").write_text("holdouts: holdouts\nthreshold: 0.15\n")
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert_error(
+        result, "params.yaml:2: threshold is in points, not a proportion: did you mean 15?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "line", "message"),
+    [
+        pytest.param(
+            {"rater": "Ada "},
+            5,
+            "rater 'Ada ' differs from 'ada' only in case or spaces; write one name for one person",
+            id="rater-case",
+        ),
+        pytest.param(
+            {"unsupported": ["sdlc/docs/runbooks/deploy.md"]},
+            5,
+            "unsupported entry 'sdlc/docs/runbooks/deploy.md' is not a citation of answer 'q1'; "
+            "copy the cited uri exactly (or drop its #L span to flag the whole file)",
+            id="unsupported-not-cited",
+        ),
+    ],
+)
+def test_label_typos_that_change_results_are_refused_on_their_line(
+    runner: CliRunner, project: Project, edit: dict[str, Any], line: int, message: str
+) -> None:
+    seal(runner, project)
+    records = good_arm(project, "search", [True] * 4)
+    labels = labels_for(records, {"ada": [True] * 4, "bob": [True] * 4})
+    labels.append({**labels[0], "rater": "cy"} | edit)  # line 9 holds cy's label of q1
+    labels.insert(4, labels.pop())  # ... moved to line 5
+    path = project.write_labels("search", labels)
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert_error(result, f"{path}:{line}: {message}")
+    # A spanless entry flags a cited file whatever its span: accepted.
+    labels[4] = {**labels[0], "rater": "cy", "unsupported": ["sdlc/docs/adr/0001-database.md"]}
+    project.write_labels("search", labels)
+    ok = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_line_endings_rewritten_by_git_are_named(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    questions = project.suite / "questions.jsonl"
+    questions.write_bytes(questions.read_bytes().replace(b"\n", b"\r\n"))
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "x")
+    assert_error(
+        result,
+        f"{questions}: questions.jsonl changed since sealing: its line endings are CRLF now; "
+        "check out with core.autocrlf=false (the project's .gitattributes keeps suite files -text)",
+    )
+
+
+def test_the_shipped_gitattributes_keep_suite_files_byte_exact() -> None:
+    import subprocess
+
+    root = Path(__file__).parents[2]
+    for path in (
+        "suites/knowledge-demo-v1/questions.jsonl",
+        "suites/knowledge-demo-v1/answers/baseline-projects.meta.json",
+        "holdouts/manifest.json",
+        "suites/knowledge-demo-v1/manifest.json",
+    ):
+        out = subprocess.run(
+            ["git", "check-attr", "text", "--", path],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert out.strip() == f"{path}: text: unset", out

@@ -98,7 +98,9 @@ def seal_command(
 @click.option("--min-raters", type=int, default=None, help="Raters per answer [2].")
 @params_options
 @json_option
+@click.pass_context
 def status_command(
+    ctx: click.Context,
     suite: Path,
     holdouts: Path | None,
     min_raters: int | None,
@@ -107,6 +109,9 @@ def status_command(
     as_json: bool,
 ) -> None:
     """Show whether a suite is sealed and intact, and each arm's files, before scoring.
+
+    Exit 0 when the suite is ready to score (only the arms params.yaml scores count, when
+    it names them), 1 when it is not or is void.
 
     \b
     Example:
@@ -125,7 +130,7 @@ def status_command(
         data = dataclasses.asdict(st)
         data["ready"] = st.ready
         click.echo(json.dumps(data, indent=2, sort_keys=True))
-        return
+        ctx.exit(0 if st.ready else 1)
 
     def mark(ok: bool) -> str:
         return "ok " if ok else "!! "
@@ -166,13 +171,17 @@ def status_command(
             problems.append(f"{a.short_of_raters} answers short of {params.min_raters} raters")
         if a.scored == "changed since scored":
             problems.append("answers changed since scored: use a new arm name")
-        ok = a.meta and a.answers > 0 and not a.short_of_raters
+        ok = a.ok
+        if st.scoring and a.arm not in st.scoring:
+            problems.append("not in params arms: not needed to score")
         click.echo(
             f"{mark(ok)}{a.arm}: answers {a.answers}/{st.questions}, "
             f"meta {'present' if a.meta else 'missing'}, labels {a.labels} by {raters}, "
             f"{SCORED_WORDS[a.scored]}" + (f" — {'; '.join(problems)}" if problems else "")
         )
     click.echo("ready to score" if st.ready else "not ready to score")
+    if not st.ready:
+        ctx.exit(1)
 
 
 SCORED_WORDS = {

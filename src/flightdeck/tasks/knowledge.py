@@ -31,6 +31,7 @@ from flightdeck.project import (
     SuitePaths,
     changed_files,
     open_suite,
+    read_ledger,
     verify_sealed,
 )
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
@@ -233,6 +234,16 @@ class ArmStatus:
     short_of_raters: int  # answers with fewer than min_raters raters
     scored: str  # "never", "scored", "changed since scored"
 
+    @property
+    def ok(self) -> bool:
+        """Answers, meta and raters present, and answers unchanged since scored."""
+        return (
+            self.meta
+            and self.answers > 0
+            and not self.short_of_raters
+            and self.scored != "changed since scored"
+        )
+
 
 @dataclass(frozen=True)
 class SuiteStatus:
@@ -246,14 +257,22 @@ class SuiteStatus:
     holdouts: str = "sealed"  # holdout.suite_state: no-manifest, unregistered, sealed, void
     custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
 
+    scoring: tuple[str, ...] = ()  # the arms params.yaml scores; empty: every arm shown
+
     @property
     def ready(self) -> bool:
+        """Sealed, intact, not void, and every arm to be scored has what scoring needs.
+
+        Only the arms params.yaml scores count (when it names any): a scratch arm beside them
+        does not make the suite "not ready".
+        """
+        counted = [a for a in self.arms if not self.scoring or a.arm in self.scoring]
         return (
             self.sealed
             and not self.changed
             and self.void is None
-            and bool(self.arms)
-            and all(a.meta and a.answers and not a.short_of_raters for a in self.arms)
+            and bool(counted)
+            and all(a.ok for a in counted)
         )
 
 
@@ -306,6 +325,7 @@ def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
         arms=tuple(arms),
         holdouts=told.state,
         custody=told,
+        scoring=params.arms,
     )
 
 
@@ -350,17 +370,7 @@ class ScoreResult:
     custody: Custody | None = None  # see SuiteStatus.custody
 
 
-def _read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
-    """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
-    first: dict[str, tuple[int, str, str]] = {}
-    if not suite.ledger.is_file():
-        return first
-    for line, record in read_jsonl(suite.ledger):
-        arm, answers = record.get("arm"), record.get("answers_sha256")
-        if not isinstance(arm, str) or not isinstance(answers, str):
-            raise InputError(suite.ledger, line, "ledger record needs arm and answers_sha256")
-        first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
-    return first
+_read_ledger = read_ledger
 
 
 ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
