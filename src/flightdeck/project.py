@@ -159,6 +159,38 @@ class Suite:
         """Arms with a labels file, sorted."""
         return _stems(self.labels_folder)
 
+    # The scores ledger.
+
+    def read_ledger(self) -> dict[str, tuple[int, str, str]]:
+        """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
+        from flightdeck.jsonl import read_jsonl
+
+        first: dict[str, tuple[int, str, str]] = {}
+        if not self.ledger.is_file():
+            return first
+        for line, record in read_jsonl(self.ledger):
+            arm, answers = record.get("arm"), record.get("answers_sha256")
+            if not isinstance(arm, str) or not isinstance(answers, str):
+                raise InputError(self.ledger, line, "ledger record needs arm and answers_sha256")
+            first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
+        return first
+
+    def require_unchanged_if_scored(self, arm: str, answers_sha256: str | None) -> None:
+        """Refuse answers for an arm the ledger says was scored, unless they are the scored bytes.
+
+        ``answers_sha256`` None means "would add or change answers" (a run with trials to do).
+        The same bytes again (a pipeline re-running a deterministic stage) are allowed.
+        """
+        scored = self.read_ledger().get(arm)
+        if scored is None or scored[1] == answers_sha256:
+            return
+        raise InputError(
+            self.answers(arm),
+            None,
+            f"arm {arm!r} was scored on {scored[2]}; its answers cannot change: import or run "
+            "them under a new arm name",
+        )
+
     # The seal.
 
     @property
@@ -201,6 +233,13 @@ class Suite:
                 "is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
             )
         for name in self.changed_files(manifest):
+            if _only_line_endings(self.root / name, manifest.files.get(name)):
+                raise InputError(
+                    self.root / name,
+                    None,
+                    f"{name} changed since sealing: its line endings are CRLF now; check out with "
+                    "core.autocrlf=false (the project's .gitattributes keeps suite files -text)",
+                )
             raise InputError(
                 self.root / name,
                 None,
@@ -211,10 +250,23 @@ class Suite:
         return manifest
 
 
+def _only_line_endings(path: Path, sealed_sha256: str | None) -> bool:
+    """Whether the file is the sealed bytes with LF turned into CRLF (git's autocrlf)."""
+    from flightdeck.jsonl import sha256_bytes
+
+    if sealed_sha256 is None or not path.is_file():
+        return False
+    data = path.read_bytes()
+    return b"\r\n" in data and sha256_bytes(data.replace(b"\r\n", b"\n")) == sealed_sha256
+
+
 def _stems(folder: Path) -> list[str]:
+    """``<name>.jsonl`` files' names; a dot-file (``.<arm>.rerun.jsonl``, a rerun) is no arm."""
     if not folder.is_dir():
         return []
-    return sorted(p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl"))
+    return sorted(
+        p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl") if not p.name.startswith(".")
+    )
 
 
 def open_suite(folder: Path, *, project_root: Path = Path("."), keys: bool = True) -> Suite:

@@ -41,7 +41,13 @@ from flightdeck.arms.workspace import WorkspaceCache
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, dumps_line, write_json
-from flightdeck.project import CACHE_FOLDER, WORKSPACES_FOLDER, check_arm_name, open_suite
+from flightdeck.project import (
+    CACHE_FOLDER,
+    WORKSPACES_FOLDER,
+    Suite,
+    check_arm_name,
+    open_suite,
+)
 from flightdeck.suite.records import Question, read_answers, read_meta, read_questions
 from flightdeck.suite.repos import RepoSet
 
@@ -258,6 +264,8 @@ def run_experiment(
     runs_path = suite.runs(config.arm)
     traces_dir = suite.traces(config.arm)
 
+    scored_path = answers_path
+    answers_path = _answers_for_scored_arm(suite, config.arm, answers_path, questions)
     lock = _Lock(runs_path)
     try:
         repaired = repair_torn_line(answers_path)
@@ -294,6 +302,8 @@ def run_experiment(
         outcomes = _run_all(pending, spec, repos, config, run_id, answers_path, runs_path, on_trial)
         if any(o.ok for o in outcomes):
             _sort_answers(answers_path, [q.id for q in questions])
+        if answers_path != scored_path:
+            _settle_rerun(suite, config.arm, answers_path, scored_path)
     finally:
         lock.release()
     return RunResult(
@@ -307,6 +317,41 @@ def run_experiment(
         runs_path,
         traces_dir,
         repaired,
+    )
+
+
+def _answers_for_scored_arm(
+    suite: Suite, arm: str, answers_path: Path, questions: list[Question]
+) -> Path:
+    """Where this run writes: the answers file, or a rerun file when the arm was scored.
+
+    The ledger forbids changing a scored arm's answers. A scored arm with trials left to run
+    is refused; one whose answers file is gone (``dvc repro -f`` removes stage outputs) is
+    run again into ``answers/.<arm>.rerun.jsonl`` and kept only if it gives the scored bytes.
+    """
+    if arm not in suite.read_ledger():
+        return answers_path
+    if answers_path.is_file():
+        done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
+        if any(q.id not in done for q in questions):
+            suite.require_unchanged_if_scored(arm, None)  # trials to run: refused
+        return answers_path
+    return answers_path.with_name(f".{arm}.rerun.jsonl")
+
+
+def _settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> None:
+    """Keep a scored arm's rerun only when it reproduces the scored answers byte for byte."""
+    from flightdeck.jsonl import sha256_file
+
+    scored = suite.read_ledger()[arm]
+    if rerun.is_file() and sha256_file(rerun) == scored[1]:
+        os.replace(rerun, answers_path)
+        return
+    raise InputError(
+        answers_path,
+        None,
+        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ (kept in "
+        f"{rerun.name}): its answers cannot change, so run them under a new arm name",
     )
 
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flightdeck.params import Params
 from flightdeck.scoring.rules import ArmScore, Comparison
+
+if TYPE_CHECKING:
+    from flightdeck.holdouts.custody import Custody
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,7 @@ class ScoreResult:
     params: Params
     sealed_at: str = ""
     holdouts: str = "sealed"  # holdouts.registry.suite_state: no-manifest, unregistered, ...
+    custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
     written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
     recorded: tuple[str, ...] = ()  # arms score() added to the ledger
 

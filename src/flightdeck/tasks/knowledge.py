@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck import __version__
 from flightdeck.clock import utc_now
@@ -25,7 +25,7 @@ from flightdeck.jsonl import (
     write_jsonl,
 )
 from flightdeck.params import Params, load_params
-from flightdeck.project import SEALED_FILES, Suite, as_suite, check_arm_name, next_version
+from flightdeck.project import SEALED_FILES, Suite, as_suite, check_arm_name
 from flightdeck.scoring.results import GateResult, ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
@@ -45,6 +45,9 @@ from flightdeck.suite.records import (
 )
 from flightdeck.suite.repos import RepoSet
 
+if TYPE_CHECKING:
+    from flightdeck.holdouts.custody import Custody
+
 
 def new_canary() -> str:
     """The shared prefix plus 128 random bits, so one scan pass finds every suite's canaries."""
@@ -62,6 +65,7 @@ class SealResult:
     checked_sources: int
     unchecked_repos: tuple[str, ...]  # repositories not at hand: their sources were not checked
     registered_only: bool = False  # already sealed: only its canaries were registered now
+    already: bool = False  # already sealed, intact and registered: nothing was done
 
 
 def load_suite_files(suite: Suite, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
@@ -148,21 +152,18 @@ def _register_sealed(suite: Suite, holdouts: Path | None) -> SealResult:
     from flightdeck.holdouts.registry import suite_state
 
     manifest = suite.require_sealed()  # refuses a changed file or a copied folder
-    if holdouts is not None and suite_state(holdouts, suite.name) in (
-        "no-manifest",
-        "unregistered",
+    if holdouts is not None and (
+        not holdouts.is_dir()
+        or suite_state(holdouts, suite.name) in ("no-manifest", "unregistered")
     ):
         keys = read_keys(suite.keys, sealed=True)
         _register(holdouts, suite, manifest, keys)
         questions = len(read_questions(suite.questions))
         return SealResult(suite.name, manifest, questions, 0, (), registered_only=True)
-    raise InputError(
-        suite.manifest,
-        None,
-        "suite is already sealed; a changed question is a new suite version: copy "
-        f"questions.jsonl and keys.jsonl (not manifest.json) to {next_version(suite.name)} "
-        "and seal that, never an edit",
-    )
+    # Sealed, intact (require_sealed refused anything else) and registered: a no-op, so the
+    # pipeline's seal stage and `dvc repro -f` pass on a sealed suite. Canaries never change.
+    questions = len(read_questions(suite.questions))
+    return SealResult(suite.name, manifest, questions, 0, (), already=True)
 
 
 def _check_sources(
@@ -223,6 +224,16 @@ class ArmStatus:
     short_of_raters: int  # answers with fewer than min_raters raters
     scored: str  # "never", "scored", "changed since scored"
 
+    @property
+    def ok(self) -> bool:
+        """Answers, meta and raters present, and answers unchanged since scored."""
+        return (
+            self.meta
+            and self.answers > 0
+            and not self.short_of_raters
+            and self.scored != "changed since scored"
+        )
+
 
 @dataclass(frozen=True)
 class SuiteStatus:
@@ -234,15 +245,24 @@ class SuiteStatus:
     void: dict[str, Any] | None
     arms: tuple[ArmStatus, ...]
     holdouts: str = "sealed"  # holdout.suite_state: no-manifest, unregistered, sealed, void
+    custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
+
+    scoring: tuple[str, ...] = ()  # the arms params.yaml scores; empty: every arm shown
 
     @property
     def ready(self) -> bool:
+        """Sealed, intact, not void, and every arm to be scored has what scoring needs.
+
+        Only the arms params.yaml scores count (when it names any): a scratch arm beside them
+        does not make the suite "not ready".
+        """
+        counted = [a for a in self.arms if not self.scoring or a.arm in self.scoring]
         return (
             self.sealed
             and not self.changed
             and self.void is None
-            and bool(self.arms)
-            and all(a.meta and a.answers and not a.short_of_raters for a in self.arms)
+            and bool(counted)
+            and all(a.ok for a in counted)
         )
 
 
@@ -257,7 +277,7 @@ def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
     sealed = suite.is_sealed
     manifest = read_manifest(suite.manifest) if sealed else None
     changed = tuple(suite.changed_files(manifest)) if manifest else ()
-    ledger = _read_ledger(suite)
+    ledger = suite.read_ledger()
     arms = []
     for arm in sorted({*suite.arms(), *params.arms}):
         if not suite.answers(arm).is_file():  # named in params.yaml arms, not answered yet
@@ -287,45 +307,48 @@ def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
                 scored,
             )
         )
+    told = holdouts_custody(params, suite.name, sealed=sealed)
     return SuiteStatus(
         suite=suite.name,
         questions=len(questions),
         sealed=sealed,
         changed=changed,
         sealed_at=manifest.sealed_at if manifest else None,
-        void=_void_evidence(params.holdouts, suite.name),
+        void=_void_evidence(params, suite.name) if sealed else None,
         arms=tuple(arms),
-        holdouts=_holdouts_state(params.holdouts, suite.name),
+        holdouts=told.state,
+        custody=told,
+        scoring=params.arms,
     )
 
 
-def _holdouts_state(holdouts: Path, suite: str) -> str:
-    from flightdeck.holdouts.registry import suite_state
+def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Custody:
+    """What the holdouts registry says of ``suite``: the one place commands ask it.
 
-    return str(suite_state(holdouts, suite))
+    A holdouts folder that params.yaml or --holdouts names must exist once the suite is
+    sealed (a typo must never switch the leak check off); the default ``holdouts/``, never
+    named, may be missing, and the suite then reads as not registered.
+    """
+    from flightdeck.holdouts.custody import Custody, custody
+    from flightdeck.holdouts.registry import require_folder
+
+    if not params.holdouts.is_dir():
+        if params.holdouts_named and sealed:
+            require_folder(params.holdouts)
+        return Custody("no-manifest", None, None)
+    return custody(params.holdouts, suite)
 
 
-def _void_evidence(holdouts: Path, suite: str) -> dict[str, Any] | None:
+def _void_evidence(params: Params, suite: str) -> dict[str, Any] | None:
     from flightdeck.holdouts.registry import void_evidence
 
-    evidence: dict[str, Any] | None = void_evidence(holdouts, suite)
+    if holdouts_custody(params, suite).state != "void":
+        return None
+    evidence: dict[str, Any] | None = void_evidence(params.holdouts, suite)
     return evidence
 
 
 # --- score ------------------------------------------------------------------------------
-
-
-def _read_ledger(suite: Suite) -> dict[str, tuple[int, str, str]]:
-    """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
-    first: dict[str, tuple[int, str, str]] = {}
-    if not suite.ledger.is_file():
-        return first
-    for line, record in read_jsonl(suite.ledger):
-        arm, answers = record.get("arm"), record.get("answers_sha256")
-        if not isinstance(arm, str) or not isinstance(answers, str):
-            raise InputError(suite.ledger, line, "ledger record needs arm and answers_sha256")
-        first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
-    return first
 
 
 def load_arm(
@@ -373,7 +396,7 @@ def _prepare(
 ) -> tuple[Suite, list[Question], dict[str, ArmScore], Manifest]:
     suite = as_suite(suite_dir, params)
     manifest = suite.require_sealed()
-    evidence = _void_evidence(params.holdouts, suite.name)
+    evidence = _void_evidence(params, suite.name)
     if evidence is not None:
         raise InputError(
             params.holdouts / "manifest.json",
@@ -490,6 +513,7 @@ def compute_scores(
                 threshold=params.threshold,
             ),
         )
+    told = holdouts_custody(params, suite.name)
     return ScoreResult(
         suite.name,
         len(questions),
@@ -497,13 +521,14 @@ def compute_scores(
         comparisons,
         params,
         manifest.sealed_at,
-        _holdouts_state(params.holdouts, suite.name),
+        told.state,
+        told,
     )
 
 
 def _check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
-    ledger = _read_ledger(suite)
+    ledger = suite.read_ledger()
     for arm, result in scores.items():
         if arm in ledger and ledger[arm][1] != result.answers_sha256:
             line, _, when = ledger[arm]
