@@ -3,7 +3,7 @@
 The public Python API is small and loads lazily, so ``flightdeck --help`` stays fast:
 
     import flightdeck
-    result = flightdeck.score("suites/knowledge-demo-v1", ["baseline-repo-search"])
+    result = flightdeck.score("suites/knowledge-demo-v1")  # the arms params.yaml names
 
 ``score`` does what ``flightdeck knowledge score`` does (scores, writes metrics, results
 and report, records the ledger) and returns the :class:`ScoreResult`.

@@ -80,4 +80,9 @@ def test_score_from_python_writes_what_the_command_writes(project: Project) -> N
     assert again.exit_code == 0, again.output
     assert {p: p.read_bytes() for p in result.written.values()} == python_bytes
     assert len((project.suite / "scores.jsonl").read_text().splitlines()) == 1
-    assert flightdeck.score(project.suite, ["a@2026-12"]).recorded == ()
+    with (root / "params.yaml").open("a") as f:
+        f.write("arms: [a@2026-12]\n")
+    # Without arms, the ones params.yaml names; nothing new for the ledger.
+    again_from_python = flightdeck.score(project.suite)
+    assert list(again_from_python.arms) == ["a@2026-12"]
+    assert again_from_python.recorded == ()

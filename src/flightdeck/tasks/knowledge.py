@@ -420,7 +420,7 @@ def describe_void(evidence: dict[str, Any]) -> str:
 
 def score(
     suite_dir: Suite | Path | str,
-    arms: Sequence[str],
+    arms: Sequence[str] | None = None,
     *,
     params: Params | None = None,
     baseline: str | None = None,
@@ -432,7 +432,8 @@ def score(
 ) -> ScoreResult:
     """The whole of ``knowledge score``: score, write metrics, results and report, record.
 
-    ``params`` default to the project's params.yaml, found as the CLI finds it. Outputs
+    ``params`` default to the project's params.yaml, found as the CLI finds it, and ``arms``
+    to its ``arms``. Outputs
     default to ``metrics/<suite>.json``, ``reports/<suite>.md`` (with its ``.svg``) and
     ``results/<suite>/`` under the project root (``params.root``). The ledger
     (``scores.jsonl``) gets each arm's hashes unless already there. The result says what was
@@ -450,7 +451,7 @@ def score(
     with gc_paused():
         result = compute_scores(
             suite,
-            arms,
+            params.arms if arms is None else arms,
             params=params,
             baseline=baseline,
             candidate=candidate,
