@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import sha256_file
-from flightdeck.params import Params, load_params, parse_repo_option
+from flightdeck.params import PARAMS_FILE, Params, load_params, parse_repo_option
 from flightdeck.suite.records import Manifest, read_manifest
 
 if TYPE_CHECKING:
@@ -305,6 +305,11 @@ class Project:
     """The project root (the folder of params.yaml): params, repositories, cache, holdouts."""
 
     params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
+        # params.yaml ``arms`` become file names too: the same rule as --arm
+        for arm in self.params.arms:
+            check_arm_name(arm, where=str(self.root / PARAMS_FILE))
 
     @classmethod
     def open(

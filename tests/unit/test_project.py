@@ -116,6 +116,13 @@ def test_project_knows_its_folders(project: Built) -> None:
     assert opened.suite(project.suite).project_root == opened.root
 
 
+def test_arms_in_params_follow_the_same_rule(project: Built) -> None:
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("arms: [retrieval@2026-12, ../escape]\n")
+    with pytest.raises(InputError, match=r"^params\.yaml: arm name '\.\./escape' holds '/'"):
+        Project.open(near=project.suite)
+
+
 def test_open_suite_names_what_is_missing(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="suite folder not found; pass a folder such as"):
         open_suite(tmp_path / "nope")
