@@ -36,9 +36,18 @@ def knowledge() -> None:
     default=None,
     help="Register the suite's canaries in DIR/manifest.json [params: holdouts, holdouts/].",
 )
+@click.option(
+    "--unchecked",
+    is_flag=True,
+    help="Seal although a repository of as_of is not at hand; the manifest records which.",
+)
 @params_options
 def seal_command(
-    suite: Path, holdouts: Path | None, params_file: Path | None, repo: tuple[str, ...]
+    suite: Path,
+    holdouts: Path | None,
+    unchecked: bool,
+    params_file: Path | None,
+    repo: tuple[str, ...],
 ) -> None:
     """Validate a suite, give each key a canary, and write manifest.json.
 
@@ -56,12 +65,11 @@ def seal_command(
 
     project = open_project(params_file, repo, near=suite, holdouts=holdouts)
     holdouts = project.holdouts
-    result = seal(project.suite(suite), repos=project.repos, holdouts=holdouts)
+    result = seal(project.suite(suite), repos=project.repos, holdouts=holdouts, unchecked=unchecked)
     if result.unchecked_repos:
         click.echo(
-            "warning: sources not checked in repositories not at hand: "
-            f"{', '.join(result.unchecked_repos)} (add them under repos: in params.yaml or "
-            "pass --repo NAME=PATH)",
+            "warning: sealed --unchecked: sources not checked in repositories not at hand: "
+            f"{', '.join(result.unchecked_repos)} (recorded in manifest.json)",
             err=True,
         )
     if result.already:
@@ -82,6 +90,39 @@ def seal_command(
     )
     if holdouts is not None:
         click.echo(f"canaries registered in {holdouts / 'manifest.json'}")
+
+
+@knowledge.command("check")
+@suite_argument
+@params_options
+@click.pass_context
+def check_command(
+    ctx: click.Context, suite: Path, params_file: Path | None, repo: tuple[str, ...]
+) -> None:
+    """Run every check of seal and list every problem; write nothing (sealing is for good).
+
+    One line per problem, in file and line order, at most 50. Exit 0 when the suite would
+    seal, 2 when there is a problem.
+
+    \b
+    Example:
+        flightdeck knowledge check suites/knowledge-gold-v1
+        flightdeck knowledge check suites/knowledge-gold-v1 --repo sdlc=../sdlc
+    """
+    from flightdeck.tasks.knowledge import check
+
+    project = open_project(params_file, repo, near=suite)
+    problems = check(project.suite(suite), repos=project.repos)
+    for problem in problems[:CHECK_LIMIT]:
+        click.echo(f"error: {problem}", err=True)
+    if len(problems) > CHECK_LIMIT:
+        click.echo(f"error: ... and {len(problems) - CHECK_LIMIT} more problems", err=True)
+    if problems:
+        ctx.exit(2)
+    click.echo(f"{suite}: every seal check passes; seal it with `flightdeck knowledge seal`")
+
+
+CHECK_LIMIT = 50
 
 
 @knowledge.command("status")
@@ -140,6 +181,11 @@ def status_command(
         )
     else:
         click.echo(f"{mark(True)}sealed {st.sealed_at}, files match manifest.json")
+    if st.unchecked_repos:
+        click.echo(
+            f"{mark(False)}sealed --unchecked: its sources in {', '.join(st.unchecked_repos)} "
+            "were never checked at as_of"
+        )
     if st.void is not None:
         click.echo(f"{mark(False)}VOID: a canary leaked ({_evidence(st.void)})")
     elif st.holdouts == "sealed":

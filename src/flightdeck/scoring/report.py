@@ -180,7 +180,8 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out = [f"# Knowledge evals: {result.suite}", ""]
     out += [
         f"{_count(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
-        f"their manifest (score refuses otherwise), and {_custody(result)}. Scored with "
+        f"their manifest (score refuses otherwise){_unchecked(result)}, and "
+        f"{_custody(result)}. Scored with "
         f"flightdeck {__version__}. Intervals are {level}: Wilson for "
         "proportions, a paired percentile bootstrap over questions for differences (seed "
         f"{p.seed}, {p.resamples} resamples).",
@@ -233,6 +234,16 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
         out += _comparison_section(comparison, result)
     out += _how_to_read(result)
     return "\n".join(out) + "\n"
+
+
+def _unchecked(result: ScoreResult) -> str:
+    repos = getattr(result, "unchecked_repos", ())
+    if not repos:
+        return ""
+    return (
+        f"; **it was sealed --unchecked: its sources in {', '.join(repos)} were never "
+        "checked at as_of**"
+    )
 
 
 def _custody(result: ScoreResult) -> str:

@@ -27,6 +27,7 @@ class ScoreResult:
     sealed_at: str = ""
     holdouts: str = "sealed"  # holdouts.registry.suite_state: no-manifest, unregistered, ...
     custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
+    unchecked_repos: tuple[str, ...] = ()  # sealed --unchecked: repositories never checked
     written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
     recorded: tuple[str, ...] = ()  # arms score() added to the ledger
 

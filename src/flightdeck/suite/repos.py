@@ -182,6 +182,24 @@ class RepoSet:
             self._open[name] = Repository(name, location, self.cache_dir)
         return self._open[name]
 
+    def commit_error(
+        self, name: str, commit: str, where: str | Path, line: int | None
+    ) -> InputError | None:
+        """The error for ``commit`` missing from repository ``name``, named at ``where:line``.
+
+        None when the commit is there. The one wording of this error, wherever a commit is
+        named (a suite's as_of, a snapshot flag, a cited line's repository).
+        """
+        repo = self.get(name)
+        if repo.has_commit(commit):
+            return None
+        return InputError(
+            where,
+            line,
+            f"commit {commit} is not in repository {name!r} ({repo.location}); fix the "
+            f"commit, fetch it there, or point --repo {name}=PATH at a clone that has it",
+        )
+
     def require_commits(self, needed: Iterable[tuple[str, str, str | Path, int | None]]) -> None:
         """Refuse the first ``(repo, commit, file, line)`` whose commit its repository lacks.
 
@@ -192,14 +210,9 @@ class RepoSet:
         for name, commit, where, line in needed:
             if (name, commit) in checked:
                 continue
-            repo = self.get(name)
-            if not repo.has_commit(commit):
-                raise InputError(
-                    where,
-                    line,
-                    f"commit {commit} is not in repository {name!r} ({repo.location}); fix the "
-                    f"commit, fetch it there, or point --repo {name}=PATH at a clone that has it",
-                )
+            error = self.commit_error(name, commit, where, line)
+            if error is not None:
+                raise error
             checked.add((name, commit))
 
 

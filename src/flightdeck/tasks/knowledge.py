@@ -47,6 +47,7 @@ from flightdeck.suite.repos import RepoSet
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
+    from flightdeck.suite.checks import Problem
 
 
 def new_canary() -> str:
@@ -104,7 +105,39 @@ def load_suite_files(suite: Suite, *, sealed: bool | None) -> tuple[list[Questio
     return questions, keys
 
 
-def seal(suite_dir: Suite | Path, *, repos: RepoSet, holdouts: Path | None = None) -> SealResult:
+def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
+    """Every problem a seal would refuse, in file and line order; writes nothing.
+
+    A questions or keys file that cannot be read line by line stops there (its first bad
+    line is the problem); everything else is listed.
+    """
+    from flightdeck.suite.checks import Problem, check_suite, sort_problems
+
+    suite = as_suite(suite_dir)
+    problems: list[Problem] = []
+    try:
+        questions = read_questions(suite.questions)
+    except InputError as exc:
+        problems.append(Problem(exc.path or "", exc.line or 0, exc.message))
+        questions = []
+    try:
+        keys = read_keys(suite.keys, sealed=None)
+    except InputError as exc:
+        problems.append(Problem(exc.path or "", exc.line or 0, exc.message))
+        keys = []
+    if problems:
+        return sort_problems(problems)
+    found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
+    return list(found.problems)
+
+
+def seal(
+    suite_dir: Suite | Path,
+    *,
+    repos: RepoSet,
+    holdouts: Path | None = None,
+    unchecked: bool = False,
+) -> SealResult:
     """Validate a suite, give every key a fresh canary, write manifest.json, register canaries.
 
     manifest.json is written after keys.jsonl: a crash before it leaves a suite that simply
@@ -116,8 +149,14 @@ def seal(suite_dir: Suite | Path, *, repos: RepoSet, holdouts: Path | None = Non
     suite = as_suite(suite_dir)
     if suite.manifest.exists():
         return _register_sealed(suite, holdouts)
-    questions, keys = load_suite_files(suite, sealed=None)
-    checked, unchecked = _check_sources(suite, questions, keys, repos)
+    from flightdeck.suite.checks import check_suite
+
+    questions = read_questions(suite.questions)
+    keys = read_keys(suite.keys, sealed=None)
+    found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
+    if found.problems:
+        raise found.problems[0].error()
+    checked, not_checked = found.checked_sources, found.unchecked_repos
     # Fresh canaries always: a canary copied from an earlier version may have leaked.
     sealed_keys = [
         Key(k.id, k.answer_key, k.required_facts, k.valid_sources, new_canary()) for k in keys
@@ -128,11 +167,12 @@ def seal(suite_dir: Suite | Path, *, repos: RepoSet, holdouts: Path | None = Non
         sealed_at=utc_now(),
         files={name: sha256_file(suite.root / name) for name in SEALED_FILES},
         flightdeck_version=__version__,
+        unchecked_repos=not_checked,
     )
     write_json(suite.manifest, manifest.to_json())
     if holdouts is not None:
         _register(holdouts, suite, manifest, sealed_keys)
-    return SealResult(suite.name, manifest, len(questions), checked, tuple(sorted(unchecked)))
+    return SealResult(suite.name, manifest, len(questions), checked, not_checked)
 
 
 def _register(holdouts: Path, suite: Suite, manifest: Manifest, keys: Sequence[Key]) -> None:
@@ -164,51 +204,6 @@ def _register_sealed(suite: Suite, holdouts: Path | None) -> SealResult:
     # pipeline's seal stage and `dvc repro -f` pass on a sealed suite. Canaries never change.
     questions = len(read_questions(suite.questions))
     return SealResult(suite.name, manifest, questions, 0, (), already=True)
-
-
-def _check_sources(
-    suite: Suite, questions: Sequence[Question], keys: Sequence[Key], repos: RepoSet
-) -> tuple[int, set[str]]:
-    """Each repo source exists at ``as_of`` with the recorded sha256, where the repo is at hand."""
-    by_id = {q.id: q for q in questions}
-    needed = {repo for q in questions for repo in q.as_of}
-    # A repository params.yaml or --repo names must be there; only unnamed ones are skipped.
-    unchecked = {name for name in needed if name not in repos.locations}
-    repos.require_commits(
-        (name, commit, suite.questions, q.line)
-        for q in questions
-        for name, commit in q.as_of.items()
-        if name not in unchecked
-    )
-    checked = 0
-    for name in sorted(needed - unchecked):
-        from flightdeck.suite.repos import sha256_at
-
-        wanted = []
-        for key in keys:
-            for source in key.valid_sources:
-                parsed = parse_source_uri(source.uri)
-                if parsed is not None and parsed.repo == name:
-                    wanted.append((key, source, by_id[key.id].as_of[name], parsed.path))
-        hashes = sha256_at(repos.get(name), [(commit, path) for _, _, commit, path in wanted])
-        for key, source, commit, path in wanted:
-            actual = hashes[(commit, path)]
-            if actual is None:
-                raise InputError(
-                    suite.keys,
-                    key.line,
-                    f"valid source {source.uri!r} does not exist at as_of {commit[:12]} of "
-                    f"{name!r}; fix the path or the commit",
-                )
-            if actual != source.sha256:
-                raise InputError(
-                    suite.keys,
-                    key.line,
-                    f"valid source {source.uri!r} has sha256 {actual} at as_of {commit[:12]}, "
-                    f"not {source.sha256}; record the hash of the file at as_of",
-                )
-            checked += 1
-    return checked, unchecked
 
 
 # --- status -----------------------------------------------------------------------------
@@ -246,6 +241,7 @@ class SuiteStatus:
     arms: tuple[ArmStatus, ...]
     holdouts: str = "sealed"  # holdout.suite_state: no-manifest, unregistered, sealed, void
     custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
+    unchecked_repos: tuple[str, ...] = ()  # sealed --unchecked: sources never checked there
 
     scoring: tuple[str, ...] = ()  # the arms params.yaml scores; empty: every arm shown
 
@@ -319,6 +315,7 @@ def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
         holdouts=told.state,
         custody=told,
         scoring=params.arms,
+        unchecked_repos=manifest.unchecked_repos if manifest else (),
     )
 
 
@@ -524,6 +521,7 @@ def compute_scores(
         manifest.sealed_at,
         told.state,
         told,
+        manifest.unchecked_repos,
     )
 
 
