@@ -147,3 +147,15 @@ def test_a_dead_scan_worker_is_a_bug_not_bad_input(tmp_path: Path) -> None:
     assert "Traceback (most recent call last):" in done.stderr
     assert "WorkerDiedError: a scan process died" in done.stderr
     assert "check the path" not in done.stderr
+
+
+def test_an_unwritable_project_folder_is_bad_input(runner: CliRunner, project: Project) -> None:
+    (project.root / "runs").write_text("a file where experiment run keeps its ledgers\n")
+    harness = f"{sys.executable} -c pass"
+    result = runner.invoke(
+        cli,
+        ["experiment", "run", str(project.suite), "--arm", "a", "--harness", harness],
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.endswith("error: runs/demo-v1: Not a directory; check the path\n")
+    assert "Traceback" not in result.stderr

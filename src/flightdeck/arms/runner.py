@@ -40,7 +40,7 @@ from flightdeck.arms.protocol import TrialControl, TrialOutcome, TrialSpec, run_
 from flightdeck.arms.workspace import WorkspaceCache
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, dumps_line, write_json
+from flightdeck.jsonl import atomic_write, dumps_line, write_json, writing_to
 from flightdeck.project import (
     CACHE_FOLDER,
     WORKSPACES_FOLDER,
@@ -200,8 +200,9 @@ class _Appender:
     """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[bytes] = path.open("ab+")
+        with writing_to(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle: IO[bytes] = path.open("ab+")
         size = self._handle.seek(0, os.SEEK_END)
         if size:
             self._handle.seek(size - 1)
@@ -221,8 +222,9 @@ class _Lock:
     """An exclusive lock on the runs ledger: one run of an arm at a time."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[bytes] = path.open("ab")
+        with writing_to(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle: IO[bytes] = path.open("ab")
         try:
             fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -13,7 +13,7 @@ from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, write_json, write_jsonl
+from flightdeck.jsonl import atomic_write, write_json, write_jsonl, writing_to
 from flightdeck.scoring.results import GateResult, ScoreResult
 from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
 from flightdeck.scoring.stats import family_false_shown_rate
@@ -82,16 +82,13 @@ def write_outputs(
     Every folder is made before any file is written, so a bad output path fails first
     instead of leaving some outputs new and others old. An output path that cannot be
     written (a file where a folder should be, no permission) is the user's to fix: an
-    :class:`InputError` naming it.
+    :class:`InputError` naming it; a full disk stays an OSError.
     """
     picture = report.with_suffix(".svg")
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
-    try:
+    with writing_to(metrics):  # a file where a folder goes, no permission: the user's path
         return _write_outputs(result, metrics, report, picture, results_dir)
-    except OSError as exc:
-        where = exc.filename or metrics
-        raise InputError(where, None, f"{exc.strerror or exc}; check the path") from exc
 
 
 def _write_outputs(
