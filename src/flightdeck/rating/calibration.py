@@ -320,3 +320,29 @@ def citation_basis(spec: JudgeSpec) -> str:
         "claim it does not support counts as valid; have a person rate the citations where "
         "that matters"
     )
+
+
+@dataclass(frozen=True)
+class JudgedBy:
+    """A calibrated judge that `knowledge score` may take unrated arms' correctness from."""
+
+    spec: JudgeSpec
+    calibration: dict[str, Any]
+
+    def labels(self, suite: SuitePaths, arm: str, answers: dict[str, Answer]) -> list[Label]:
+        return judged_labels(suite, self.spec, arm, answers)
+
+    def words(self) -> str:
+        return f"{describe(self.calibration)}; {citation_basis(self.spec)}"
+
+
+def calibrated_judge(suite: SuitePaths, params: Any) -> JudgedBy | None:
+    """params ``judge`` (or ``--judge``) as a calibrated judge; None when none is named."""
+    if params.judge is None:
+        return None
+    spec = resolve_judge(params, params.judge)
+    return JudgedBy(spec, require_calibrated(suite, spec, min_kappa=params.judge_min_kappa))
+
+
+def people_words(raters: Sequence[str]) -> str:
+    return f"people: the majority of {', '.join(raters) or 'no rater'}"
