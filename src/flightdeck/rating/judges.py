@@ -386,3 +386,33 @@ def run_judge(
     finally:
         if close is not None:
             close()
+
+
+def judgements_of(
+    suite_root: Path, arm: str, answers: dict[str, Answer]
+) -> dict[str, list[Judgement]]:
+    """Every judge's current judgement of each answer of ``arm``, for the rating page."""
+    folder = suite_root / "judgements"
+    out: dict[str, list[Judgement]] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob(f"*/{arm}.jsonl")):
+        for j in read_judgements(path, list(answers)):
+            answer = answers.get(j.id)
+            if answer is not None and j.answer_sha256 == answer.sha256:
+                out.setdefault(j.id, []).append(j)
+    return out
+
+
+def disagreements(judgements: Sequence[Judgement], correct: bool) -> list[dict[str, Any]]:
+    """What the page shows a rater after they rated: each judge that said otherwise, and why."""
+    return [
+        {
+            "judge": str(j.judge.get("name", "?")),
+            "correct": j.correct,
+            "missing": [f.fact for f in j.facts if not f.present],
+            "found": [{"fact": f.fact, "quote": f.quote} for f in j.facts if f.present],
+        }
+        for j in judgements
+        if j.correct != correct
+    ]
