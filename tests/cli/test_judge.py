@@ -62,14 +62,19 @@ def test_judge_calibrate_and_score_with_the_judge(runner: CliRunner, judged: Pat
     result = invoke(runner, "knowledge", "judge", SUITE, "--judge", "facts", "--arm", "rated")
     assert result.exit_code == 0, result.output
     path = judged / "judgements" / "facts" / "rated.jsonl"
-    assert result.output == f"rated: 40 judged now, 0 already judged (40/40); wrote {SUITE}/judgements/facts/rated.jsonl\n"
+    assert (
+        result.output
+        == f"rated: 40 judged now, 0 already judged (40/40); wrote {SUITE}/judgements/facts/rated.jsonl\n"
+    )
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     assert [x["id"] for x in lines] == [qid(i) for i in range(N)]
     assert lines[0]["facts"] == [
         {"fact": "Widgets value 0", "present": True, "quote": "WIDGETS' value \u2014 0"}
     ]
-    assert lines[1]["correct"] is False and lines[1]["facts"][0]["quote"] is None
-    assert lines[0]["judge"]["kind"] == "facts" and lines[0]["unsupported"] == []
+    assert lines[1]["correct"] is False
+    assert lines[1]["facts"][0]["quote"] is None
+    assert lines[0]["judge"]["kind"] == "facts"
+    assert lines[0]["unsupported"] == []
     assert not (judged / "labels" / "fresh.jsonl").exists()  # never into labels/
 
     # Rerun: nothing left to judge.
@@ -94,7 +99,8 @@ def test_judge_calibrate_and_score_with_the_judge(runner: CliRunner, judged: Pat
     assert record["calibrated"] is True
     assert record["kappa_lo"] < 0.8 < record["kappa_hi"]
     assert record["facts"]["available"] is False
-    assert "kappa 0.80 [" in result.output and "calibrated: kappa >= 0.6" in result.output
+    assert "kappa 0.80 [" in result.output
+    assert "calibrated: kappa >= 0.6" in result.output
     assert "disagree rated q04: judge correct, people incorrect (ana no, ravi no)" in result.output
 
     # The unrated arm must be judged before it can be scored with the judge.
@@ -105,7 +111,10 @@ def test_judge_calibrate_and_score_with_the_judge(runner: CliRunner, judged: Pat
         "answer(s) of arm 'fresh' (first: 'q00'); run `flightdeck knowledge judge "
         f"{SUITE} --judge facts --arm fresh`",
     )
-    assert invoke(runner, "knowledge", "judge", SUITE, "--judge", "facts", "--arm", "fresh").exit_code == 0
+    assert (
+        invoke(runner, "knowledge", "judge", SUITE, "--judge", "facts", "--arm", "fresh").exit_code
+        == 0
+    )
     result = invoke(runner, *score, "--baseline", "rated", "--candidate", "fresh")
     assert result.exit_code == 0, result.output
     lo, hi = record["kappa_lo"], record["kappa_hi"]
@@ -125,15 +134,25 @@ def test_judge_calibrate_and_score_with_the_judge(runner: CliRunner, judged: Pat
 
     # The gate runs on a judged arm too.
     gate = invoke(
-        runner, "knowledge", "gate", SUITE, "--pinned", "rated", "--candidate", "fresh",
-        "--judge", "facts",
+        runner,
+        "knowledge",
+        "gate",
+        SUITE,
+        "--pinned",
+        "rated",
+        "--candidate",
+        "fresh",
+        "--judge",
+        "facts",
     )
     assert gate.exit_code == 0, gate.output
     assert f"fresh: correctness from {words}" in gate.output
 
 
 def test_an_uncalibrated_judge_is_refused(runner: CliRunner, judged: Path) -> None:
-    invoke(runner, "knowledge", "judge", SUITE, "--judge", "facts", "--arm", "rated", "--arm", "fresh")
+    invoke(
+        runner, "knowledge", "judge", SUITE, "--judge", "facts", "--arm", "rated", "--arm", "fresh"
+    )
     score = ["knowledge", "score", SUITE, "--arm", "fresh", "--judge", "facts"]
     calibration = f"{SUITE}/judgements/facts/calibration.json"
     assert_error(
@@ -152,7 +171,8 @@ def test_an_uncalibrated_judge_is_refused(runner: CliRunner, judged: Path) -> No
     )
     # Without a judge, an unrated arm is what it always was: too few raters.
     result = invoke(runner, "knowledge", "score", SUITE, "--arm", "fresh")
-    assert result.exit_code == 2 and "fewer than 2 raters on 40 answer(s)" in result.stderr
+    assert result.exit_code == 2
+    assert "fewer than 2 raters on 40 answer(s)" in result.stderr
 
 
 def test_fewer_than_30_answers_is_not_calibrated(runner: CliRunner, judged: Path) -> None:
@@ -162,7 +182,9 @@ def test_fewer_than_30_answers_is_not_calibrated(runner: CliRunner, judged: Path
     invoke(runner, "knowledge", "judge", SUITE, "--judge", "facts", "--arm", "rated")
     result = invoke(runner, "knowledge", "calibrate", SUITE, "--judge", "facts")
     record = json.loads((judged / "judgements" / "facts" / "calibration.json").read_text())
-    assert record["n"] == 29 and record["kappa"] > 0.6 and record["calibrated"] is False
+    assert record["n"] == 29
+    assert record["kappa"] > 0.6
+    assert record["calibrated"] is False
     assert "NOT calibrated" in result.output
 
 

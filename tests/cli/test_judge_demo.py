@@ -38,7 +38,9 @@ def test_the_demo_calibrated_end_to_end(
     for arm in sorted(ARMS):
         verdicts = {
             j["id"]: j["correct"]
-            for j in map(json.loads, Path(DEMO, f"judgements/facts/{arm}.jsonl").read_text().splitlines())
+            for j in map(
+                json.loads, Path(DEMO, f"judgements/facts/{arm}.jsonl").read_text().splitlines()
+            )
         }
         votes: dict[str, list[bool]] = {}
         for label in map(json.loads, Path(DEMO, f"labels/{arm}.jsonl").read_text().splitlines()):
@@ -48,9 +50,16 @@ def test_the_demo_calibrated_end_to_end(
             people.append(sum(votes[qid]) > len(votes[qid]) / 2)  # a tie is incorrect
     assert record["n"] == len(judge) == 32
     assert record["kappa"] == pytest.approx(cohen_kappa_score(judge, people), abs=1e-12)
-    assert record["agreement"] == pytest.approx(sum(a == b for a, b in zip(judge, people)) / 32)
+    assert record["agreement"] == pytest.approx(
+        sum(a == b for a, b in zip(judge, people, strict=False)) / 32
+    )
     # What the README says: the literal facts judge does not reach 0.6 on the demo.
-    assert record["kappa"] < 0.6 and record["calibrated"] is False
-    assert f"kappa {record['kappa']:.2f} [{record['kappa_lo']:.2f}, {record['kappa_hi']:.2f}]" in result.output
+    assert record["kappa"] < 0.6
+    assert record["calibrated"] is False
+    assert (
+        f"kappa {record['kappa']:.2f} [{record['kappa_lo']:.2f}, {record['kappa_hi']:.2f}]"
+        in result.output
+    )
     refused = invoke(runner, "knowledge", "score", DEMO, "--arm", ARMS[0], "--judge", "facts")
-    assert refused.exit_code == 2 and "judge 'facts' is not calibrated" in refused.stderr
+    assert refused.exit_code == 2
+    assert "judge 'facts' is not calibrated" in refused.stderr

@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 from tests.cli.test_judge import FRESH, STATES, SUITE, assert_error, invoke, people_votes
 from tests.judging import (
-    N,
     RUBRIC,
+    N,
     ScriptedModel,
     build_judge_project,
     qid,
@@ -72,11 +72,15 @@ def test_llm_judge_calibrated_then_refused_once_its_prompt_changes(
     assert result.exit_code == 0, result.output
     assert len(server.requests) == 2 * N
     request = server.requests[0]
-    assert request["model"] == "judge-model" and request["temperature"] == 0.25
+    assert request["model"] == "judge-model"
+    assert request["temperature"] == 0.25
     assert request["tool_choice"] == {"type": "function", "function": {"name": "record_verdict"}}
     assert request["tools"][0]["function"]["name"] == "record_verdict"
     prompt = request["messages"][-1]["content"]
-    assert "FACTS:\n1. Widgets value 0\nANSWER:\nThe WIDGETS' value \u2014 0: as documented." in str(prompt)
+    assert (
+        "FACTS:\n1. Widgets value 0\nANSWER:\nThe WIDGETS' value \u2014 0: as documented."
+        in str(prompt)
+    )
     first = json.loads((llm_project / "judgements/rubric/rated.jsonl").read_text().splitlines()[0])
     assert first["facts"] == [{"fact": "Widgets value 0", "present": True, "quote": "0"}]
     import hashlib
@@ -92,7 +96,8 @@ def test_llm_judge_calibrated_then_refused_once_its_prompt_changes(
 
     assert invoke(runner, "knowledge", "calibrate", SUITE, "--judge", "rubric").exit_code == 0
     calibration = json.loads((llm_project / "judgements/rubric/calibration.json").read_text())
-    assert calibration["calibrated"] is True and calibration["kappa"] == pytest.approx(0.8)
+    assert calibration["calibrated"] is True
+    assert calibration["kappa"] == pytest.approx(0.8)
     score = ["knowledge", "score", SUITE, "--arm", "fresh", "--judge", "rubric"]
     result = invoke(runner, *score)
     assert result.exit_code == 0, result.output
@@ -133,8 +138,16 @@ def test_resume_after_sigkill(llm_project: Path, server: ScriptedModel) -> None:
     server.hold_after = 5  # the sixth request waits: the process is killed while it does
     path = llm_project / "judgements/rubric/rated.jsonl"
     command = [
-        sys.executable, "-m", "flightdeck", "knowledge", "judge", SUITE,
-        "--judge", "rubric", "--arm", "rated",
+        sys.executable,
+        "-m",
+        "flightdeck",
+        "knowledge",
+        "judge",
+        SUITE,
+        "--judge",
+        "rubric",
+        "--arm",
+        "rated",
     ]
     env = dict(os.environ)
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

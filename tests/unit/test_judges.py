@@ -19,7 +19,9 @@ from flightdeck.suite.records import Answer, Key, Question
         pytest.param("JSONB", "for ＪＳＯＮＢ columns", "ＪＳＯＮＢ", id="nfkc-full-width"),
         pytest.param("make release", "run `make`  release!", "make`  release", id="punctuation"),
         pytest.param("provider keys", "the provider key is", "provider key", id="plural"),
-        pytest.param("keys rotated", "we rotate keys; keys rotating daily", "keys rotating", id="inflection"),
+        pytest.param(
+            "keys rotated", "we rotate keys; keys rotating daily", "keys rotating", id="inflection"
+        ),
         pytest.param("per-team cost", "Per team, cost", "Per team, cost", id="hyphen-and-comma"),
         pytest.param("EUR 4,200", "the EUR 4.200 invoice", "EUR 4.200", id="number-punctuation"),
         pytest.param("keys rotated", "keys are rotated", None, id="word-between"),
@@ -84,13 +86,18 @@ def test_bootstrap_interval_against_a_fixed_seed_loop_with_scikit_learn() -> Non
 
 def test_bootstrap_edges() -> None:
     # n = 1: every resample has one label from both, p_e = 1, kappa undefined.
-    assert bootstrap_kappa([True], [True], resamples=50, confidence=0.95, seed=0) == (None, None, 50)
+    assert bootstrap_kappa([True], [True], resamples=50, confidence=0.95, seed=0) == (
+        None,
+        None,
+        50,
+    )
     assert bootstrap_kappa([], [], resamples=10, confidence=0.95, seed=0) == (None, None, 10)
     # Perfect agreement with both labels present: kappa 1 wherever it is defined.
     lo, hi, undefined = bootstrap_kappa(
         [True, False] * 10, [True, False] * 10, resamples=200, confidence=0.95, seed=0
     )
-    assert (lo, hi) == (1.0, 1.0) and undefined == 0
+    assert (lo, hi) == (1.0, 1.0)
+    assert undefined == 0
 
 
 QUESTION = Question("q1", "Why Postgres?", "decision-why", {}, ())
@@ -173,7 +180,8 @@ def test_llm_judge_through_mockllm(tmp_path) -> None:  # type: ignore[no-untyped
             FactVerdict("ADR 1", False, None),
         )
         second = judge(QUESTION, KEY, ANSWER)  # every fact present, but it contradicts the key
-        assert [f.present for f in second.facts] == [True, True] and second.correct is False
+        assert [f.present for f in second.facts] == [True, True]
+        assert second.correct is False
         with pytest.raises(JudgeFailed, match="the model did not call record_verdict"):
             judge(QUESTION, KEY, ANSWER)
     finally:

@@ -543,7 +543,9 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
     runner = CliRunner()
     assert runner.invoke(cli, ["knowledge", "seal", str(suite)]).exit_code == 0
     write_arm(suite, "arm", [i % 2 == 0 for i in range(N)])
-    judged = runner.invoke(cli, ["knowledge", "judge", str(suite), "--judge", "facts", "--arm", "arm"])
+    judged = runner.invoke(
+        cli, ["knowledge", "judge", str(suite), "--judge", "facts", "--arm", "arm"]
+    )
     assert judged.exit_code == 0, judged.output
     with RatingSession(suite, "ana", RepoSet({"sdlc": tmp_path / "repos" / "sdlc"})) as s:
         srv = RatingServer(s)
@@ -551,7 +553,8 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
         thread.start()
         try:
             item = call(api(srv, "/api/start"))["item"]
-            assert item["judges"] == [] and item["own"] is None  # never before rating
+            assert item["judges"] == []
+            assert item["own"] is None
             facts_say = int(item["question_id"][1:]) % 2 == 0
             reply = call(
                 api(srv, "/api/label"),
@@ -559,20 +562,27 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
             )
             assert reply["rated"]["question_id"] == item["question_id"]
             [note] = reply["rated"]["judges"]
-            assert note["judge"] == "facts" and note["correct"] is facts_say
-            assert note["missing"] == ([] if facts_say else [f"Widgets value {item['question_id'][1:].lstrip('0') or '0'}"])
+            assert note["judge"] == "facts"
+            assert note["correct"] is facts_say
+            assert note["missing"] == (
+                [] if facts_say else [f"Widgets value {item['question_id'][1:].lstrip('0') or '0'}"]
+            )
             assert reply["next"]["judges"] == []  # the next answer is not rated yet
             again = call(api(srv, f"/api/item?pos={item['position']}"))
             assert again["judges"] == [note]  # going back shows it too
             nxt = reply["next"]
             agree = int(nxt["question_id"][1:]) % 2 == 0
-            reply = call(api(srv, "/api/label"), {"item": nxt["item"], "correct": agree, "unsupported": []})
+            reply = call(
+                api(srv, "/api/label"), {"item": nxt["item"], "correct": agree, "unsupported": []}
+            )
             assert reply["rated"]["judges"] == []  # the judge agreed: nothing to show
         finally:
             srv.finish()
             thread.join(timeout=120)
     # The page itself draws the notes (app.js) only from what the server sent after rating.
     app = (Path(__file__).parents[2] / "src/flightdeck/rating/page/app.js").read_text()
-    assert "showAfter(reply.rated)" in app and 'id="after"' in (
-        Path(__file__).parents[2] / "src/flightdeck/rating/page/index.html"
-    ).read_text()
+    assert "showAfter(reply.rated)" in app
+    assert (
+        'id="after"'
+        in (Path(__file__).parents[2] / "src/flightdeck/rating/page/index.html").read_text()
+    )
