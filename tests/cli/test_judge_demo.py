@@ -26,6 +26,7 @@ def test_the_demo_calibrated_end_to_end(
 
     shutil.copytree(ROOT / DEMO, tmp_path / DEMO, ignore=shutil.ignore_patterns("judgements"))
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    shutil.copytree(ROOT / "holdouts", tmp_path / "holdouts")
     monkeypatch.chdir(tmp_path)
     args = [a for arm in ARMS for a in ("--arm", arm)]
     result = invoke(runner, "knowledge", "judge", DEMO, "--judge", "facts", *args)
