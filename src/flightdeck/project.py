@@ -127,6 +127,18 @@ class Suite:
     def labels(self, arm: str) -> Path:
         return self.labels_folder / f"{arm}.jsonl"
 
+    @property
+    def judgements_folder(self) -> Path:
+        return self.root / "judgements"
+
+    def judgements(self, judge: str, arm: str) -> Path:
+        """A judge's verdicts on an arm's answers, kept apart from the people's labels."""
+        return self.judgements_folder / judge / f"{arm}.jsonl"
+
+    def calibration(self, judge: str) -> Path:
+        """A judge measured against the people: ``judgements/<judge>/calibration.json``."""
+        return self.judgements_folder / judge / "calibration.json"
+
     # Outputs in the project root, named after the suite.
 
     @property

@@ -265,6 +265,11 @@ def _evidence(evidence: dict[str, Any]) -> str:
     default=None,
     help="Per-question results folder [results/<suite>/].",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Take unrated arms' correctness from this calibrated judge [params: judge].",
+)
 @stats_options
 @params_options
 def score_command(
@@ -275,6 +280,7 @@ def score_command(
     json_path: Path | None,
     report_path: Path | None,
     results_dir: Path | None,
+    judge: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     **overrides: Any,
@@ -293,7 +299,7 @@ def score_command(
     from flightdeck.scoring.report import score_lines
     from flightdeck.tasks.knowledge import score
 
-    project = open_project(params_file, repo, near=suite, **overrides)
+    project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
     params = project.params
     result = score(
         project.suite(suite),
@@ -327,6 +333,11 @@ def score_command(
     default=None,
     help="Allowed loss in points [params: gate_margin, 10].",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Take unrated arms' correctness from this calibrated judge [params: judge].",
+)
 @stats_options
 @params_options
 @json_option
@@ -335,6 +346,7 @@ def gate_command(
     pinned: str,
     candidate: str,
     gate_margin: float | None,
+    judge: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     as_json: bool,
@@ -353,7 +365,9 @@ def gate_command(
     from flightdeck.scoring.report import gate_json, gate_lines
     from flightdeck.tasks.knowledge import gate
 
-    project = open_project(params_file, repo, near=suite, gate_margin=gate_margin, **overrides)
+    project = open_project(
+        params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
+    )
     result = gate(project.suite(suite), pinned=pinned, candidate=candidate, params=project.params)
     if as_json:
         click.echo(json.dumps(gate_json(result), indent=2, sort_keys=True))
@@ -366,12 +380,15 @@ def gate_command(
 
 def _attach() -> None:
     """Commands that live in their own modules but belong to the knowledge group."""
+    from flightdeck.cli.judge import calibrate_command, judge_command
     from flightdeck.cli.knowledge_import import import_answers_command
     from flightdeck.cli.rating import agreement_command, rate_command
 
     knowledge.add_command(import_answers_command)
     knowledge.add_command(rate_command)
     knowledge.add_command(agreement_command)
+    knowledge.add_command(judge_command)
+    knowledge.add_command(calibrate_command)
 
 
 _attach()

@@ -42,6 +42,8 @@ def metrics_json(result: ScoreResult) -> dict[str, Any]:
             "kappa_agreement": None if s.kappa.agreement is None else _r(s.kappa.agreement),
             "kappa_n": s.kappa.n,
         }
+        if result.sources:  # a judge was named (#14): say where correctness came from
+            arms[arm]["correctness_from"] = result.sources[arm]
     comparisons: dict[str, Any] = {}
     for c in result.comparisons:
         comparisons[c.key] = {
@@ -189,6 +191,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out += ["## Arms", ""]
     for s in result.arms.values():
         out += _meta_lines(s)
+    out += _sources_section(result)
     out += ["", "## Metrics", ""]
     out += [
         "| arm | answered | correctness | citation validity | raters | κ (agreement) |",
@@ -241,6 +244,15 @@ def _unchecked(result: ScoreResult) -> str:
         f"; **it was sealed --unchecked: its sources in {', '.join(repos)} were never "
         "checked at as_of**"
     )
+
+
+def _sources_section(result: ScoreResult) -> list[str]:
+    """Where each arm's correctness came from, when a judge was named (#14)."""
+    if not result.sources:
+        return []
+    out = ["", "### Where correctness comes from", ""]
+    out += [f"- **{arm}**: {words}" for arm, words in result.sources.items()]
+    return out
 
 
 def _custody(result: ScoreResult) -> str:
@@ -417,6 +429,7 @@ def score_lines(result: ScoreResult) -> list[str]:
     """What ``knowledge score`` prints: each arm's provenance and rates, each comparison."""
     lines = [f"suite {result.suite}: {result.n} questions"]
     lines += [_meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
+    lines += [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
     for s in result.arms.values():
         c = s.citations
         lines.append(
@@ -439,7 +452,7 @@ def score_lines(result: ScoreResult) -> list[str]:
 
 def gate_lines(result: GateResult) -> list[str]:
     """What ``knowledge gate`` prints: each metric's lower bound against the margin, the verdict."""
-    lines = []
+    lines = [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
     for m, mc in result.comparison.metrics.items():
         verdict = "FAIL" if m in result.failed else "ok"
         lines.append(
@@ -465,6 +478,7 @@ def gate_json(result: GateResult) -> dict[str, Any]:
         "passed": result.passed,
         "failed": list(result.failed),
         "margin": result.margin,
+        "correctness_from": result.sources,
         "metrics": {
             m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi}
             for m, mc in result.comparison.metrics.items()

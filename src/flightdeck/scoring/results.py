@@ -28,6 +28,8 @@ class ScoreResult:
     holdouts: str = "sealed"  # holdouts.registry.suite_state: no-manifest, unregistered, ...
     custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
     unchecked_repos: tuple[str, ...] = ()  # sealed --unchecked: repositories never checked
+    # arm -> where its correctness came from, when a judge was named (#14); else empty
+    sources: dict[str, str] = field(default_factory=dict)
     written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
     recorded: tuple[str, ...] = ()  # arms score() added to the ledger
 
@@ -40,6 +42,7 @@ class GateResult:
     margin: float  # points
     comparison: Comparison
     failed: tuple[str, ...]  # metrics whose lower bound is below -margin
+    sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
 
     @property
     def passed(self) -> bool:

@@ -47,6 +47,7 @@ from flightdeck.suite.repos import RepoSet
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
+    from flightdeck.rating.calibration import JudgedBy
     from flightdeck.suite.checks import Problem
 
 
@@ -154,8 +155,8 @@ def seal(
     questions = read_questions(suite.questions)
     keys = read_keys(suite.keys, sealed=None)
     found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
-    if found.problems:
-        raise found.problems[0].error()
+    if found.first is not None:
+        raise found.first.error()
     checked, not_checked = found.checked_sources, found.unchecked_repos
     # Fresh canaries always: a canary copied from an earlier version may have leaked.
     sealed_keys = [
@@ -354,8 +355,12 @@ def load_arm(
     questions: Sequence[Question],
     keys: dict[str, Key],
     params: Params,
+    judge: JudgedBy | None = None,
 ) -> ArmScore:
-    """Read and check one arm's answers, labels and meta, then score it."""
+    """Read and check one arm's answers, labels and meta, then score it.
+
+    An arm no person rated takes its labels from ``judge`` (a calibrated judge), if given.
+    """
     ids = [q.id for q in questions]
     check_arm_name(arm)  # also for a Python caller of load_arm
     if not suite.answers(arm).is_file():
@@ -373,7 +378,11 @@ def load_arm(
     labels_path = suite.labels(arm)
     labels_data = read_bytes(labels_path) if labels_path.is_file() else None
     labels = [] if labels_data is None else read_labels(labels_path, ids, data=labels_data)
-    check_labels(labels_path, answers, labels, min_raters=params.min_raters)
+    if judge is not None and not labels:
+        labels = judge.labels(suite, arm, answers)
+        check_labels(labels_path, answers, labels, min_raters=1)
+    else:
+        check_labels(labels_path, answers, labels, min_raters=params.min_raters)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
         arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta
@@ -390,7 +399,7 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 
 def _prepare(
     suite_dir: Suite | Path, arms: Sequence[str], params: Params
-) -> tuple[Suite, list[Question], dict[str, ArmScore], Manifest]:
+) -> tuple[Suite, list[Question], dict[str, ArmScore], Manifest, dict[str, str]]:
     suite = as_suite(suite_dir, params)
     manifest = suite.require_sealed()
     evidence = _void_evidence(params, suite.name)
@@ -403,8 +412,28 @@ def _prepare(
         )
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
-    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params) for arm in arms}
-    return suite, questions, scores, manifest
+    judge = _calibrated_judge(suite, params)
+    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params, judge) for arm in arms}
+    return suite, questions, scores, manifest, _sources(scores, judge)
+
+
+def _calibrated_judge(suite: Suite, params: Params) -> JudgedBy | None:
+    from flightdeck.rating.calibration import calibrated_judge
+
+    return calibrated_judge(suite, params)
+
+
+def _sources(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, str]:
+    """Where each arm's correctness came from, in words; empty when no judge was named."""
+    from flightdeck.rating.calibration import people_words
+
+    if judge is None:
+        return {}
+    judged = f"judge:{judge.spec.name}"
+    return {
+        arm: judge.words() if s.raters == (judged,) else people_words(s.raters)
+        for arm, s in scores.items()
+    }
 
 
 def describe_void(evidence: dict[str, Any]) -> str:
@@ -495,7 +524,7 @@ def compute_scores(
     from flightdeck.perf import gc_paused
 
     with gc_paused():
-        suite, questions, scores, manifest = _prepare(suite_dir, arms, params)
+        suite, questions, scores, manifest, sources = _prepare(suite_dir, arms, params)
     _check_ledger(suite, scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
@@ -522,6 +551,7 @@ def compute_scores(
         told.state,
         told,
         manifest.unchecked_repos,
+        sources,
     )
 
 
@@ -577,7 +607,7 @@ def gate(suite_dir: Suite | Path, *, pinned: str, candidate: str, params: Params
     check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _ = _prepare(suite_dir, [pinned, candidate], params)
+    suite, _, scores, _, sources = _prepare(suite_dir, [pinned, candidate], params)
     _check_ledger(suite, scores)
     comparison = compare_arms(
         scores[pinned],
@@ -590,4 +620,6 @@ def gate(suite_dir: Suite | Path, *, pinned: str, candidate: str, params: Params
     bar = -params.gate_margin / 100
     # "not >=" rather than "<", so that a NaN bound fails the gate instead of passing it.
     failed = tuple(m for m in METRICS if not comparison.metrics[m].lo >= bar - TOLERANCE)
-    return GateResult(suite.name, pinned, candidate, params.gate_margin, comparison, failed)
+    return GateResult(
+        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources
+    )
