@@ -387,9 +387,7 @@ def run_judge(
             close()
 
 
-def judgements_of(
-    suite: Suite, arm: str, answers: dict[str, Answer]
-) -> dict[str, list[Judgement]]:
+def judgements_of(suite: Suite, arm: str, answers: dict[str, Answer]) -> dict[str, list[Judgement]]:
     """Every judge's current judgement of each answer of ``arm``, for the rating page."""
     folder = suite.judgements_folder
     out: dict[str, list[Judgement]] = {}
