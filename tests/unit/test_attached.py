@@ -244,14 +244,11 @@ def test_a_folder_too_large_for_the_window_is_refused_before_any_call(tmp_path: 
         answer(TASK, load_attachments(top), script.model(), max_tokens=500, context_window=5000)
     assert script.calls == []
     message = str(refused.value)
-    tokens = int(message.split("the prompt is ")[1].split(" tokens")[0].replace(",", ""))
+    tokens = int(message.split("does not fit: ")[1].split(" prompt tokens")[0].replace(",", ""))
     assert tokens > 5000 - 500
     assert tokens >= math.ceil(15000 / 3)
-    assert (
-        "the answer may take 500 more, but mockllm/model's context window is 5,000 tokens"
-        in message
-    )
-    assert "(--context-window)" in message
+    assert " prompt tokens + 500 for the answer exceed 5,000, the context window of " in message
+    assert "mockllm/model (--context-window); tokens counted by estimate: " in message
 
 
 def test_the_answer_budget_counts_against_the_window() -> None:
@@ -289,7 +286,7 @@ def test_the_providers_own_count_is_used_where_inspect_has_one(tmp_path: Path) -
     model.api.__class__ = CountingMock  # the registered mockllm, with a count of its own
     with pytest.raises(
         ContextTooLarge,
-        match=r"the prompt is 123,456 tokens \(provider count \(CountingMock.count_tokens",
+        match=r"123,456 prompt tokens .* counted by provider count \(CountingMock.count_tokens",
     ):
         answer(TASK, load_attachments(top), model, max_tokens=10, context_window=100_000)
     result = answer(TASK, load_attachments(top), model, max_tokens=10, context_window=200_000)

@@ -338,10 +338,8 @@ def attached_command(
                 max_retries=max_retries,
                 trace=trace,
             )
-        except ModelFailed as exc:
-            import traceback
-
-            traceback.print_exception(exc.__cause__ or exc, file=sys.stderr)
+        except ModelFailed as exc:  # the provider's fault, not the input's: exit 1, one line
+            trace.write(f"model call failed: {exc}\n")
             click.echo(f"error: the model call failed: {exc}", err=True)
             sys.exit(1)
         except ContextTooLarge as exc:

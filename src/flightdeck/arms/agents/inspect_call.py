@@ -142,16 +142,17 @@ async def _ask(
     count = Count(tokens, method, window, source, max_tokens)
     if not count.fits():
         raise ContextTooLarge(
-            f"the attached documents do not fit: the prompt is {tokens:,} tokens ({method}) "
-            f"and the answer may take {max_tokens:,} more, but {name}'s context window is "
-            f"{window:,} tokens ({source}); attach fewer or smaller files, or use a model "
-            "with a larger window"
+            f"does not fit: {tokens:,} prompt tokens + {max_tokens:,} for the answer exceed "
+            f"{window:,}, the context window of {name} ({source}); tokens counted by {method}; "
+            "attach fewer or smaller files, or use a model with a larger window"
         )
 
     try:
         output = await model.generate(messages, config=config)
     except Exception as exc:  # the provider's error, after inspect's retries
-        raise ModelFailed(f"{name}: {type(exc).__name__}: {exc}") from exc
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        last = lines[-1][:300] if lines else type(exc).__name__  # inspect adds the request above
+        raise ModelFailed(f"{name}: {last}") from exc
     if output.stop_reason == "model_length":
         raise ModelFailed(
             f"{name} stopped at its context length ({tokens:,} prompt tokens counted by "
