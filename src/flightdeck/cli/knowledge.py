@@ -34,7 +34,7 @@ def knowledge() -> None:
     "--holdouts",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Register the suite's canaries in DIR/manifest.json for the canary scan.",
+    help="Register the suite's canaries in DIR/manifest.json [params: holdouts, holdouts/].",
 )
 @params_options
 def seal_command(
@@ -43,8 +43,10 @@ def seal_command(
     """Validate a suite, give each key a canary, and write manifest.json.
 
     Every valid source is checked to exist at its question's as_of commit with the
-    recorded sha256, in each repository at hand. A sealed suite is never sealed again: a
-    changed question is a new suite version.
+    recorded sha256, in each repository at hand. The canaries join the holdouts manifest
+    (params `holdouts`, or --holdouts; seal is the one command that creates that folder).
+    Sealing an intact, registered suite again does nothing and exits 0; a changed question
+    is a new suite version, never an edit.
 
     \b
     Example:
@@ -53,7 +55,8 @@ def seal_command(
     from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
-    params = load_params_from_cli(params_file, repo, near=suite)
+    params = load_params_from_cli(params_file, repo, near=suite, holdouts=holdouts)
+    holdouts = params.holdouts
     result = seal(
         suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"), holdouts=holdouts
     )
@@ -64,6 +67,12 @@ def seal_command(
             "pass --repo NAME=PATH)",
             err=True,
         )
+    if result.already:
+        click.echo(
+            f"{result.suite} is already sealed, intact and registered in "
+            f"{holdouts / 'manifest.json'}; nothing to do"
+        )
+        return
     if result.registered_only:
         click.echo(
             f"{result.suite} was already sealed and intact; registered its canaries in "
@@ -89,7 +98,9 @@ def seal_command(
 @click.option("--min-raters", type=int, default=None, help="Raters per answer [2].")
 @params_options
 @json_option
+@click.pass_context
 def status_command(
+    ctx: click.Context,
     suite: Path,
     holdouts: Path | None,
     min_raters: int | None,
@@ -98,6 +109,9 @@ def status_command(
     as_json: bool,
 ) -> None:
     """Show whether a suite is sealed and intact, and each arm's files, before scoring.
+
+    Exit 0 when the suite is ready to score (only the arms params.yaml scores count, when
+    it names them), 1 when it is not or is void.
 
     \b
     Example:
@@ -116,7 +130,7 @@ def status_command(
         data = dataclasses.asdict(st)
         data["ready"] = st.ready
         click.echo(json.dumps(data, indent=2, sort_keys=True))
-        return
+        ctx.exit(0 if st.ready else 1)
 
     def mark(ok: bool) -> str:
         return "ok " if ok else "!! "
@@ -133,7 +147,12 @@ def status_command(
     if st.void is not None:
         click.echo(f"{mark(False)}VOID: a canary leaked ({_evidence(st.void)})")
     elif st.holdouts == "sealed":
+        from flightdeck.holdouts.custody import describe_custody
+
         click.echo(f"{mark(True)}not void (canaries registered for the scan)")
+        if st.custody is not None:
+            words = describe_custody(st.custody, params.holdouts / "manifest.json")
+            click.echo(f"{mark(st.custody.last_scan is not None)}{words}")
     else:
         click.echo(
             f"{mark(False)}not registered in {params.holdouts / 'manifest.json'}: a leaked key "
@@ -152,13 +171,17 @@ def status_command(
             problems.append(f"{a.short_of_raters} answers short of {params.min_raters} raters")
         if a.scored == "changed since scored":
             problems.append("answers changed since scored: use a new arm name")
-        ok = a.meta and a.answers > 0 and not a.short_of_raters
+        ok = a.ok
+        if st.scoring and a.arm not in st.scoring:
+            problems.append("not in params arms: not needed to score")
         click.echo(
             f"{mark(ok)}{a.arm}: answers {a.answers}/{st.questions}, "
             f"meta {'present' if a.meta else 'missing'}, labels {a.labels} by {raters}, "
             f"{SCORED_WORDS[a.scored]}" + (f" — {'; '.join(problems)}" if problems else "")
         )
     click.echo("ready to score" if st.ready else "not ready to score")
+    if not st.ready:
+        ctx.exit(1)
 
 
 SCORED_WORDS = {

@@ -227,12 +227,11 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
 
 
 def _custody(result: ScoreResult) -> str:
-    if result.holdouts == "sealed":
-        return "no canary scan has found its keys (the holdouts manifest does not mark it void)"
-    return (
-        f"**the suite is not registered in {result.params.holdouts / 'manifest.json'}, so a "
-        "leaked key would go unnoticed** (seal with --holdouts)"
-    )
+    from flightdeck.holdouts.custody import Custody, describe_custody
+
+    told = result.custody or Custody("no-manifest", None, None)
+    words = describe_custody(told, result.params.holdouts / "manifest.json")
+    return words if told.state in ("sealed", "void") else f"**{words}**"
 
 
 def _count(n: int, noun: str) -> str:

@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck import __version__
 from flightdeck.clock import utc_now
@@ -30,8 +30,8 @@ from flightdeck.project import (
     SEALED_FILES,
     SuitePaths,
     changed_files,
-    next_version,
     open_suite,
+    read_ledger,
     verify_sealed,
 )
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
@@ -52,6 +52,9 @@ from flightdeck.suite.records import (
 )
 from flightdeck.suite.repos import RepoSet
 
+if TYPE_CHECKING:
+    from flightdeck.holdouts.custody import Custody
+
 
 def new_canary() -> str:
     """The shared prefix plus 128 random bits, so one scan pass finds every suite's canaries."""
@@ -69,6 +72,7 @@ class SealResult:
     checked_sources: int
     unchecked_repos: tuple[str, ...]  # repositories not at hand: their sources were not checked
     registered_only: bool = False  # already sealed: only its canaries were registered now
+    already: bool = False  # already sealed, intact and registered: nothing was done
 
 
 def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
@@ -155,21 +159,18 @@ def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
     from flightdeck.holdouts.registry import suite_state
 
     manifest = verify_sealed(suite)  # refuses a changed file or a copied folder
-    if holdouts is not None and suite_state(holdouts, suite.name) in (
-        "no-manifest",
-        "unregistered",
+    if holdouts is not None and (
+        not holdouts.is_dir()
+        or suite_state(holdouts, suite.name) in ("no-manifest", "unregistered")
     ):
         keys = read_keys(suite.keys, sealed=True)
         _register(holdouts, suite, manifest, keys)
         questions = len(read_questions(suite.questions))
         return SealResult(suite.name, manifest, questions, 0, (), registered_only=True)
-    raise InputError(
-        suite.manifest,
-        None,
-        "suite is already sealed; a changed question is a new suite version: copy "
-        f"questions.jsonl and keys.jsonl (not manifest.json) to {next_version(suite.name)} "
-        "and seal that, never an edit",
-    )
+    # Sealed, intact (verify_sealed refused anything else) and registered: a no-op, so the
+    # pipeline's seal stage and `dvc repro -f` pass on a sealed suite. Canaries never change.
+    questions = len(read_questions(suite.questions))
+    return SealResult(suite.name, manifest, questions, 0, (), already=True)
 
 
 def _check_sources(
@@ -233,6 +234,16 @@ class ArmStatus:
     short_of_raters: int  # answers with fewer than min_raters raters
     scored: str  # "never", "scored", "changed since scored"
 
+    @property
+    def ok(self) -> bool:
+        """Answers, meta and raters present, and answers unchanged since scored."""
+        return (
+            self.meta
+            and self.answers > 0
+            and not self.short_of_raters
+            and self.scored != "changed since scored"
+        )
+
 
 @dataclass(frozen=True)
 class SuiteStatus:
@@ -244,15 +255,24 @@ class SuiteStatus:
     void: dict[str, Any] | None
     arms: tuple[ArmStatus, ...]
     holdouts: str = "sealed"  # holdout.suite_state: no-manifest, unregistered, sealed, void
+    custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
+
+    scoring: tuple[str, ...] = ()  # the arms params.yaml scores; empty: every arm shown
 
     @property
     def ready(self) -> bool:
+        """Sealed, intact, not void, and every arm to be scored has what scoring needs.
+
+        Only the arms params.yaml scores count (when it names any): a scratch arm beside them
+        does not make the suite "not ready".
+        """
+        counted = [a for a in self.arms if not self.scoring or a.arm in self.scoring]
         return (
             self.sealed
             and not self.changed
             and self.void is None
-            and bool(self.arms)
-            and all(a.meta and a.answers and not a.short_of_raters for a in self.arms)
+            and bool(counted)
+            and all(a.ok for a in counted)
         )
 
 
@@ -294,28 +314,44 @@ def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
                 scored,
             )
         )
+    told = holdouts_custody(params, suite.name, sealed=sealed)
     return SuiteStatus(
         suite=suite.name,
         questions=len(questions),
         sealed=sealed,
         changed=changed,
         sealed_at=manifest.sealed_at if manifest else None,
-        void=_void_evidence(params.holdouts, suite.name),
+        void=_void_evidence(params, suite.name) if sealed else None,
         arms=tuple(arms),
-        holdouts=_holdouts_state(params.holdouts, suite.name),
+        holdouts=told.state,
+        custody=told,
+        scoring=params.arms,
     )
 
 
-def _holdouts_state(holdouts: Path, suite: str) -> str:
-    from flightdeck.holdouts.registry import suite_state
+def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Custody:
+    """What the holdouts registry says of ``suite``: the one place commands ask it.
 
-    return str(suite_state(holdouts, suite))
+    A holdouts folder that params.yaml or --holdouts names must exist once the suite is
+    sealed (a typo must never switch the leak check off); the default ``holdouts/``, never
+    named, may be missing, and the suite then reads as not registered.
+    """
+    from flightdeck.holdouts.custody import Custody, custody
+    from flightdeck.holdouts.registry import require_folder
+
+    if not params.holdouts.is_dir():
+        if params.holdouts_named and sealed:
+            require_folder(params.holdouts)
+        return Custody("no-manifest", None, None)
+    return custody(params.holdouts, suite)
 
 
-def _void_evidence(holdouts: Path, suite: str) -> dict[str, Any] | None:
+def _void_evidence(params: Params, suite: str) -> dict[str, Any] | None:
     from flightdeck.holdouts.registry import void_evidence
 
-    evidence: dict[str, Any] | None = void_evidence(holdouts, suite)
+    if holdouts_custody(params, suite).state != "void":
+        return None
+    evidence: dict[str, Any] | None = void_evidence(params.holdouts, suite)
     return evidence
 
 
@@ -331,19 +367,10 @@ class ScoreResult:
     params: Params
     sealed_at: str = ""
     holdouts: str = "sealed"  # see SuiteStatus.holdouts
+    custody: Custody | None = None  # see SuiteStatus.custody
 
 
-def _read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
-    """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
-    first: dict[str, tuple[int, str, str]] = {}
-    if not suite.ledger.is_file():
-        return first
-    for line, record in read_jsonl(suite.ledger):
-        arm, answers = record.get("arm"), record.get("answers_sha256")
-        if not isinstance(arm, str) or not isinstance(answers, str):
-            raise InputError(suite.ledger, line, "ledger record needs arm and answers_sha256")
-        first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
-    return first
+_read_ledger = read_ledger
 
 
 ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
@@ -404,7 +431,7 @@ def _prepare(
 ) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest]:
     suite = open_suite(suite_dir)
     manifest = verify_sealed(suite)
-    evidence = _void_evidence(params.holdouts, suite.name)
+    evidence = _void_evidence(params, suite.name)
     if evidence is not None:
         raise InputError(
             params.holdouts / "manifest.json",
@@ -468,6 +495,7 @@ def score(
                 threshold=params.threshold,
             ),
         )
+    told = holdouts_custody(params, suite.name)
     return ScoreResult(
         suite.name,
         len(questions),
@@ -475,7 +503,8 @@ def score(
         comparisons,
         params,
         manifest.sealed_at,
-        _holdouts_state(params.holdouts, suite.name),
+        told.state,
+        told,
     )
 
 
