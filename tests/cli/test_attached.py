@@ -250,13 +250,12 @@ def test_a_resumed_arm_refuses_changed_attachments(
 def test_a_model_given_to_experiment_run_must_be_the_harnesss(
     runner: CliRunner, project: Project, stub: Stub
 ) -> None:
-    keep_questions(project, "q1")
     folder = attachments(project.root)
     command = harness("openai-api/stub/m1", folder, "--context-window", "20000")
     result = run(runner, project, command, "--model", "gpt-imaginary")
-    assert result.exit_code == 1
-    reasons = {e["reason"] for e in ledger(project)}
-    assert reasons == {
-        "the harness reports model 'openai-api/stub/m1' but the arm's meta says "
-        "'gpt-imaginary'; drop --model from experiment run or make the two agree"
-    }
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == (
+        "error: --model: the harness runs model 'openai-api/stub/m1', not 'gpt-imaginary'; "
+        "drop --model or make the two agree"
+    )
+    assert stub.requests == []  # refused before any trial spent a call

@@ -58,6 +58,7 @@ def test_bad_reports_break_the_protocol(value: dict[str, Any], message: str) -> 
         ),
         ("./my-harness --model x", "none"),
         ("flightdeck experiment agent attached --model 'unclosed", "none"),
+        ("flightdeck experiment agent attached --attach d --model", "none"),
     ],
 )
 def test_the_meta_names_the_built_in_harnesses_model(command: str, model: str) -> None:

@@ -128,20 +128,27 @@ def parse_command(command: str, path: str | None = None) -> list[str]:
     return argv
 
 
+def harness_model(command: str) -> str | None:
+    """The ``--model`` of a built-in model harness's command (``agent attached``), if any."""
+    if "agent attached" not in command:
+        return None
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    for i, arg in enumerate(argv):
+        if arg == "--model" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--model="):
+            return arg.partition("=")[2]
+    return None
+
+
 def default_model(command: str) -> str:
     """``--model`` when none is given: a built-in agent names its model, others are "none"."""
     if "agent repo-search" in command:
         return "none (flightdeck repo-search, BM25)"
-    if "agent attached" in command:
-        with contextlib.suppress(ValueError):
-            argv = shlex.split(command)
-            for i, arg in enumerate(argv[:-1]):
-                if arg == "--model":
-                    return argv[i + 1]
-            for arg in argv:
-                if arg.startswith("--model="):
-                    return arg.partition("=")[2]
-    return "none"
+    return harness_model(command) or "none"
 
 
 def provenance_conflict(meta: dict[str, Any], provenance: dict[str, Any]) -> str | None:
@@ -314,6 +321,14 @@ def run_experiment(
         raise InputError("--timeout", None, f"timeout must be positive, got {config.timeout:g}")
     if config.by is not None and not config.by.strip():
         raise InputError("--by", None, "is empty; say who ran the arm, or leave --by out")
+    named = harness_model(config.command)
+    if config.model is not None and named is not None and named != config.model:
+        raise InputError(
+            "--model",
+            None,
+            f"the harness runs model {named!r}, not {config.model!r}; drop --model or make "
+            "the two agree",
+        )
     path = harness_path()
     argv = parse_command(config.command, path)
     suite_dir = config.suite_dir
