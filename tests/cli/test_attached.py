@@ -1,7 +1,7 @@
 """`experiment run --harness "flightdeck experiment agent attached ..."`, end to end.
 
-The model is a scripted OpenAI-compatible server on 127.0.0.1 (``tests/openai_stub.py``),
-reached by inspect_ai as ``openai-api/stub/m1``, or inspect's ``mockllm``. The attachments
+The model is a scripted server on 127.0.0.1 (``tests/model_stub.py``), reached by inspect_ai
+as ``openai-api/stub/m1`` or ``anthropic/claude-sonnet-4-5``, or inspect's ``mockllm``. The attachments
 are the folder a person would attach: one file exported after ``as_of`` (stale), one as it
 was at ``as_of``, one from a repository no question names.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
-from tests.openai_stub import Stub, message_text
+from tests.model_stub import Stub, message_text
 
 from flightdeck.arms.agents.attached import PROMPT_SHA256, SYSTEM_PROMPT
 from flightdeck.arms.attachments import folder_hash
@@ -259,3 +259,64 @@ def test_a_model_given_to_experiment_run_must_be_the_harnesss(
         "drop --model or make the two agree"
     )
     assert stub.requests == []  # refused before any trial spent a call
+
+
+@pytest.fixture
+def anthropic_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
+    server = Stub(script)
+    server.keep_path = True
+    for name, value in server.anthropic_env().items():
+        monkeypatch.setenv(name, value)
+    yield server
+    server.close()
+
+
+def test_through_anthropic_the_count_is_the_providers_and_the_documents_are_cached(
+    runner: CliRunner, project: Project, anthropic_stub: Stub
+) -> None:
+    keep_questions(project, "q1", "q2")
+    folder = attachments(project.root)
+    result = run(runner, project, harness("anthropic/claude-sonnet-4-5", folder), "--jobs", "1")
+    assert result.exit_code == 0, result.output
+
+    paths = [r["path"] for r in anthropic_stub.requests]
+    assert paths == ["/v1/messages/count_tokens", "/v1/messages"] * 2  # counted, then asked
+    for request in anthropic_stub.requests[1::2]:
+        documents, question = request["messages"][0]["content"]
+        assert documents["text"].startswith('<document name="other/notes.md">')
+        assert documents["cache_control"] == {"type": "ephemeral"}  # the cached prefix
+        assert question["text"].startswith("Question: ")
+        assert "cache_control" not in question
+        assert request["tools"] == []
+
+    usage = [e["usage"] for e in ledger(project)]
+    assert [u["cache_write_tokens"] > 0 for u in usage] == [True, False]
+    assert [u["cached_tokens"] > 0 for u in usage] == [False, True]
+    assert usage[1]["cached_tokens"] == usage[0]["cache_write_tokens"]
+    for u, count in zip(usage, anthropic_stub.requests[0::2], strict=True):
+        assert u["counted_input_tokens"] == len(message_text(count)) // 4  # what it answered
+
+    meta = read_meta(project.suite / "answers" / "projects-api.meta.json").fields
+    assert meta["model"] == "anthropic/claude-sonnet-4-5"
+    assert meta["provenance"]["token_count"] == (
+        "provider count (AnthropicAPI.count_tokens, through inspect)"
+    )
+
+
+def test_through_anthropic_the_window_comes_from_inspects_model_database(
+    runner: CliRunner, project: Project, anthropic_stub: Stub
+) -> None:
+    keep_questions(project, "q1")
+    folder = attachments(project.root)
+    (folder / "sdlc" / "export.md").write_text("lorem ipsum dolor sit amet\n" * 32_000)
+    result = run(runner, project, harness("anthropic/claude-sonnet-4-5", folder))
+    assert result.exit_code == 1
+    assert [r["path"] for r in anthropic_stub.requests] == ["/v1/messages/count_tokens"]
+    counted = len(message_text(anthropic_stub.requests[0])) // 4
+    [entry] = ledger(project)
+    trace = (project.root / entry["trace"]).read_text()
+    assert (
+        f"does not fit: {counted:,} prompt tokens + 2,048 for the answer exceed 200,000, the "
+        "context window of anthropic/claude-sonnet-4-5 (inspect's model database); tokens "
+        "counted by provider count (AnthropicAPI.count_tokens, through inspect)"
+    ) in trace
