@@ -162,12 +162,28 @@ def test_seal_gives_fresh_canaries_and_a_copied_suite_is_refused(
     assert not old & new  # v1's canaries, which may have leaked, are not carried over
 
 
-def test_seal_warns_about_repositories_not_at_hand(runner: CliRunner, project: Project) -> None:
+def test_seal_refuses_repositories_not_at_hand_unless_unchecked(
+    runner: CliRunner, project: Project
+) -> None:
     (project.root / "params.yaml").write_text("repos: {}\n")
+    keys = (project.suite / "keys.jsonl").read_bytes()
     result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert_error(
+        result,
+        f"{project.suite / 'questions.jsonl'}:1: as_of names repository 'sdlc', which neither "
+        "params.yaml repos: nor --repo names; add it (--repo sdlc=PATH), or seal with "
+        "--unchecked to seal without checking it",
+    )
+    assert (project.suite / "keys.jsonl").read_bytes() == keys
+    assert not (project.suite / "manifest.json").exists()
+    result = invoke(runner, "knowledge", "seal", str(project.suite), "--unchecked")
     assert result.exit_code == 0, result.output
-    assert "warning: sources not checked in repositories not at hand: sdlc" in result.stderr
+    assert "warning: sealed --unchecked: sources not checked in repositories not at hand: sdlc" in (
+        result.stderr
+    )
     assert "0 sources checked" in result.stdout
+    manifest = json.loads((project.suite / "manifest.json").read_text())
+    assert manifest["unchecked_repos"] == ["sdlc"]
 
 
 def rewrite_key(project: Project, **changes: object) -> None:

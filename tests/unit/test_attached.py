@@ -38,9 +38,6 @@ from flightdeck.arms.attachments import EMPTY_SHA256, folder_hash
 from flightdeck.errors import FlightdeckError, InputError
 from flightdeck.suite.records import CANARY_PREFIX
 
-# inspect_ai's retry set-up uses a tenacity argument that tenacity now deprecates
-pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated")
-
 AS_OF = {"sdlc": "a" * 40}
 TASK = {"id": "q1", "question": "Why Postgres?", "kind": "decision-why", "as_of": AS_OF}
 ADR = "# ADR 1\n\nPostgres, for JSONB.\n"

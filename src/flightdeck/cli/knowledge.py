@@ -36,9 +36,18 @@ def knowledge() -> None:
     default=None,
     help="Register the suite's canaries in DIR/manifest.json [params: holdouts, holdouts/].",
 )
+@click.option(
+    "--unchecked",
+    is_flag=True,
+    help="Seal although a repository of as_of is not at hand; the manifest records which.",
+)
 @params_options
 def seal_command(
-    suite: Path, holdouts: Path | None, params_file: Path | None, repo: tuple[str, ...]
+    suite: Path,
+    holdouts: Path | None,
+    unchecked: bool,
+    params_file: Path | None,
+    repo: tuple[str, ...],
 ) -> None:
     """Validate a suite, give each key a canary, and write manifest.json.
 
@@ -58,13 +67,15 @@ def seal_command(
     params = load_params_from_cli(params_file, repo, near=suite, holdouts=holdouts)
     holdouts = params.holdouts
     result = seal(
-        suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"), holdouts=holdouts
+        suite,
+        repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"),
+        holdouts=holdouts,
+        unchecked=unchecked,
     )
     if result.unchecked_repos:
         click.echo(
-            "warning: sources not checked in repositories not at hand: "
-            f"{', '.join(result.unchecked_repos)} (add them under repos: in params.yaml or "
-            "pass --repo NAME=PATH)",
+            "warning: sealed --unchecked: sources not checked in repositories not at hand: "
+            f"{', '.join(result.unchecked_repos)} (recorded in manifest.json)",
             err=True,
         )
     if result.already:
@@ -85,6 +96,40 @@ def seal_command(
     )
     if holdouts is not None:
         click.echo(f"canaries registered in {holdouts / 'manifest.json'}")
+
+
+@knowledge.command("check")
+@suite_argument
+@params_options
+@click.pass_context
+def check_command(
+    ctx: click.Context, suite: Path, params_file: Path | None, repo: tuple[str, ...]
+) -> None:
+    """Run every check of seal and list every problem; write nothing (sealing is for good).
+
+    One line per problem, in file and line order, at most 50. Exit 0 when the suite would
+    seal, 2 when there is a problem.
+
+    \b
+    Example:
+        flightdeck knowledge check suites/knowledge-gold-v1
+        flightdeck knowledge check suites/knowledge-gold-v1 --repo sdlc=../sdlc
+    """
+    from flightdeck.suite.repos import RepoSet
+    from flightdeck.tasks.knowledge import check
+
+    params = load_params_from_cli(params_file, repo, near=suite)
+    problems = check(suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"))
+    for problem in problems[:CHECK_LIMIT]:
+        click.echo(f"error: {problem}", err=True)
+    if len(problems) > CHECK_LIMIT:
+        click.echo(f"error: ... and {len(problems) - CHECK_LIMIT} more problems", err=True)
+    if problems:
+        ctx.exit(2)
+    click.echo(f"{suite}: every seal check passes; seal it with `flightdeck knowledge seal`")
+
+
+CHECK_LIMIT = 50
 
 
 @knowledge.command("status")
@@ -144,6 +189,11 @@ def status_command(
         )
     else:
         click.echo(f"{mark(True)}sealed {st.sealed_at}, files match manifest.json")
+    if st.unchecked_repos:
+        click.echo(
+            f"{mark(False)}sealed --unchecked: its sources in {', '.join(st.unchecked_repos)} "
+            "were never checked at as_of"
+        )
     if st.void is not None:
         click.echo(f"{mark(False)}VOID: a canary leaked ({_evidence(st.void)})")
     elif st.holdouts == "sealed":
@@ -223,6 +273,11 @@ def _evidence(evidence: dict[str, Any]) -> str:
     default=None,
     help="Per-question results folder [results/<suite>/].",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Take unrated arms' correctness from this calibrated judge [params: judge].",
+)
 @stats_options
 @params_options
 def score_command(
@@ -233,6 +288,7 @@ def score_command(
     json_path: Path | None,
     report_path: Path | None,
     results_dir: Path | None,
+    judge: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     **overrides: Any,
@@ -252,7 +308,7 @@ def score_command(
     from flightdeck.scoring.report import write_outputs
     from flightdeck.tasks.knowledge import record_scores, score
 
-    params = load_params_from_cli(params_file, repo, near=suite, **overrides)
+    params = load_params_from_cli(params_file, repo, near=suite, judge=judge, **overrides)
     name = suite.resolve().name
     with gc_paused():
         result = score(
@@ -281,6 +337,8 @@ def _print_score(result: Any) -> None:
     click.echo(f"suite {result.suite}: {result.n} questions")
     for s in result.arms.values():
         click.echo(_meta_lines(s)[0].replace("**", ""))
+    for arm, words in result.sources.items():
+        click.echo(f"{arm}: correctness from {words}")
     for s in result.arms.values():
         c = s.citations
         click.echo(
@@ -310,6 +368,11 @@ def _print_score(result: Any) -> None:
     default=None,
     help="Allowed loss in points [params: gate_margin, 10].",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Take unrated arms' correctness from this calibrated judge [params: judge].",
+)
 @stats_options
 @params_options
 @json_option
@@ -318,6 +381,7 @@ def gate_command(
     pinned: str,
     candidate: str,
     gate_margin: float | None,
+    judge: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     as_json: bool,
@@ -337,7 +401,7 @@ def gate_command(
     from flightdeck.tasks.knowledge import gate
 
     params = load_params_from_cli(
-        params_file, repo, near=suite, gate_margin=gate_margin, **overrides
+        params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
     )
     result = gate(suite, pinned=pinned, candidate=candidate, params=params)
     if as_json:
@@ -347,6 +411,7 @@ def gate_command(
                     "passed": result.passed,
                     "failed": list(result.failed),
                     "margin": result.margin,
+                    "correctness_from": result.sources,
                     "metrics": {
                         m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi}
                         for m, mc in result.comparison.metrics.items()
@@ -357,6 +422,8 @@ def gate_command(
             )
         )
     else:
+        for arm, words in result.sources.items():
+            click.echo(f"{arm}: correctness from {words}")
         for m, mc in result.comparison.metrics.items():
             verdict = "FAIL" if m in result.failed else "ok"
             click.echo(
@@ -379,12 +446,15 @@ def gate_command(
 
 def _attach() -> None:
     """Commands that live in their own modules but belong to the knowledge group."""
+    from flightdeck.cli.judge import calibrate_command, judge_command
     from flightdeck.cli.knowledge_import import import_answers_command
     from flightdeck.cli.rating import agreement_command, rate_command
 
     knowledge.add_command(import_answers_command)
     knowledge.add_command(rate_command)
     knowledge.add_command(agreement_command)
+    knowledge.add_command(judge_command)
+    knowledge.add_command(calibrate_command)
 
 
 _attach()

@@ -42,6 +42,8 @@ def metrics_json(result: ScoreResult) -> dict[str, Any]:
             "kappa_agreement": None if s.kappa.agreement is None else _r(s.kappa.agreement),
             "kappa_n": s.kappa.n,
         }
+        if result.sources:  # a judge was named (#14): say where correctness came from
+            arms[arm]["correctness_from"] = result.sources[arm]
     comparisons: dict[str, Any] = {}
     for c in result.comparisons:
         comparisons[c.key] = {
@@ -171,7 +173,8 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out = [f"# Knowledge evals: {result.suite}", ""]
     out += [
         f"{_count(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
-        f"their manifest (score refuses otherwise), and {_custody(result)}. Scored with "
+        f"their manifest (score refuses otherwise){_unchecked(result)}, and "
+        f"{_custody(result)}. Scored with "
         f"flightdeck {__version__}. Intervals are {level}: Wilson for "
         "proportions, a paired percentile bootstrap over questions for differences (seed "
         f"{p.seed}, {p.resamples} resamples).",
@@ -182,6 +185,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out += ["## Arms", ""]
     for s in result.arms.values():
         out += _meta_lines(s)
+    out += _sources_section(result)
     out += ["", "## Metrics", ""]
     out += [
         "| arm | answered | correctness | citation validity | raters | κ (agreement) |",
@@ -224,6 +228,25 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
         out += _comparison_section(comparison, result)
     out += _how_to_read(result)
     return "\n".join(out) + "\n"
+
+
+def _unchecked(result: ScoreResult) -> str:
+    repos = getattr(result, "unchecked_repos", ())
+    if not repos:
+        return ""
+    return (
+        f"; **it was sealed --unchecked: its sources in {', '.join(repos)} were never "
+        "checked at as_of**"
+    )
+
+
+def _sources_section(result: ScoreResult) -> list[str]:
+    """Where each arm's correctness came from, when a judge was named (#14)."""
+    if not result.sources:
+        return []
+    out = ["", "### Where correctness comes from", ""]
+    out += [f"- **{arm}**: {words}" for arm, words in result.sources.items()]
+    return out
 
 
 def _custody(result: ScoreResult) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,8 @@ from flightdeck.suite.repos import RepoSet
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
+    from flightdeck.rating.calibration import JudgedBy
+    from flightdeck.suite.checks import Problem
 
 
 def new_canary() -> str:
@@ -111,7 +113,35 @@ def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Qu
     return questions, keys
 
 
-def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> SealResult:
+def check(suite_dir: Path, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
+    """Every problem a seal would refuse, in file and line order; writes nothing.
+
+    A questions or keys file that cannot be read line by line stops there (its first bad
+    line is the problem); everything else is listed.
+    """
+    from flightdeck.suite.checks import Problem, check_suite, sort_problems
+
+    suite = open_suite(suite_dir)
+    problems: list[Problem] = []
+    try:
+        questions = read_questions(suite.questions)
+    except InputError as exc:
+        problems.append(Problem(exc.path or "", exc.line or 0, exc.message))
+        questions = []
+    try:
+        keys = read_keys(suite.keys, sealed=None)
+    except InputError as exc:
+        problems.append(Problem(exc.path or "", exc.line or 0, exc.message))
+        keys = []
+    if problems:
+        return sort_problems(problems)
+    found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
+    return list(found.problems)
+
+
+def seal(
+    suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None, unchecked: bool = False
+) -> SealResult:
     """Validate a suite, give every key a fresh canary, write manifest.json, register canaries.
 
     manifest.json is written after keys.jsonl: a crash before it leaves a suite that simply
@@ -123,8 +153,14 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
     suite = open_suite(suite_dir)
     if suite.manifest.exists():
         return _register_sealed(suite, holdouts)
-    questions, keys = load_suite_files(suite, sealed=None)
-    checked, unchecked = _check_sources(suite, questions, keys, repos)
+    from flightdeck.suite.checks import check_suite
+
+    questions = read_questions(suite.questions)
+    keys = read_keys(suite.keys, sealed=None)
+    found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
+    if found.first is not None:
+        raise found.first.error()
+    checked, not_checked = found.checked_sources, found.unchecked_repos
     # Fresh canaries always: a canary copied from an earlier version may have leaked.
     sealed_keys = [
         Key(k.id, k.answer_key, k.required_facts, k.valid_sources, new_canary()) for k in keys
@@ -135,11 +171,12 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
         sealed_at=utc_now(),
         files={name: sha256_file(suite.root / name) for name in SEALED_FILES},
         flightdeck_version=__version__,
+        unchecked_repos=not_checked,
     )
     write_json(suite.manifest, manifest.to_json())
     if holdouts is not None:
         _register(holdouts, suite, manifest, sealed_keys)
-    return SealResult(suite.name, manifest, len(questions), checked, tuple(sorted(unchecked)))
+    return SealResult(suite.name, manifest, len(questions), checked, not_checked)
 
 
 def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Sequence[Key]) -> None:
@@ -171,54 +208,6 @@ def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
     # pipeline's seal stage and `dvc repro -f` pass on a sealed suite. Canaries never change.
     questions = len(read_questions(suite.questions))
     return SealResult(suite.name, manifest, questions, 0, (), already=True)
-
-
-def _check_sources(
-    suite: SuitePaths, questions: Sequence[Question], keys: Sequence[Key], repos: RepoSet
-) -> tuple[int, set[str]]:
-    """Each repo source exists at ``as_of`` with the recorded sha256, where the repo is at hand."""
-    by_id = {q.id: q for q in questions}
-    needed = {repo for q in questions for repo in q.as_of}
-    # A repository params.yaml or --repo names must be there; only unnamed ones are skipped.
-    unchecked = {name for name in needed if name not in repos.locations}
-    for q in questions:
-        for name, commit in q.as_of.items():
-            if name not in unchecked and not repos.get(name).has_commit(commit):
-                raise InputError(
-                    suite.questions,
-                    q.line,
-                    f"commit {commit} is not in repository {name!r} "
-                    f"({repos.locations[name]}); fix as_of or fetch the commit",
-                )
-    checked = 0
-    for name in sorted(needed - unchecked):
-        from flightdeck.suite.repos import sha256_at
-
-        wanted = []
-        for key in keys:
-            for source in key.valid_sources:
-                parsed = parse_source_uri(source.uri)
-                if parsed is not None and parsed.repo == name:
-                    wanted.append((key, source, by_id[key.id].as_of[name], parsed.path))
-        hashes = sha256_at(repos.get(name), [(commit, path) for _, _, commit, path in wanted])
-        for key, source, commit, path in wanted:
-            actual = hashes[(commit, path)]
-            if actual is None:
-                raise InputError(
-                    suite.keys,
-                    key.line,
-                    f"valid source {source.uri!r} does not exist at as_of {commit[:12]} of "
-                    f"{name!r}; fix the path or the commit",
-                )
-            if actual != source.sha256:
-                raise InputError(
-                    suite.keys,
-                    key.line,
-                    f"valid source {source.uri!r} has sha256 {actual} at as_of {commit[:12]}, "
-                    f"not {source.sha256}; record the hash of the file at as_of",
-                )
-            checked += 1
-    return checked, unchecked
 
 
 # --- status -----------------------------------------------------------------------------
@@ -256,6 +245,7 @@ class SuiteStatus:
     arms: tuple[ArmStatus, ...]
     holdouts: str = "sealed"  # holdout.suite_state: no-manifest, unregistered, sealed, void
     custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
+    unchecked_repos: tuple[str, ...] = ()  # sealed --unchecked: sources never checked there
 
     scoring: tuple[str, ...] = ()  # the arms params.yaml scores; empty: every arm shown
 
@@ -326,6 +316,7 @@ def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
         holdouts=told.state,
         custody=told,
         scoring=params.arms,
+        unchecked_repos=manifest.unchecked_repos if manifest else (),
     )
 
 
@@ -368,6 +359,9 @@ class ScoreResult:
     sealed_at: str = ""
     holdouts: str = "sealed"  # see SuiteStatus.holdouts
     custody: Custody | None = None  # see SuiteStatus.custody
+    unchecked_repos: tuple[str, ...] = ()  # see SuiteStatus.unchecked_repos
+    # arm -> where its correctness came from, when a judge was named (#14); else empty
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 _read_ledger = read_ledger
@@ -392,8 +386,12 @@ def load_arm(
     questions: Sequence[Question],
     keys: dict[str, Key],
     params: Params,
+    judge: JudgedBy | None = None,
 ) -> ArmScore:
-    """Read and check one arm's answers, labels and meta, then score it."""
+    """Read and check one arm's answers, labels and meta, then score it.
+
+    An arm no person rated takes its labels from ``judge`` (a calibrated judge), if given.
+    """
     ids = [q.id for q in questions]
     check_arm_name(arm)
     if not suite.answers(arm).is_file():
@@ -411,7 +409,11 @@ def load_arm(
     labels_path = suite.labels(arm)
     labels_data = read_bytes(labels_path) if labels_path.is_file() else None
     labels = [] if labels_data is None else read_labels(labels_path, ids, data=labels_data)
-    check_labels(labels_path, answers, labels, min_raters=params.min_raters)
+    if judge is not None and not labels:
+        labels = judge.labels(suite, arm, answers)
+        check_labels(labels_path, answers, labels, min_raters=1)
+    else:
+        check_labels(labels_path, answers, labels, min_raters=params.min_raters)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
         arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta
@@ -428,7 +430,7 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 
 def _prepare(
     suite_dir: Path, arms: Sequence[str], params: Params
-) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest]:
+) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest, dict[str, str]]:
     suite = open_suite(suite_dir)
     manifest = verify_sealed(suite)
     evidence = _void_evidence(params, suite.name)
@@ -441,8 +443,28 @@ def _prepare(
         )
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
-    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params) for arm in arms}
-    return suite, questions, scores, manifest
+    judge = _calibrated_judge(suite, params)
+    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params, judge) for arm in arms}
+    return suite, questions, scores, manifest, _sources(scores, judge)
+
+
+def _calibrated_judge(suite: SuitePaths, params: Params) -> JudgedBy | None:
+    from flightdeck.rating.calibration import calibrated_judge
+
+    return calibrated_judge(suite, params)
+
+
+def _sources(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, str]:
+    """Where each arm's correctness came from, in words; empty when no judge was named."""
+    from flightdeck.rating.calibration import people_words
+
+    if judge is None:
+        return {}
+    judged = f"judge:{judge.spec.name}"
+    return {
+        arm: judge.words() if s.raters == (judged,) else people_words(s.raters)
+        for arm, s in scores.items()
+    }
 
 
 def describe_void(evidence: dict[str, Any]) -> str:
@@ -479,7 +501,7 @@ def score(
     from flightdeck.perf import gc_paused
 
     with gc_paused():
-        suite, questions, scores, manifest = _prepare(suite_dir, arms, params)
+        suite, questions, scores, manifest, sources = _prepare(suite_dir, arms, params)
     _check_ledger(suite, scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
@@ -505,6 +527,8 @@ def score(
         manifest.sealed_at,
         told.state,
         told,
+        manifest.unchecked_repos,
+        sources,
     )
 
 
@@ -560,6 +584,7 @@ class GateResult:
     margin: float  # points
     comparison: Comparison
     failed: tuple[str, ...]  # metrics whose lower bound is below -margin
+    sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
 
     @property
     def passed(self) -> bool:
@@ -572,7 +597,7 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
 
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _ = _prepare(suite_dir, [pinned, candidate], params)
+    suite, _, scores, _, sources = _prepare(suite_dir, [pinned, candidate], params)
     _check_ledger(suite, scores)
     comparison = compare_arms(
         scores[pinned],
@@ -585,4 +610,6 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
     bar = -params.gate_margin / 100
     # "not >=" rather than "<", so that a NaN bound fails the gate instead of passing it.
     failed = tuple(m for m in METRICS if not comparison.metrics[m].lo >= bar - TOLERANCE)
-    return GateResult(suite.name, pinned, candidate, params.gate_margin, comparison, failed)
+    return GateResult(
+        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources
+    )
