@@ -296,3 +296,13 @@ def test_a_reply_cut_at_the_context_length_fails_instead_of_answering(tmp_path: 
     script = Scripted("partial", stop="model_length")
     with pytest.raises(ModelFailed, match="stopped at its context length"):
         answer(TASK, load_attachments(top), script.model(), max_tokens=10, context_window=1000)
+
+
+def test_a_model_inspect_cannot_open_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(
+        FlightdeckError, match=r"--model: cannot open 'nosuch/x' \(Model API nosuch"
+    ):
+        inspect_call.ask("nosuch/x", "s", "d", "q", max_tokens=1, context_window=100)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(FlightdeckError, match="No ANTHROPIC_API_KEY defined in the environment"):
+        inspect_call.ask("anthropic/claude-sonnet-4-5", "s", "d", "q", max_tokens=1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -109,9 +110,18 @@ async def _ask(
     )
 
     config = GenerateConfig(max_tokens=max_tokens, cache_prompt=True, max_retries=max_retries)
-    model = (
-        get_model(model_or_name, config=config) if isinstance(model_or_name, str) else model_or_name
-    )
+    if isinstance(model_or_name, str):
+        try:
+            model = get_model(model_or_name, config=config)
+        except Exception as exc:  # inspect raises PrerequisiteError, ValueError, ... per provider
+            reason = " ".join(str(exc).replace("[bold]", "").replace("[/bold]", "").split())
+            reason = re.sub(r"\[/?[a-z]+\]", "", reason)
+            raise FlightdeckError(
+                f"--model: cannot open {model_or_name!r} ({reason}); check the name and the "
+                "provider's key and base URL variables"
+            ) from None
+    else:
+        model = model_or_name
     name = str(model_or_name) if isinstance(model_or_name, str) else str(model)
     messages: list[Any] = [
         ChatMessageSystem(content=system),
