@@ -16,19 +16,17 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import sha256_file
 from flightdeck.params import PARAMS_FILE, Params, load_params, parse_repo_option
 from flightdeck.suite.records import Manifest, read_manifest
-
-if TYPE_CHECKING:
-    from flightdeck.suite.repos import RepoSet
+from flightdeck.suite.repos import CACHE_FOLDER as CACHE_FOLDER  # re-exported: the one spelling
+from flightdeck.suite.repos import RepoSet
 
 SEALED_FILES = ("questions.jsonl", "keys.jsonl")
-STATE_FOLDER = Path(".flightdeck")  # flightdeck's own files in the project root
-CACHE_FOLDER = STATE_FOLDER / "cache"  # bundle clones; the one spelling of this path
+STATE_FOLDER = CACHE_FOLDER.parent  # flightdeck's own files in the project root
 WORKSPACES_FOLDER = STATE_FOLDER / "workspaces"  # blob store of the trial workspaces
 
 
@@ -359,8 +357,6 @@ class Project:
     @cached_property
     def repos(self) -> RepoSet:
         """The repositories by name, bundles cloned into the project's cache."""
-        from flightdeck.suite.repos import RepoSet
-
         return RepoSet(self.params.repos, self.cache)
 
     def suite(self, folder: Path, *, keys: bool = True) -> Suite:

@@ -20,6 +20,10 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 
+# Where bundles are cloned, relative to the project root. Spelled here only: Project.cache is
+# the project's copy, and a RepoSet made without one (a Python caller) uses it from the cwd.
+CACHE_FOLDER = Path(".flightdeck") / "cache"
+
 
 def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
     proc = subprocess.run(
@@ -37,7 +41,7 @@ def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
 class Repository:
     """One named repository: a clone (work tree or bare) or a bundle file."""
 
-    def __init__(self, name: str, location: Path, cache_dir: Path) -> None:
+    def __init__(self, name: str, location: Path, cache_dir: Path = CACHE_FOLDER) -> None:
         self.name = name
         self.location = location
         self.git_dir = _resolve_git_dir(location, cache_dir)
@@ -156,7 +160,7 @@ class RepoSet:
     ``cache_dir`` is where bundles are cloned: ``Project.cache`` (``.flightdeck/cache``).
     """
 
-    def __init__(self, locations: Mapping[str, Path], cache_dir: Path) -> None:
+    def __init__(self, locations: Mapping[str, Path], cache_dir: Path = CACHE_FOLDER) -> None:
         self.locations = dict(locations)
         self.cache_dir = cache_dir
         self._open: dict[str, Repository] = {}
