@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 OPAQUE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 SOURCE_URI_RE = re.compile(
-    r"(?P<repo>[^/#\s]+)/(?P<path>[^#]+?)(?:#L(?P<start>[1-9]\d*)(?:-L(?P<end>[1-9]\d*))?)?\Z"
+    r"(?P<repo>[^/#\s]+)/(?P<path>[^#]+)(?:#L(?P<start>[1-9]\d*)(?:-L(?P<end>[1-9]\d*))?)?\Z"
 )
+_SPAN_RE = re.compile(r"#L([1-9]\d*)-L([1-9]\d*)\Z")
 # Either form, anchored for msgspec (which searches): an opaque uri may hold anything after
-# its scheme, newlines included.
+# its scheme, newlines included. (A path holds no "#", so its greedy [^#]+ never backtracks.)
 URI_PATTERN = rf"\A(?:(?s:{OPAQUE_RE.pattern}.*)|{SOURCE_URI_RE.pattern})"
 
 
@@ -49,10 +50,10 @@ def parse_source_uri(uri: str) -> SourceUri | None:
 def span_in_order(uri: str) -> bool:
     """False only for a repository uri whose span ends before it starts (``#L9-L3``).
 
-    A regex cannot compare the two numbers, so this rule runs in Python; the test for
-    ``-L`` first keeps it to a substring search for the uris that have no end.
+    A regex cannot compare two numbers, so this rule runs in Python, for a uri of either
+    valid shape (a repository uri's ``#`` only ever starts its span).
     """
-    if "-L" not in uri:
+    match = _SPAN_RE.search(uri)
+    if match is None or OPAQUE_RE.match(uri):
         return True
-    parts = parse_source_uri(uri)
-    return parts is None or parts.start is None or parts.end is None or parts.end >= parts.start
+    return int(match[2]) >= int(match[1])
