@@ -1,11 +1,13 @@
-"""One msgspec Struct per suite record, and the readers that validate files against them.
+"""The readers of suite files: each line decoded against its record's Struct, then the
+rules between records.
 
-A record's field types are its rules: msgspec decodes and checks every line in C. A bad
-line is named with the file, the line and how to fix it, from the explanations beside
-each Struct (see ``decoding.py``). The rules between records (unique ids, ids the suite
-knows, one label per rater and answer) run once, after the lines decode. Unknown fields
-are refused (a typo in a field name would otherwise drop data silently), except in meta
-files, which are free-form provenance.
+msgspec decodes and checks every line in C against the Structs of ``schema.py``. A bad
+line is named with the file, the line and how to fix it, from the explanations below (see
+``decoding.py``). The rules between records (unique ids, ids the suite knows, one label
+per rater and answer) run once, after the lines decode. Unknown fields are refused (a typo
+in a field name would otherwise drop data silently), except in meta files, which are
+free-form provenance. The records and constants are re-exported here, where the rest of
+flightdeck has always imported them.
 """
 
 from __future__ import annotations
@@ -13,20 +15,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
 
 import msgspec
-from msgspec import Meta, Struct
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import read_bytes, read_json
 from flightdeck.suite.decoding import (
     AT_LEAST_ONE,
-    Computed,
     Explain,
-    Line,
     NonBlank,
     Schema,
     decode_document,
@@ -39,10 +37,34 @@ from flightdeck.suite.decoding import (
     texts,
 )
 from flightdeck.suite.repos import glob_regex
+from flightdeck.suite.schema import (
+    BOTH_SEALED,
+    CANARY_PREFIX,
+    CANARY_RE,
+    COMMIT_RE,
+    KINDS,
+    RUNNERS,
+    SHA256_RE,
+    Answer,
+    ArmMeta,
+    Canary,
+    Commit,
+    Key,
+    Kind,
+    Label,
+    Manifest,
+    MetaFile,
+    Question,
+    RepoName,
+    Runner,
+    SealedName,
+    Sha256,
+    Source,
+    Uri,
+)
 from flightdeck.suite.uris import (
     OPAQUE_RE,
     SOURCE_URI_RE,
-    URI_PATTERN,
     SourceUri,
     parse_source_uri,
     span_in_order,
@@ -75,111 +97,7 @@ __all__ = [
     "read_questions",
 ]
 
-CANARY_PREFIX = "FLIGHTDECK-SEALED-KEY-CANARY-DO-NOT-TRAIN-OR-INDEX-"
-CANARY_RE = re.compile(re.escape(CANARY_PREFIX) + r"[0-9a-f]{32}\Z")
-COMMIT_RE = re.compile(r"[0-9a-fA-F]{40}\Z")
-SHA256_RE = re.compile(r"[0-9a-fA-F]{64}\Z")
-
-Kind = Literal["decision-why", "blocker", "what-changed", "how-to", "who-owns"]
-KINDS: tuple[str, ...] = get_args(Kind)
-Runner = Literal["person", "harness"]
-RUNNERS: tuple[str, ...] = get_args(Runner)
-
-# msgspec searches a pattern, so each is anchored at the start (the regexes end in \Z).
-Commit = Annotated[str, Meta(pattern=r"\A" + COMMIT_RE.pattern)]
-Sha256 = Annotated[str, Meta(pattern=r"\A" + SHA256_RE.pattern)]
-Canary = Annotated[str, Meta(pattern=r"\A" + CANARY_RE.pattern)]
-RepoName = Annotated[str, Meta(pattern=r"\A[^/]+\Z")]
-Uri = Annotated[str, Meta(pattern=URI_PATTERN)]
-SealedName = Annotated[str, Meta(pattern=r"\A(?:questions|keys)\.jsonl\Z")]
-BOTH_SEALED = Meta(min_length=2, max_length=2)  # two names of the two: both files
 _UPPER_HEX = re.compile("[A-F]")
-
-
-class Source(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
-    """A cited or valid source: a uri and the hex SHA-256 of its bytes."""
-
-    uri: Uri
-    sha256: Sha256
-
-
-class Question(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
-    id: NonBlank
-    question: NonBlank
-    kind: Kind
-    as_of: Annotated[dict[RepoName, Commit], AT_LEAST_ONE]
-    scope: tuple[NonBlank, ...]
-    line: Line = 0
-
-
-class Key(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
-    id: NonBlank
-    answer_key: NonBlank
-    required_facts: Annotated[tuple[NonBlank, ...], AT_LEAST_ONE]
-    valid_sources: Annotated[tuple[Source, ...], AT_LEAST_ONE]
-    canary: Canary | None = None
-    line: Line = 0
-
-    def to_json(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "id": self.id,
-            "answer_key": self.answer_key,
-            "required_facts": list(self.required_facts),
-            "valid_sources": [{"uri": s.uri, "sha256": s.sha256} for s in self.valid_sources],
-        }
-        if self.canary is not None:
-            record["canary"] = self.canary
-        return record
-
-
-class Answer(Struct, frozen=True, forbid_unknown_fields=True, gc=False, omit_defaults=True):
-    id: NonBlank
-    answer: str
-    citations: tuple[Source, ...]
-    sha256: Computed = ""  # of the record as canonical JSON: what a label binds to
-    line: Line = 0
-
-
-class Label(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
-    id: NonBlank
-    rater: NonBlank
-    correct: bool
-    unsupported: tuple[Uri, ...] = ()
-    answer_sha256: Sha256 | None = None
-    line: Line = 0
-    time: str | None = None  # when the rating tool recorded it; a file may not give null
-
-
-class Manifest(Struct, frozen=True, forbid_unknown_fields=True):
-    suite: NonBlank
-    sealed_at: NonBlank
-    files: Annotated[dict[SealedName, Sha256], BOTH_SEALED] = msgspec.field(name="sha256")
-    flightdeck_version: NonBlank
-
-    def to_json(self) -> dict[str, Any]:
-        """manifest.json as written (``files`` is stored under ``sha256``)."""
-        return {
-            "suite": self.suite,
-            "sealed_at": self.sealed_at,
-            "sha256": dict(self.files),
-            "flightdeck_version": self.flightdeck_version,
-        }
-
-
-class _MetaFile(Struct, frozen=True):
-    """The fields an arm's meta file must have; any others are kept as provenance."""
-
-    runner: Runner
-    by: NonBlank
-    date: NonBlank
-    model: NonBlank
-    knowledge_snapshot: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ArmMeta:
-    runner: Literal["person", "harness"]
-    fields: dict[str, Any]
 
 
 def glob_ok(pattern: str) -> bool:
@@ -371,7 +289,7 @@ MANIFEST = Schema(
     },
 )
 META = Schema(
-    _MetaFile,
+    MetaFile,
     {
         "runner": text(
             "runner", then=(Runner, lambda r: f"runner {r!r} is unknown; use person or harness")
