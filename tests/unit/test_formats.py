@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from flightdeck.errors import InputError
 from flightdeck.suite.records import (
     CANARY_PREFIX,
+    KINDS,
     read_answers,
     read_keys,
     read_labels,
@@ -309,8 +310,8 @@ FIELD_VALUES = st.one_of(
     st.none(),
     st.integers(-1, 1),
     st.sampled_from(["how-to", "blocker", "trivia"]),
-    st.just({"uri": "sdlc/a.md", "sha256": S}),
-    st.just({"sdlc": C}),
+    st.fixed_dictionaries({"uri": TEXTS, "sha256": HEXES}),  # a source, good or bad
+    st.dictionaries(TEXTS, HEXES, min_size=1, max_size=2),  # an as_of, good or bad
 )
 
 
@@ -398,6 +399,91 @@ def test_schema_agrees_with_reference(
         lines = [line.replace("1" * 32, f"{i:032x}") for i, line in enumerate(lines)]
     path = tmp_path_factory.mktemp("schema") / "f.jsonl"
     path.write_text("\n".join(lines) + "\n")
+    assert outcome(reader, path) == outcome(oracle, path)
+
+
+def mostly(
+    good: st.SearchStrategy[object], *near: st.SearchStrategy[object]
+) -> st.SearchStrategy[object]:
+    """Eight times in ten a valid value (edge cases included), else a near miss or anything."""
+    misses = st.one_of(*near) if near else FIELD_VALUES
+    return st.integers(0, 9).flatmap(lambda n: good if n > 1 else misses if n else FIELD_VALUES)
+
+
+GOOD_URIS = st.sampled_from(["sdlc/a.md", "sdlc/a.md#L3", "sdlc/a.md#L3-L12", "https://x#L9-L2"])
+URIS = mostly(GOOD_URIS, st.sampled_from(["sdlc/a.md#L12-L3", "a.md", ""]), TEXTS)
+GOOD_HEX = st.sampled_from(["b" * 64, "B" * 64, "0123456789abcdefABCDEF" * 2 + "0" * 20])
+SOURCE_ITEM = mostly(st.fixed_dictionaries({"uri": URIS, "sha256": mostly(GOOD_HEX, HEXES)}))
+COMMITS = mostly(st.sampled_from(["a" * 40, "A" * 40, "0123456789" * 4]), HEXES)
+GLOBS = mostly(st.sampled_from(["docs/**", "docs/[a-z].md", "*.md"]), st.just("docs/[z-a].md"))
+IDS = mostly(st.sampled_from(["q1", "q2", "q3"]), st.just("q9"), TEXTS)
+TEXT = mostly(st.sampled_from(["x", "Grüße 😀", " y "]), TEXTS)
+# Each field, and each value inside one, mostly valid: every rule, the nested ones
+# included, is met by some records and broken by others.
+FIELDS: dict[str, dict[str, st.SearchStrategy[object]]] = {
+    "questions": {
+        "id": IDS,
+        "question": TEXT,
+        "kind": mostly(st.sampled_from(KINDS), st.just("trivia")),
+        "as_of": mostly(
+            st.dictionaries(st.sampled_from(["sdlc", "b"]), COMMITS, min_size=1, max_size=2),
+            st.dictionaries(st.sampled_from(["", "a/b", "s"]), COMMITS, max_size=2),
+        ),
+        "scope": mostly(st.lists(GLOBS, max_size=2)),
+    },
+    "keys": {
+        "id": IDS,
+        "answer_key": TEXT,
+        "required_facts": mostly(st.lists(TEXT, min_size=1, max_size=2), st.just([])),
+        "valid_sources": mostly(st.lists(SOURCE_ITEM, min_size=1, max_size=2), st.just([])),
+        "canary": mostly(
+            st.sampled_from([None, CANARY_PREFIX + "1" * 32, CANARY_PREFIX + "2" * 32])
+        ),
+    },
+    "answers": {
+        "id": IDS,
+        "answer": mostly(TEXT, st.just("")),
+        "citations": mostly(st.lists(SOURCE_ITEM, max_size=2)),
+    },
+    "labels": {
+        "id": IDS,
+        "rater": mostly(st.sampled_from(["ada", "bob"]), TEXTS),
+        "correct": mostly(st.booleans()),
+        "unsupported": mostly(st.lists(URIS, max_size=2)),
+        "answer_sha256": mostly(GOOD_HEX | st.none()),
+        "time": mostly(st.just("2026-12-01T00:00:00Z"), st.none()),
+    },
+}
+READERS_BY_CASE = {
+    "questions": (read_questions, reference.questions),
+    "keys": (lambda p: read_keys(p), lambda p: reference.keys(p)),
+    "answers": (lambda p: read_answers(p, KNOWN), lambda p: reference.answers(p, KNOWN)),
+    "labels": (lambda p: read_labels(p, KNOWN), lambda p: reference.labels(p, KNOWN)),
+}
+
+
+@st.composite
+def records_of(draw: st.DrawFn, which: str) -> str:
+    fields = FIELDS[which]
+    record = {
+        name: draw(strategy)
+        for name, strategy in fields.items()
+        if draw(st.integers(0, 19))  # one in twenty left out
+    }
+    if draw(st.integers(0, 19)) == 0:
+        record["extra"] = 1
+    return json.dumps(record)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.sampled_from(sorted(FIELDS)), st.data())
+def test_schema_agrees_with_reference_field_by_field(
+    tmp_path_factory: pytest.TempPathFactory, which: str, data: st.DataObject
+) -> None:
+    lines = data.draw(st.lists(records_of(which), min_size=1, max_size=3))
+    path = tmp_path_factory.mktemp("fields") / "f.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    reader, oracle = READERS_BY_CASE[which]
     assert outcome(reader, path) == outcome(oracle, path)
 
 
