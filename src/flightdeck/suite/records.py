@@ -286,6 +286,9 @@ MANIFEST = Schema(
         "sealed_at": text("sealed_at"),
         "flightdeck_version": text("flightdeck_version"),
         "files": _sealed_files,
+        "unchecked_repos": either(
+            list[str], lambda _: "unchecked_repos must be a list of repository names"
+        ),
     },
 )
 META = Schema(

@@ -96,15 +96,20 @@ class Manifest(Struct, frozen=True, forbid_unknown_fields=True):
     sealed_at: NonBlank
     files: Annotated[dict[SealedName, Sha256], BOTH_SEALED] = msgspec.field(name="sha256")
     flightdeck_version: NonBlank
+    # repositories sealed with --unchecked: their sources were never checked at as_of
+    unchecked_repos: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """manifest.json as written (``files`` is stored under ``sha256``)."""
-        return {
+        out: dict[str, Any] = {
             "suite": self.suite,
             "sealed_at": self.sealed_at,
             "sha256": dict(self.files),
             "flightdeck_version": self.flightdeck_version,
         }
+        if self.unchecked_repos:
+            out["unchecked_repos"] = list(self.unchecked_repos)
+        return out
 
 
 class MetaFile(Struct, frozen=True):
