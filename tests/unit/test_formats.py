@@ -383,7 +383,7 @@ def outcome(reader, path: Path) -> object:  # type: ignore[no-untyped-def]
         return str(exc)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(st.sampled_from(sorted(CASES)), st.data())
 def test_schema_agrees_with_reference(
     tmp_path_factory: pytest.TempPathFactory, which: str, data: st.DataObject
