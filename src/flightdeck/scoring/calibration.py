@@ -199,7 +199,7 @@ def calibrate(
 
 
 def _cache_path(cache_dir: Path, n: int, threshold: float, alpha: float, side: str) -> Path:
-    name = f"calibration-v{CACHE_VERSION}-n{n}-t{threshold!r}-a{alpha!r}-{side}.json"
+    name = f"calibration-v{CACHE_VERSION}-n{n}-t{threshold:g}-a{alpha:.10g}-{side}.json"
     return cache_dir / "decision" / name
 
 
