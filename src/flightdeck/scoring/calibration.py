@@ -35,6 +35,7 @@ EXACT_MAX_N = 120
 GRID_STEP = 0.0005
 CACHE_VERSION = 1
 SIDES = ("shown", "ruled_out")
+_MEMO: dict[tuple[int, float, float, str], Calibration] = {}  # this process's calibrations
 
 
 @dataclass(frozen=True)
@@ -168,9 +169,21 @@ def calibrate(
     n: int, threshold: float, alpha: float, side: str, *, cache_dir: Path | None = None
 ) -> Calibration:
     """The calibrated level for a claim at n, read from ``cache_dir`` when computed before."""
-    cached = _read_cache(cache_dir, n, threshold, alpha, side)
-    if cached is not None:
-        return cached
+    key = (n, threshold, alpha, side)
+    result = _MEMO.get(key)
+    if result is None or (cache_dir is not None and result.exact):
+        from_disk = _read_cache(cache_dir, n, threshold, alpha, side)
+        if from_disk is not None:
+            result = from_disk
+        else:
+            result = result or _calibrate(n, threshold, alpha, side)
+            if result.exact:
+                _write_cache(cache_dir, result)
+    _MEMO[key] = result
+    return result
+
+
+def _calibrate(n: int, threshold: float, alpha: float, side: str) -> Calibration:
     if n > EXACT_MAX_N:
         return Calibration(n, threshold, alpha, side, alpha, alpha, None, None, False)
     import numpy as np
@@ -193,9 +206,7 @@ def calibrate(
         size, worst_p01, below = float(rates[at]), float(grid[at]), float(ranked[claiming - 1])
     else:
         size, worst_p01, below = 0.0, float(grid[0]), 0.0
-    result = Calibration(n, threshold, alpha, side, level, below, size, worst_p01, True)
-    _write_cache(cache_dir, result)
-    return result
+    return Calibration(n, threshold, alpha, side, level, below, size, worst_p01, True)
 
 
 def _cache_path(cache_dir: Path, n: int, threshold: float, alpha: float, side: str) -> Path:

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 def threshold_index(n: int, points: float) -> int:
     """The smallest k with k/n >= points/100, in exact rational arithmetic.
 
-    "D* < t" on the 1/n lattice is "K* < k_t"; a float product such as 40 * 0.15 =
-    6.000000000000001 would put the bound 6/40 on the wrong side of 15 points.
+    "D* < t" on the 1/n lattice is "K* < k_t"; a float product such as 100 * 0.07 =
+    7.000000000000001 would put the bound 7/100 on the wrong side of 7 points.
     """
     return math.ceil(n * Fraction(points) / 100)
 
