@@ -360,3 +360,36 @@ def test_bad_rule_is_refused() -> None:
             4, 1, 0, 0, threshold=15.0, confidence=0.95, rule="bayes",
             seeded_lo=0.0, seeded_hi=0.0, resamples=10,
         )  # fmt: skip
+
+
+def test_large_n_shortcuts_agree_with_the_full_sums() -> None:
+    from flightdeck.scoring.exact import WINDOW_ABOVE_N, window_pmf
+
+    assert WINDOW_ABOVE_N > EXACT_MAX_N  # calibrated levels never meet a shortcut
+    # The seeded law from the atoms near the threshold equals the law from all 2n + 1.
+    n, n10, n01 = 1000, 284, 98
+    full = seeded_at_least(exact_pmf(n, n10, n01), n, 150 - 1e-6, resamples=10_000, quantile=0.025)
+    start, pmf = window_pmf(n, n10, n01, 150)
+    window = seeded_at_least(pmf, n, 150 - 1e-6, resamples=10_000, quantile=0.025, start=start)
+    assert 0.3 < float(full) < 0.7
+    assert float(window) == pytest.approx(float(full), abs=1e-9)
+    # One cell at n = 5,000 sums a window of N10*; two cells at once sum everything.
+    alone = tail_below(5000, 1250, 470, 750)
+    both = tail_below(5000, [1250, 1251], [470, 470], 750)
+    assert float(alone) == pytest.approx(float(both[0]), rel=1e-12)
+
+
+def test_the_decision_does_not_import_scipy_stats() -> None:
+    # scipy.stats costs more to import than a whole n = 40 score (benchmarks/bench_decision.py).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from flightdeck.scoring.decision import decide\n"
+        "decide(40, 16, 3, 10, threshold=15.0, confidence=0.95, rule='calibrated',\n"
+        "       seeded_lo=0.1, seeded_hi=0.5, resamples=10_000)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('scipy.stats', 'scipy.optimize'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

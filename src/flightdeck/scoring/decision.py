@@ -26,12 +26,14 @@ from flightdeck.scoring.calibration import (
     statistic,
 )
 from flightdeck.scoring.exact import (
+    WINDOW_ABOVE_N,
     exact_pmf,
     exact_pmfs,
     lower_bound,
     seeded_at_least,
     threshold_index,
     upper_bound,
+    window_pmf,
 )
 from flightdeck.scoring.intervals import (
     Interval,
@@ -128,10 +130,9 @@ def decide(
     kt = threshold_index(n, threshold)
     t = threshold / 100
     q = float(statistic(n, [b], [c], threshold, "shown")[0])
-    pmf = exact_pmf(n, b, c)
-    seeded = float(
-        seeded_at_least(pmf, n, n * (t - TOLERANCE), resamples=resamples, quantile=alpha)
-    )
+    start, pmf = (-n, exact_pmf(n, b, c)) if n <= WINDOW_ABOVE_N else window_pmf(n, b, c, kt)
+    cut = n * (t - TOLERANCE)
+    seeded = float(seeded_at_least(pmf, n, cut, resamples=resamples, quantile=alpha, start=start))
     table = (both_right, b, c, n - both_right - b - c)
     if rule == "calibrated":
         shown = _calibrated(n, b, c, kt, threshold, alpha, "shown", cache_dir)

@@ -11,7 +11,6 @@ Bonett-Price and Newcombe's method 10; Wald and Agresti-Min are here as referenc
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from flightdeck.scoring.stats import wilson_interval
@@ -108,23 +107,28 @@ def tango_interval(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) 
 
 
 def tango_bounds(b: int, c: int, n: int, z: float) -> tuple[float, float]:
-    """The roots of T(delta) = z and T(delta) = -z in [-1, 1] (the ends when never reached)."""
-    from scipy.optimize import brentq
+    """The roots of T(delta) = z and T(delta) = -z in [-1, 1] (the ends when never reached).
 
+    T falls as delta rises, so each root is bracketed and found by bisection to the last
+    bit (no scipy.optimize import on the scoring path).
+    """
     theta = (b - c) / n
     edge = 1e-12
 
-    def root(f: Callable[[float], float], left: float, right: float) -> float:
-        return float(brentq(f, left, right, xtol=1e-14, maxiter=200))
+    def root(target: float, left: float, right: float) -> float:
+        # T(left) > target >= T(right): halve until the bracket is one float wide.
+        for _ in range(200):
+            mid = (left + right) / 2
+            if mid in (left, right):
+                break
+            if tango_statistic(b, c, n, mid) > target:
+                left = mid
+            else:
+                right = mid
+        return (left + right) / 2
 
-    def upper_z(x: float) -> float:
-        return tango_statistic(b, c, n, x) - z
-
-    def lower_z(x: float) -> float:
-        return tango_statistic(b, c, n, x) + z
-
-    lo = -1.0 if upper_z(-1.0 + edge) <= 0.0 else root(upper_z, -1.0 + edge, theta)
-    hi = 1.0 if lower_z(1.0 - edge) >= 0.0 else root(lower_z, theta, 1.0 - edge)
+    lo = -1.0 if tango_statistic(b, c, n, -1.0 + edge) <= z else root(z, -1.0 + edge, theta)
+    hi = 1.0 if tango_statistic(b, c, n, 1.0 - edge) >= -z else root(-z, theta, 1.0 - edge)
     return lo, hi
 
 
