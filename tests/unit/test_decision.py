@@ -207,7 +207,8 @@ def test_sizes_of_the_plain_rules_at_n40() -> None:
 
 
 def test_calibrated_gate_and_ruled_out_keep_their_guarantee() -> None:
-    for threshold, side in ((-10.0, "shown"), (15.0, "ruled_out"), (15.0, "shown")):
+    sides = ((-10.0, "shown"), (-10.0, "shown_by_score"), (15.0, "ruled_out"), (15.0, "shown"))
+    for threshold, side in sides:
         for n in (8, 16, 40):
             cal = calibrate(n, threshold, 0.025, side)
             assert cal.size is not None
@@ -303,20 +304,41 @@ def test_the_verdict_does_not_depend_on_line_order_or_seed() -> None:
 
 
 def test_zero_discordance_never_gives_a_zero_width_claim() -> None:
-    # Two identical arms at n = 8: the bootstrap is the single point 0. Nothing is ruled out
-    # (the audit's degenerate case), and the bounds are Tango's, of non-zero width.
+    # Two identical arms: the bootstrap is the single point 0, so the table is read with half
+    # a question in each discordant class. At n = 8 nothing is ruled out (the audit's
+    # degenerate "ruled out"), and the bounds have non-zero width.
     d8, _ = decision(8, 0, 0)
+    assert d8.point_mass
     assert d8.ruled_out is not None
     assert not d8.ruled_out.holds
     assert d8.shown.bound < 0 < d8.ruled_out.bound
-    # At n = 40 agreement on every question does rule a 15-point loss out, from Tango's bound
-    # (about 0.108 at the calibrated level), with the guarantee of the calibration.
+    # At n = 40, agreement on all 40 rules a 15-point loss out, from [-5, +5] points, and the
+    # calibration counts that cell: "ruled out" stays within its exact size.
     d40, _ = decision(40, 0, 0)
     assert d40.ruled_out is not None
     assert d40.ruled_out.holds
-    assert 0.05 < d40.ruled_out.bound < 0.15
+    assert (d40.shown.bound, d40.ruled_out.bound) == (-0.05, 0.05)
     assert d40.ruled_out.size is not None
     assert d40.ruled_out.size <= 0.025
+    # and the gate (10 points) passes identical arms at n = 40, not at n = 8.
+    gate = {"threshold": -10.0, "mirror": False, "power": False}
+    assert decision(40, 0, 0, **gate)[0].shown.holds
+    assert not decision(8, 0, 0, **gate)[0].shown.holds
+
+
+def test_ties_at_a_zero_tail_are_broken_by_the_observed_difference() -> None:
+    # At a negative threshold every n01 = 0 table has P*(D* < t) = 0 exactly. Taken as one tie
+    # group, the group is too likely under the null at n = 16 and no table could pass; broken
+    # by n10 - n01, the tables the candidate wins most pass, within the 2.5%.
+    cal = calibrate(16, -10.0, 0.025, "shown")
+    assert cal.level == 0.0
+    assert cal.size is not None
+    assert 0.0 < cal.size <= 0.025
+    assert decision(16, 5, 0, threshold=-10.0, mirror=False, power=False)[0].shown.holds
+    weak = decision(16, 1, 0, threshold=-10.0, mirror=False, power=False)[0]
+    assert weak.shown.p_exact == 0.0
+    assert not weak.shown.holds
+    assert weak.shown.bound < -0.10  # the bound agrees with the verdict even on a tie
 
 
 def test_the_calibration_is_cached_per_n_threshold_alpha(
@@ -393,3 +415,23 @@ def test_the_decision_does_not_import_scipy_stats() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_gate_reads_tango_calibrated_not_the_bootstrap() -> None:
+    # The audit: calibrating the bootstrap for the gate "would need alpha' = 0.14%" at n = 40;
+    # read off Tango's score statistic the calibrated level is 2.39%, worst case 2.47%.
+    boot = calibrate(40, -10.0, 0.025, "shown")
+    score = calibrate(40, -10.0, 0.025, "shown_by_score")
+    assert round(100 * boot.level, 2) == 0.14
+    assert round(100 * score.level, 2) == 2.39
+    assert score.size is not None
+    assert round(100 * score.size, 2) == 2.47
+    # A candidate 25 points better on a discordant suite passes the Tango-read gate; the
+    # bootstrap-read one would fail it (its budget goes on low-discordance tables).
+    gate = {"threshold": -10.0, "mirror": False, "power": False}
+    assert decision(40, 20, 10, by_score=True, **gate)[0].shown.holds
+    assert not decision(40, 20, 10, **gate)[0].shown.holds
+    held = decision(40, 20, 10, by_score=True, **gate)[0].shown
+    assert held.bound >= -0.10
+    assert held.statistic is not None
+    assert held.statistic < held.level

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flightdeck.scoring.exact import tail_below, threshold_index
+from flightdeck.scoring.exact import bootstrap_table, tail_below, threshold_index
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,8 +33,11 @@ if TYPE_CHECKING:
 # falls back to the nominal one, whose size is the bootstrap's asymptotic one.
 EXACT_MAX_N = 100
 GRID_STEP = 0.0005
-CACHE_VERSION = 1
-SIDES = ("shown", "ruled_out")
+CACHE_VERSION = 2
+# "shown_by_score" is the "shown" claim read by Tango's score p-value instead of the bootstrap
+# tail: the gate's, where the bootstrap's overconfidence at low discordance would leave a
+# calibrated level of 0.14% at n = 40 (stats-audit.md section 2.3: Tango's bound for the gate).
+SIDES = ("shown", "ruled_out", "shown_by_score")
 _MEMO: dict[tuple[int, float, float, str], Calibration] = {}  # this process's calibrations
 
 
@@ -44,9 +47,9 @@ class Calibration:
 
     ``side`` "shown" claims the difference is at least t (false when it is truly t or less);
     "ruled_out" claims it is below t (false when it is truly t or more). The rule is
-    "statistic < level". ``below`` is the largest statistic of a cell that claims, so any
-    level in (below, level] gives the same rule. ``exact`` is False above `EXACT_MAX_N`:
-    then ``level`` is the nominal alpha and ``size`` and ``worst_p01`` are None.
+    "statistic < level", ties at the level broken by the observed difference (`claiming`).
+    ``below`` is the largest statistic of a cell that claims. ``exact`` is False above
+    `EXACT_MAX_N`: then ``level`` is the nominal alpha and ``size`` and ``worst_p01`` are None.
     """
 
     n: int
@@ -58,6 +61,7 @@ class Calibration:
     size: float | None
     worst_p01: float | None
     exact: bool
+    tie: int = 0  # cells whose statistic equals level claim when their edge exceeds this
 
 
 def cells(n: int) -> tuple[IntArray, IntArray]:
@@ -80,26 +84,25 @@ def statistic(
 ) -> FloatArray:
     """The number a claim reads, per cell: the exact bootstrap tail beyond t.
 
-    "shown": q = P*(D* < t); "ruled_out": P*(D* >= t) = 1 - q. A cell where every question
-    falls in one class (no discordance, or all of one sign) has a bootstrap distribution of a
-    single point, whose interval has width zero; there the statistic is Tango's one-sided
-    score p-value instead, so such a table never gives a zero-width claim. ``tails`` are
-    precomputed values of q for these cells (`tail_below`, the same bits).
+    "shown": q = P*(D* < t); "ruled_out": P*(D* >= t) = 1 - q, both of the bootstrap of
+    `exact.bootstrap_table` (the table itself unless its bootstrap is a single point);
+    "shown_by_score": Tango's one-sided p-value for "the difference is above t".
+    ``tails`` are precomputed values of q for these cells (`tail_below`, the same bits).
     """
     import numpy as np
 
-    from flightdeck.scoring.intervals import tango_pvalue
-
     if side not in SIDES:
         raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-    b = np.atleast_1d(np.asarray(n10, np.int64))
-    c = np.atleast_1d(np.asarray(n01, np.int64))
-    q = tail_below(n, b, c, threshold_index(n, threshold)) if tails is None else tails
-    stat = np.array(q) if side == "shown" else 1.0 - q
-    point = ((b == 0) & (c == 0)) | (b == n) | (c == n)
-    tango_side = "above" if side == "shown" else "below"
-    for i in np.flatnonzero(point):
-        stat[i] = tango_pvalue(int(b[i]), int(c[i]), n, threshold / 100, side=tango_side)
+    if side == "shown_by_score":
+        from flightdeck.scoring.intervals import tango_pvalue
+
+        pairs = zip(np.atleast_1d(n10).tolist(), np.atleast_1d(n01).tolist(), strict=True)
+        t = threshold / 100
+        return np.array([tango_pvalue(int(b), int(c), n, t, side="above") for b, c in pairs])
+    if tails is None:
+        b, c = bootstrap_table(n, n10, n01)
+        tails = tail_below(n, b, c, threshold_index(n, threshold))
+    stat = np.array(tails) if side == "shown" else 1.0 - tails
     return np.asarray(stat, np.float64)
 
 
@@ -107,15 +110,16 @@ def statistic(
 def all_cells_statistic(n: int, threshold: float, side: str) -> FloatArray:
     """`statistic` for every cell of `cells` (read-only; computed once per process)."""
     n10, n01 = cells(n)
-    stat = statistic(n, n10, n01, threshold, side, tails=_all_cells_tail(n, threshold))
+    tails = None if side == "shown_by_score" else _all_cells_tail(n, threshold)
+    stat = statistic(n, n10, n01, threshold, side, tails=tails)
     stat.flags.writeable = False
     return stat
 
 
 @functools.lru_cache(maxsize=8)
 def _all_cells_tail(n: int, threshold: float) -> FloatArray:
-    n10, n01 = cells(n)
-    tails = tail_below(n, n10, n01, threshold_index(n, threshold))
+    b, c = bootstrap_table(n, *cells(n))
+    tails = tail_below(n, b, c, threshold_index(n, threshold))
     tails.flags.writeable = False
     return tails
 
@@ -189,24 +193,50 @@ def _calibrate(n: int, threshold: float, alpha: float, side: str) -> Calibration
     import numpy as np
 
     stat = all_cells_statistic(n, threshold, side)
+    n10, n01 = cells(n)
+    edge = _edge(n10 - n01, side)
     grid, weights = null_weights(n, threshold)
-    order = np.argsort(stat, kind="stable")
-    ranked = stat[order]
+    # Ties (many cells have a tail of exactly 0, e.g. every n01 = 0 cell at a negative t) are
+    # broken by the observed difference, the larger first for "shown": a tie group too heavy
+    # to take whole would otherwise stop the calibration before any cell could claim.
+    order = np.lexsort((-edge, stat))
     worst = np.cumsum(weights[:, order], axis=1).max(axis=0)
     over = np.flatnonzero(worst > alpha)
-    if over.size:
-        first = int(over[0])
-        level = float(ranked[first])
-        claiming = int(np.searchsorted(ranked, level, side="left"))  # cells with stat < level
-    else:
-        level, claiming = 1.0, len(ranked)  # unreachable: always claiming has size 1
-    if claiming:
-        rates = weights[:, order[:claiming]].sum(axis=1)
+    first = int(over[0]) if over.size else len(order)  # none over: unreachable (size 1)
+    cut = order[min(first, len(order) - 1)]
+    level, tie = float(stat[cut]), int(edge[cut])
+    claims = claiming(stat, edge, level, tie)
+    if claims.any():
+        rates = weights[:, claims].sum(axis=1)
         at = int(rates.argmax())
-        size, worst_p01, below = float(rates[at]), float(grid[at]), float(ranked[claiming - 1])
+        size, worst_p01, below = float(rates[at]), float(grid[at]), float(stat[claims].max())
     else:
         size, worst_p01, below = 0.0, float(grid[0]), 0.0
-    return Calibration(n, threshold, alpha, side, level, below, size, worst_p01, True)
+    return Calibration(n, threshold, alpha, side, level, below, size, worst_p01, True, tie)
+
+
+def _edge(diff: npt.ArrayLike, side: str) -> IntArray:
+    """The tie-break key, larger first: n10 - n01 for "shown", its negative for "ruled_out"."""
+    import numpy as np
+
+    d = np.asarray(diff, np.int64)
+    return -d if side == "ruled_out" else d
+
+
+def claiming(
+    stat: FloatArray, edge: npt.ArrayLike, level: float, tie: int
+) -> npt.NDArray[np.bool_]:
+    """The calibrated rule: claim when stat < level, or stat == level and the edge beats tie."""
+    import numpy as np
+
+    e = np.asarray(edge, np.int64)
+    return np.asarray((stat < level) | ((stat == level) & (e > tie)))
+
+
+def claims_cell(cal: Calibration, stat: float, n10: int, n01: int) -> bool:
+    """`claiming` for one cell."""
+    edge = n01 - n10 if cal.side == "ruled_out" else n10 - n01
+    return stat < cal.level or (stat == cal.level and edge > cal.tie)
 
 
 def _cache_path(cache_dir: Path, n: int, threshold: float, alpha: float, side: str) -> Path:

@@ -22,13 +22,17 @@ from flightdeck.scoring.calibration import (
     calibrate,
     cell_weights,
     cells,
+    claiming,
+    claims_cell,
     rule_size,
     statistic,
 )
 from flightdeck.scoring.exact import (
     WINDOW_ABOVE_N,
+    bootstrap_table,
     exact_pmf,
     exact_pmfs,
+    is_point_mass,
     lower_bound,
     seeded_at_least,
     threshold_index,
@@ -72,6 +76,7 @@ class Claim:
     p_exact: float
     size: float | None
     exact: bool
+    statistic: float | None = None  # what the claim compares with level (Tango's p for the gate)
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,7 @@ class Decision:
     tango: Interval
     min_detectable: float | None  # smallest true difference shown with 80% probability
     min_detectable_exact: bool  # True: exact enumeration at the observed discordance
+    point_mass: bool = False  # the bootstrap was a single point: read with half a question
 
     @property
     def flip(self) -> float:
@@ -115,6 +121,7 @@ def decide(
     cache_dir: Path | None = None,
     mirror: bool = True,
     power: bool = True,
+    by_score: bool = False,
 ) -> Decision:
     """The verdict on one metric at ``threshold`` points, with its guarantees.
 
@@ -130,12 +137,14 @@ def decide(
     kt = threshold_index(n, threshold)
     t = threshold / 100
     q = float(statistic(n, [b], [c], threshold, "shown")[0])
+    read = bootstrap_table(n, [b], [c])
     start, pmf = (-n, exact_pmf(n, b, c)) if n <= WINDOW_ABOVE_N else window_pmf(n, b, c, kt)
     cut = n * (t - TOLERANCE)
     seeded = float(seeded_at_least(pmf, n, cut, resamples=resamples, quantile=alpha, start=start))
     table = (both_right, b, c, n - both_right - b - c)
     if rule == "calibrated":
-        shown = _calibrated(n, b, c, kt, threshold, alpha, "shown", cache_dir)
+        side = "shown_by_score" if by_score else "shown"
+        shown = _calibrated(n, b, c, kt, threshold, alpha, side, cache_dir)
         ruled = None
         if mirror:
             ruled = _calibrated(n, b, c, kt, threshold, alpha, "ruled_out", cache_dir)
@@ -161,7 +170,8 @@ def decide(
         alpha=alpha,
         shown=shown,
         ruled_out=ruled,
-        exact_lo=lower_bound(n, b, c, alpha, kt) / n,
+        exact_lo=lower_bound(n, float(read[0][0]), float(read[1][0]), alpha, kt) / n,
+        point_mass=is_point_mass(n, b, c),
         seeded_shown=seeded,
         seeded_reading=seeded_lo >= t - TOLERANCE,
         newcombe=newcombe_interval(*table, confidence=confidence),
@@ -181,19 +191,29 @@ def _calibrated(
     side: str,
     cache_dir: Path | None,
 ) -> Claim:
-    from scipy.special import ndtri
+    import numpy as np
 
     cal = calibrate(n, threshold, alpha, side, cache_dir=cache_dir)
     stat = float(statistic(n, [b], [c], threshold, side)[0])
-    holds = stat < cal.level
-    if (b == 0 and c == 0) or b == n or c == n:  # a point-mass bootstrap: Tango's bound
-        lo, hi = tango_bounds(b, c, n, float(ndtri(1.0 - cal.level)))
-        bound = lo if side == "shown" else hi
+    holds = claims_cell(cal, stat, b, c)
+    # A cell that claims on a tie reads its bound at "<= level", so the bound passes t too.
+    level = cal.level if holds == (stat < cal.level) else float(np.nextafter(cal.level, 2.0))
+    (bb,), (cc,) = bootstrap_table(n, [b], [c])
+    t = threshold / 100
+    if side == "shown_by_score":  # Tango's bound at the calibrated level, held to the verdict
+        from scipy.special import ndtri
+
+        bound = tango_bounds(b, c, n, float(ndtri(1.0 - min(max(level, 1e-300), 0.5))))[0]
+        if holds != (bound >= t):
+            bound = t if holds else float(np.nextafter(t, -2.0))
     elif side == "shown":
-        bound = lower_bound(n, b, c, cal.level, kt) / n
+        bound = lower_bound(n, float(bb), float(cc), level, kt) / n
     else:
-        bound = upper_bound(n, b, c, cal.level, kt) / n
-    return Claim(side, holds, bound, cal.level, stat, cal.size, cal.exact)
+        bound = upper_bound(n, float(bb), float(cc), level, kt) / n
+    if side == "shown_by_score":  # p_exact stays the exact bootstrap tail, as everywhere
+        q = float(statistic(n, [b], [c], threshold, "shown")[0])
+        return Claim(side, holds, bound, cal.level, q, cal.size, cal.exact, stat)
+    return Claim(side, holds, bound, cal.level, stat, cal.size, cal.exact, stat)
 
 
 @functools.lru_cache(maxsize=16)
@@ -248,7 +268,10 @@ def _min_detectable(
         return approx, False
     alpha = (1.0 - confidence) / 2.0
     if rule == "calibrated":
-        claims = (all_cells_statistic(n, threshold, "shown") < shown.level).astype(np.float64)
+        cal = calibrate(n, threshold, alpha, "shown")
+        n10, n01 = cells(n)
+        stat = all_cells_statistic(n, threshold, "shown")
+        claims = claiming(stat, n10 - n01, cal.level, cal.tie).astype(np.float64)
     else:
         claims = np.asarray(seeded_claims(n, threshold, resamples, alpha, "shown"))
     n10, n01 = cells(n)

@@ -76,6 +76,34 @@ def binom_cdf(k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike) -> FloatArra
     return np.asarray(np.where(inside, value, np.where(k < 0, 0.0, 1.0)), np.float64)
 
 
+def bootstrap_table(
+    n: int, n10: npt.ArrayLike, n01: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray]:
+    """The counts a claim's bootstrap reads: the table itself, unless it is a single point.
+
+    When every question falls in one class (no discordance, or all of one sign) the bootstrap
+    distribution is one point and any interval read from it has width zero. Such a table is
+    read with half a question moved into each empty discordant class (the one-half of Agresti
+    and Min 2005), so no claim rests on a zero-width interval; the calibration counts the
+    rule as it is, so its size stays exact.
+    """
+    import numpy as np
+
+    b = np.atleast_1d(np.asarray(n10, np.float64)).copy()
+    c = np.atleast_1d(np.asarray(n01, np.float64)).copy()
+    none = (b == 0) & (c == 0)
+    b[none], c[none] = 0.5, 0.5
+    b_all, c_all = (b == n), (c == n)
+    b[b_all], c[b_all] = n - 0.5, 0.5
+    b[c_all], c[c_all] = 0.5, n - 0.5
+    return b, c
+
+
+def is_point_mass(n: int, n10: int, n01: int) -> bool:
+    """True when the table's bootstrap distribution is a single point (see `bootstrap_table`)."""
+    return (n10 == 0 and n01 == 0) or n10 == n or n01 == n
+
+
 def tail_below(n: int, n10: npt.ArrayLike, n01: npt.ArrayLike, k: npt.ArrayLike) -> FloatArray:
     """P*(K* < k) for each cell (n10, n01) and lattice point k (broadcast together).
 
@@ -139,7 +167,7 @@ def exact_pmfs(n: int, n10: npt.ArrayLike, n01: npt.ArrayLike) -> FloatArray:
     return total
 
 
-def lower_bound(n: int, n10: int, n01: int, level: float, kt: int) -> int:
+def lower_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
     """The largest k with P*(K* < k) < level: the lower bound read at one-sided ``level``.
 
     Consistent by construction with the verdict "P*(K* < kt) < level" (bound >= kt exactly
@@ -148,7 +176,7 @@ def lower_bound(n: int, n10: int, n01: int, level: float, kt: int) -> int:
     shown = float(tail_below(n, n10, n01, kt)) < level
     lo, hi = (kt, n + 1) if shown else (-n, kt)  # tail(lo) < level <= tail(hi) or hi is the cap
     if not shown and float(tail_below(n, n10, n01, -n)) >= level:
-        return -n - 1  # nothing below: the bound is below every lattice point
+        return -n  # no level this small: every difference down to -1 stays possible
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if float(tail_below(n, n10, n01, mid)) < level:
@@ -158,7 +186,7 @@ def lower_bound(n: int, n10: int, n01: int, level: float, kt: int) -> int:
     return lo
 
 
-def upper_bound(n: int, n10: int, n01: int, level: float, kt: int) -> int:
+def upper_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
     """The smallest k with P*(K* > k) < level: the upper bound read at one-sided ``level``.
 
     P*(K* > k) is 1 - P*(K* < k + 1), the same computation as the verdict "P*(K* >= kt) <

@@ -603,9 +603,10 @@ def cache_dir(params: Params) -> Path:
 def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> GateResult:
     """Pass when, on each metric, candidate - pinned is shown to be >= -gate_margin.
 
-    The claim is read by the rule in force (params ``decision``) at its own threshold, so
-    with the calibrated rule a candidate truly worse by the margin passes at most 2.5% of the
-    time at this n (the plain percentile bound: up to 8.2% at n = 40).
+    The claim is read by the rule in force (params ``decision``) at its own threshold: the
+    calibrated rule reads Tango's score statistic at a level found by exact enumeration, so a
+    candidate truly worse by the margin passes at most 2.5% of the time at this n (the plain
+    percentile bound: up to 8.2% at n = 40).
     """
     from flightdeck.scoring.decision import decide
     from flightdeck.scoring.rules import METRICS
@@ -642,6 +643,7 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
             cache_dir=cache_dir(params),
             mirror=False,
             power=False,
+            by_score=True,
         )
     # "not holds" rather than a comparison, so that a NaN bound fails the gate.
     failed = tuple(m for m in METRICS if not decisions[m].shown.holds)
