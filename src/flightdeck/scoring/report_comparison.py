@@ -128,6 +128,13 @@ def _metric_lines(words: str, d: Decision, lo: float, hi: float, p: Params) -> l
                 f"  - {name}'s {p.confidence * 100:g}% interval says {_said(says)} where the "
                 f"rule in force says {_said(s.holds)}"
             )
+    if d.point_mass and d.rule == "calibrated":
+        out.append(
+            "  - every question falls in one class (only one arm right, or both the same), so "
+            "the bootstrap is a single point: the exact and calibrated lines read the table "
+            "with half a question added to each empty discordant class, never a zero-width "
+            "interval"
+        )
     if FLIP_NOTE < d.seeded_shown < 1 - FLIP_NOTE:
         out.append(
             "  - note: under another seed or question order the plain "
@@ -206,6 +213,12 @@ def _size_lines(d: Decision, p: Params, *, claims: int) -> list[str]:
             f"{_pct(d.alpha, 1)} holds only asymptotically, so {claims} claims have a false "
             f'"shown" chance of about {_pct(min(1.0, claims * d.alpha), 1)} and four (two '
             f"metrics × two baselines) about {_pct(min(1.0, 4 * d.alpha), 1)}."
+        ]
+    if s == 0.0:
+        return [
+            f'- Multiplicity: at n = {d.n} no table lets the rule in force say "shown" with a '
+            f'false-"shown" rate of at most {_pct(d.alpha, 1)}, so this report makes no such '
+            "claim and none can be false."
         ]
     rule = "calibrated rule" if d.rule == "calibrated" else "plain percentile rule"
     above = "" if s <= d.alpha + 1e-12 else f", above the nominal {_pct(d.alpha, 1)}"
