@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 # falls back to the nominal one, whose size is the bootstrap's asymptotic one.
 EXACT_MAX_N = 100
 GRID_STEP = 0.0005
+_BLOCK = 256  # cells weighed at once while calibrating
 CACHE_VERSION = 2
 # "shown_by_score" is the "shown" claim read by Tango's score p-value instead of the bootstrap
 # tail: the gate's, where the bootstrap's overconfidence at low discordance would leave a
@@ -195,19 +196,31 @@ def _calibrate(n: int, threshold: float, alpha: float, side: str) -> Calibration
     stat = all_cells_statistic(n, threshold, side)
     n10, n01 = cells(n)
     edge = _edge(n10 - n01, side)
-    grid, weights = null_weights(n, threshold)
+    grid = null_grid(threshold)
+    p10 = grid + threshold / 100
     # Ties (many cells have a tail of exactly 0, e.g. every n01 = 0 cell at a negative t) are
     # broken by the observed difference, the larger first for "shown": a tie group too heavy
     # to take whole would otherwise stop the calibration before any cell could claim.
     order = np.lexsort((-edge, stat))
-    worst = np.cumsum(weights[:, order], axis=1).max(axis=0)
-    over = np.flatnonzero(worst > alpha)
-    first = int(over[0]) if over.size else len(order)  # none over: unreachable (size 1)
-    cut = order[min(first, len(order) - 1)]
+    # Accumulate the cells' null probabilities in that order, a block of cells at a time, and
+    # stop at the first cell that lifts the worst case over alpha: only the cells up to it
+    # are ever weighed (a fifth of them at n = 40).
+    running = np.zeros(len(grid))
+    first = len(order) - 1  # unreachable fallback: claiming everything has size 1
+    for start in range(0, len(order), _BLOCK):
+        index = order[start : start + _BLOCK]
+        cum = np.cumsum(cell_weights(n, n10[index], n01[index], p10, grid), axis=1)
+        cum += running[:, None]
+        over = np.flatnonzero(cum.max(axis=0) > alpha)
+        if over.size:
+            first = start + int(over[0])
+            break
+        running = cum[:, -1]
+    cut = order[first]
     level, tie = float(stat[cut]), int(edge[cut])
     claims = claiming(stat, edge, level, tie)
     if claims.any():
-        rates = weights[:, claims].sum(axis=1)
+        rates = cell_weights(n, n10[claims], n01[claims], p10, grid).sum(axis=1)
         at = int(rates.argmax())
         size, worst_p01, below = float(rates[at]), float(grid[at]), float(stat[claims].max())
     else:
