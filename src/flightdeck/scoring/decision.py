@@ -53,9 +53,9 @@ if TYPE_CHECKING:
 RULES = ("calibrated", "percentile")
 TOLERANCE = 1e-9  # the percentile rule's "reaches": a bound within 1e-9 of t counts
 # The percentile rule's size needs the seeded law of every cell, O(n^2) each: above this n
-# that takes more than a second (benchmarks/bench_decision.py at load 8: 0.4-0.8 s at n = 50,
-# 0.9-2.7 s at n = 60) and the size is not computed.
-PERCENTILE_MAX_N = 50
+# that takes more than a second (benchmarks/bench_decision.py at load 8: 0.3 s at n = 40,
+# 0.4-1.1 s at n = 50, 0.9-2.7 s at n = 60) and the size is not computed.
+PERCENTILE_MAX_N = 45
 POWER = 0.8
 
 
