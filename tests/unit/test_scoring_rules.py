@@ -216,15 +216,27 @@ def arm(name: str, outcomes: list[bool]) -> ArmScore:
     return score_arm(name, questions, keys, answers, all_labels, confidence=0.95)
 
 
-def compare(baseline: ArmScore, candidate: ArmScore, threshold: float) -> Any:
+def compare(
+    baseline: ArmScore, candidate: ArmScore, threshold: float, rule: str = "percentile"
+) -> Any:
+    """The percentile rule unless told: its verdict is the seeded lower bound itself, so the
+    cases below can be worked by hand (the calibrated rule is tested in test_decision)."""
     return compare_arms(
-        baseline, candidate, seed=0, resamples=500, confidence=0.95, threshold=threshold
+        baseline,
+        candidate,
+        seed=0,
+        resamples=500,
+        confidence=0.95,
+        threshold=threshold,
+        decision=rule,
     )
 
 
 def test_shown_when_every_resample_clears_the_threshold() -> None:
     # candidate right on all 10, baseline on none: every resampled difference is exactly 1.0
     comparison = compare(arm("base", [False] * 10), arm("cand", [True] * 10), 15)
+    calibrated = compare(arm("base", [False] * 10), arm("cand", [True] * 10), 15, "calibrated")
+    assert all(mc.shown for mc in calibrated.metrics.values())  # any rule shows 10 of 10
     for mc in comparison.metrics.values():
         assert (mc.diff, mc.lo, mc.hi) == (1.0, 1.0, 1.0)
         assert mc.shown is True

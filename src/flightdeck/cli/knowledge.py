@@ -354,8 +354,9 @@ def gate_command(
 ) -> None:
     """The regression gate: fail (exit 1) when the candidate may be worse than the margin.
 
-    Passes when, on each metric, the lower bound of candidate - pinned is at least
-    -gate_margin points. `dvc metrics diff` shows movement; this is what fails CI.
+    Passes when, on each metric, candidate - pinned is shown to be at least -gate_margin
+    points by the rule in force (params decision: calibrated, a false pass at most 2.5% at
+    the suite's n). `dvc metrics diff` shows movement; this is what fails CI.
 
     \b
     Example:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flightdeck.params import Params
+from flightdeck.scoring.decision import Decision
 from flightdeck.scoring.rules import ArmScore, Comparison
 
 if TYPE_CHECKING:
@@ -41,8 +42,9 @@ class GateResult:
     candidate: str
     margin: float  # points
     comparison: Comparison
-    failed: tuple[str, ...]  # metrics whose lower bound is below -margin
+    failed: tuple[str, ...]  # metrics whose decision bound is below -margin
     sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
+    decisions: dict[str, Decision] = field(default_factory=dict)  # per metric, at -margin
 
     @property
     def passed(self) -> bool:
