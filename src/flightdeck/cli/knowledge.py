@@ -448,6 +448,8 @@ def _attach() -> None:
     """Commands that live in their own modules but belong to the knowledge group."""
     from flightdeck.cli.judge import calibrate_command, judge_command
     from flightdeck.cli.knowledge_import import import_answers_command
+    from flightdeck.cli.knowledge_new import new_command
+    from flightdeck.cli.knowledge_show import show_command
     from flightdeck.cli.rating import agreement_command, rate_command
 
     knowledge.add_command(import_answers_command)
@@ -455,6 +457,8 @@ def _attach() -> None:
     knowledge.add_command(agreement_command)
     knowledge.add_command(judge_command)
     knowledge.add_command(calibrate_command)
+    knowledge.add_command(new_command)
+    knowledge.add_command(show_command)
 
 
 _attach()

@@ -28,6 +28,11 @@ SOURCE_URI_RE = re.compile(
 )
 
 
+# (#15) The sha256 of a valid source an author left out of an unsealed keys.jsonl; seal
+# computes it from the file at as_of and writes it into the sealed keys.
+UNHASHED = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """A cited or valid source: a uri and the hex SHA-256 of its bytes."""
@@ -185,7 +190,9 @@ class _Record:
             _check_encodable(self, name, item)
         return value  # type: ignore[no-any-return]
 
-    def sources(self, name: str, *, non_empty: bool) -> tuple[Source, ...]:
+    def sources(
+        self, name: str, *, non_empty: bool, hash_optional: bool = False
+    ) -> tuple[Source, ...]:
         value = self._get(name)
         if not isinstance(value, list):
             self.fail(f"{name} must be a list of {{uri, sha256}} objects, got {_show(value)}")
@@ -193,6 +200,11 @@ class _Record:
             self.fail(f"{name} is empty; list at least one source")
         result = []
         for item in value:
+            # (#15) an unsealed key's source may leave sha256 out: seal computes it
+            if hash_optional and isinstance(item, dict) and set(item) == {"uri"}:
+                check_uri(self, item["uri"], f"{name} uri")
+                result.append(Source(item["uri"], UNHASHED))
+                continue
             if not isinstance(item, dict) or set(item) != {"uri", "sha256"}:
                 self.fail(f"each entry of {name} must be {{uri, sha256}}, got {_show(item)}")
             uri, digest = item["uri"], item["sha256"]
@@ -307,8 +319,10 @@ def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
         _check_unique(path, line, seen, kid, f"id {kid!r}")
         answer_key = r.string("answer_key")
         facts = r.strings("required_facts", non_empty=True)
-        sources = r.sources("valid_sources", non_empty=True)
         canary = obj.get("canary")
+        # (#15) sha256 may be left out only before sealing (no canary yet, not read as sealed)
+        unsealed = sealed is not True and canary is None
+        sources = r.sources("valid_sources", non_empty=True, hash_optional=unsealed)
         if canary is not None and (not isinstance(canary, str) or not CANARY_RE.match(canary)):
             r.fail(f"canary must be {CANARY_PREFIX}<32 hex>; leave it out and let seal write it")
         if canary is not None:
