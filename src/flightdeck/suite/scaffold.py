@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, encode_lines
+from flightdeck.jsonl import atomic_write, dumps_line, encode_lines
 from flightdeck.suite.records import KINDS
 from flightdeck.suite.repos import RepoSet, Repository
 
@@ -155,6 +155,23 @@ def _readme(name: str, as_of: dict[str, str], example: tuple[str, str]) -> str:
     repo, path = example
     pins = "\n".join(f"- `{r}` at `{c}`" for r, c in as_of.items())
     kinds = ", ".join(f"`{k}`" for k in KINDS)
+    question_line = dumps_line(
+        {
+            "id": "q01",
+            "question": "How do we deploy?",
+            "kind": "how-to",
+            "as_of": {repo: as_of[repo]},
+            "scope": [f"{repo}/**"],
+        }
+    )
+    key_line = dumps_line(
+        {
+            "id": "q01",
+            "answer_key": "Run make release, then tag the commit.",
+            "required_facts": ["make release"],
+            "valid_sources": [{"uri": f"{repo}/{path}"}],
+        }
+    )
     return f"""# Suite {name}
 
 Written by `flightdeck knowledge new`. The repositories are pinned at:
@@ -168,7 +185,7 @@ with your own questions, one line each, the same ids in both files.
 ## questions.jsonl: what an arm may read
 
 ```json
-{{"id": "q01", "question": "How do we deploy?", "kind": "how-to", "as_of": {{"{repo}": "{as_of[repo]}"}}, "scope": ["{repo}/**"]}}
+{question_line}
 ```
 
 - `id`: unique, non-empty; the same id names the question's key.
@@ -182,7 +199,7 @@ with your own questions, one line each, the same ids in both files.
 ## keys.jsonl: sealed until scored
 
 ```json
-{{"id": "q01", "answer_key": "Run make release, then tag the commit.", "required_facts": ["make release"], "valid_sources": [{{"uri": "{repo}/{path}"}}]}}
+{key_line}
 ```
 
 - `answer_key`: the answer a rater compares with.
