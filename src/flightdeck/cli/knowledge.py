@@ -414,10 +414,9 @@ def gate_command(
         flightdeck knowledge gate suites/knowledge-gold-v1 \\
             --pinned baseline-repo-search --candidate retrieval
     """
+    from flightdeck.errors import InputError
     from flightdeck.scoring.report import _pts
     from flightdeck.tasks.knowledge import gate
-
-    from flightdeck.errors import InputError
 
     params = load_params_from_cli(
         params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
@@ -429,7 +428,8 @@ def gate_command(
             raise InputError(
                 f"--{flag}", None, f"name the {flag} arm: --{flag} ARM, or {flag}: in params.yaml"
             )
-    assert pinned is not None and candidate is not None
+    assert pinned is not None
+    assert candidate is not None
     result = gate(suite, pinned=pinned, candidate=candidate, params=params)
     if as_json:
         click.echo(
