@@ -132,3 +132,11 @@ def test_init_runs_dvc_init_once(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "ran dvc init" in result.output
     assert (root / ".dvc" / "config").is_file()
+
+
+def test_docs_ci_shows_the_workflow_init_writes() -> None:
+    from flightdeck import __version__
+    from flightdeck.project_init import template
+
+    workflow = template("knowledge-evals.yml.tmpl").replace("__VERSION__", __version__)
+    assert workflow.rstrip() in (ROOT / "docs" / "ci.md").read_text()
