@@ -292,12 +292,11 @@ def _parse_pipeline(path: Path, data: dict[str, Any], root: Path) -> dict[str, A
             raise InputError(path, _line_of(path, name), f"{name} must be an arm name")
         _check_arm(path, value, _line_of(path, name))
         values[name] = value
-    if ("baseline" in values) != ("candidate" in values) and "pinned" not in values:
-        missing = "candidate" if "baseline" in values else "baseline"
+    if "baseline" in values and "candidate" not in values:  # a candidate alone serves the gate
         raise InputError(
             path,
-            _line_of(path, "baseline" if "baseline" in values else "candidate"),
-            f"give baseline: and candidate: together (add {missing}:)",
+            _line_of(path, "baseline"),
+            "give baseline: and candidate: together (add candidate:)",
         )
     if values.get("baseline") is not None and values.get("baseline") == values.get("candidate"):
         raise InputError(
