@@ -25,7 +25,6 @@ import csv
 import dataclasses
 import hashlib
 import io
-import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from flightdeck import __version__
+from flightdeck.arms.attachments import (
+    EMPTY_SHA256,
+    hash_from_folder,
+    snapshot_record,
+    split_uri,
+)
 from flightdeck.arms.protocol import ProtocolError, check_citation_uri
 from flightdeck.arms.runner import check_arm_name
 from flightdeck.clock import utc_now
@@ -49,7 +54,6 @@ from flightdeck.suite.records import (
 )
 from flightdeck.suite.repos import RepoSet
 
-EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 CSV_SEPARATORS = re.compile(r"[\s;|]+")
 JSONL_FIELDS = ("id", "answer", "citations")
 
@@ -229,42 +233,6 @@ def _csv_rows(path: Path, text: str, delimiter: str) -> Iterator[Row]:
 # --- hashing from the snapshot --------------------------------------------------------------
 
 
-def folder_hash(folder: Path) -> tuple[str, int]:
-    """SHA-256 over the folder's files, and how many there are.
-
-    The hash is of the lines ``"<sha256>  <path>\\n"`` (``sha256sum``'s format) for every
-    file, paths relative to the folder and sorted bytewise; the same as
-    ``find . -type f -printf '%P\\n' | LC_ALL=C sort | xargs -d '\\n' sha256sum | sha256sum``.
-    """
-    entries: list[tuple[bytes, str]] = []
-    for top, dirs, files in os.walk(folder):
-        dirs.sort()
-        for name in files:
-            full = Path(top) / name
-            relative = full.relative_to(folder).as_posix().encode("utf-8", "surrogateescape")
-            entries.append((relative, sha256_file(full)))
-    entries.sort()
-    digest = hashlib.sha256()
-    for path, sha in entries:
-        digest.update(sha.encode() + b"  " + path + b"\n")
-    return digest.hexdigest(), len(entries)
-
-
-def _split(uri: str) -> tuple[str, str] | None:
-    """``(repo, path)`` of a repository uri (span dropped); None for an opaque one."""
-    parsed = parse_source_uri(uri)
-    return None if parsed is None else (parsed.repo, parsed.path)
-
-
-def _hash_from_folder(folder: Path, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    found = {}
-    for repo, path in wanted:
-        file = folder / repo / path
-        if file.is_file():
-            found[(repo, path)] = sha256_file(file)
-    return found
-
-
 def _hash_from_commits(
     repos: RepoSet, commits: Mapping[str, str], wanted: set[tuple[str, str]]
 ) -> dict[tuple[str, str], str]:
@@ -353,14 +321,13 @@ def import_answers(
         pair
         for row in rows
         for c in row.citations
-        if (pair := _split(c.uri)) and not c.sha256 and (row.line, c.uri) not in outside_uris
+        if (pair := split_uri(c.uri)) and not c.sha256 and (row.line, c.uri) not in outside_uris
     }
     commit_repos = RepoSet(repos or {}, cache_dir)
     if snapshot_dir is not None:
-        hashes = _hash_from_folder(snapshot_dir, wanted)
+        hashes = hash_from_folder(snapshot_dir, wanted)
         where = str(snapshot_dir)
-        folder_sha, files = folder_hash(snapshot_dir)
-        snapshot: Any = {"folder": snapshot_dir.as_posix(), "sha256": folder_sha, "files": files}
+        snapshot: Any = snapshot_record(snapshot_dir)
     else:
         commits = dict(snapshot_commits or {})
         _check_commits(commits, wanted, commit_repos)
@@ -380,7 +347,7 @@ def import_answers(
     for row in rows:
         citations = []
         for c in row.citations:
-            pair = _split(c.uri)
+            pair = split_uri(c.uri)
             if pair is None:  # a URL: opaque, its given hash or the hash of the uri itself
                 citations.append({"uri": c.uri, "sha256": c.sha256 or opaque_sha256(c.uri)})
                 continue
@@ -473,7 +440,7 @@ def _checked_rows(
                 check_citation_uri(c.uri, question)
             except ProtocolError as exc:
                 raise InputError(source, row.line, f"{exc}; fix the uri") from None
-            if _split(c.uri) is not None and c.sha256 is not None:
+            if split_uri(c.uri) is not None and c.sha256 is not None:
                 raise InputError(
                     source, row.line, f"remove the sha256 of {c.uri!r}: it comes from the snapshot"
                 )

@@ -129,6 +129,9 @@ def _meta_lines(s: ArmScore) -> list[str]:
     snapshot = f.get("knowledge_snapshot")
     if snapshot:
         parts.append(f"snapshot {_snapshot(snapshot)}")
+    provenance = f.get("provenance")
+    if isinstance(provenance, dict) and isinstance(provenance.get("prompt_sha256"), str):
+        parts.append(f"prompt sha256 {provenance['prompt_sha256'][:16]}")
     return [f"- **{s.arm}**: " + ", ".join(str(p) for p in parts)]
 
 
