@@ -28,6 +28,7 @@ class Params:
     threshold: float = 15.0  # points
     min_raters: int = 2
     gate_margin: float = 10.0  # points
+    decision: str = "calibrated"  # or "percentile" (scoring/decision.py)
     holdouts: Path = Path("holdouts")
     # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
     holdouts_named: bool = False
@@ -94,6 +95,7 @@ KNOWN_KEYS = {
     "threshold",
     "min_raters",
     "gate_margin",
+    "decision",
     "holdouts",
     "repos",
     "judges",
@@ -159,6 +161,8 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
             if not ok or (kind is int and not isinstance(value, int)):
                 raise InputError(path, _line_of(path, name), f"{name} must be a {kind.__name__}")
             values[name] = kind(value)
+    if "decision" in data:
+        values["decision"] = data["decision"]
     if data.get("suite") is not None:
         values["suite"] = str(data["suite"])
     if "arms" in data:
@@ -382,6 +386,8 @@ def _range_problems(params: Params) -> list[tuple[str, str]]:
         problems.append(("min_raters", f"must be at least 1, got {params.min_raters}"))
     if params.seed < 0:
         problems.append(("seed", f"must be non-negative, got {params.seed}"))
+    if params.decision not in ("calibrated", "percentile"):
+        problems.append(("decision", f"must be calibrated or percentile, got {params.decision!r}"))
     if not 0 <= params.gate_margin <= 100:
         problems.append(("gate_margin", f"must be 0 to 100 points, got {params.gate_margin}"))
     elif 0 < params.gate_margin < 1:
