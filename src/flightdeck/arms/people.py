@@ -22,7 +22,6 @@ no valid source lies there) and reported as a warning rather than refusing the w
 from __future__ import annotations
 
 import csv
-import dataclasses
 import hashlib
 import io
 import re
@@ -31,6 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from flightdeck import __version__
 from flightdeck.arms.attachments import (
@@ -430,7 +431,7 @@ def _checked_rows(
             parsed = parse_source_uri(c.uri)
             if parsed is not None and parsed.repo not in question.as_of:
                 # checked as if in as_of (the path, the span), then kept as outside it
-                question = dataclasses.replace(
+                question = msgspec.structs.replace(
                     question, as_of={**question.as_of, parsed.repo: "0" * 40}
                 )
                 outside.append(
