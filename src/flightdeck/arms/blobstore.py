@@ -4,8 +4,8 @@ A workspace tree of 12,000 files at 8 commits that each change 30 files costs 12
 written files here, not 96,000: every tree links the same store files. Blobs are read with
 one long-lived ``git cat-file --batch`` per repository, fed from a thread so git never
 waits for a round trip. A blob that holds a sealed-key canary is never written; a blob git
-cannot find is reported as missing. Store files are created read-only (0444, 0555 when git
-marks them executable), so a link to one is read-only too.
+cannot find is reported as missing. Without a sandbox store files are created read-only
+(0444, 0555 when git marks them executable), so a link to one is read-only too.
 """
 
 from __future__ import annotations
@@ -87,8 +87,12 @@ class _BatchReader:
 class BlobStore:
     """Blob files under ``folder``, named by blob id (``.x`` for executables); thread-safe."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, read_only: bool = True) -> None:
         self.folder = folder
+        # Without a sandbox, file modes are the only guard. Inside one the mount is
+        # read-only, and writable modes make a write fail with EROFS (the mount's doing),
+        # not EACCES, even for root.
+        self._modes = (0o444, 0o555) if read_only else (0o644, 0o755)
         folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._readers: dict[str, _BatchReader] = {}
@@ -146,7 +150,7 @@ class BlobStore:
         path = self.path(name)
         path.parent.mkdir(exist_ok=True)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o555 if executable else 0o444)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self._modes[executable])
         except FileExistsError:  # another thread wrote it first
             return
         try:

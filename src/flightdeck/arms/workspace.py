@@ -113,7 +113,7 @@ class WorkspaceCache:
         parent.mkdir(parents=True, exist_ok=True)
         remove_stale(parent)
         self.root = Path(tempfile.mkdtemp(dir=parent, prefix=f"run-{os.getpid()}-"))
-        self.store = BlobStore(self.root / "blobs")
+        self.store = BlobStore(self.root / "blobs", read_only=checked)
         self.cap = cap_bytes
         self.checked = checked
         self.peak = 0
@@ -352,7 +352,10 @@ class WorkspaceCache:
             merged = self._merged.get(workspace.path) if workspace.path else None
         if merged is not None and workspace.path is not None:
             changed |= _changes(_fingerprint(workspace.path), merged)
-        return (min(changed) or ".") if changed else None
+        if not changed:
+            return None
+        files = sorted(p for p in changed if p and not p.endswith("/"))
+        return files[0] if files else (min(p for p in changed if p) if changed - {""} else ".")
 
     def _poison(self, tree: BuiltTree, changed: set[str]) -> None:
         """Mark a tree, and every tree linking a changed blob, stale; forget those blobs."""

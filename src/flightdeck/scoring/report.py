@@ -127,6 +127,9 @@ def _meta_lines(s: ArmScore) -> list[str]:
     snapshot = f.get("knowledge_snapshot")
     if snapshot:
         parts.append(f"snapshot {_snapshot(snapshot)}")
+    sandbox = f.get("sandbox")
+    if isinstance(sandbox, dict) and sandbox.get("mode") == "none":
+        parts.append("**arm ran without a sandbox**")
     return [f"- **{s.arm}**: " + ", ".join(str(p) for p in parts)]
 
 
