@@ -143,7 +143,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     return params
 
 
-_SANDBOX_KEYS = {"network": bool, "pass_env": list, "sandbox": str}
+_SANDBOX_KEYS: dict[str, type] = {"network": bool, "pass_env": list, "sandbox": str}
 
 
 def _sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -171,7 +171,7 @@ def _sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
                 )
             bad = (
                 not isinstance(value, kind)
-                or (kind is list and not all(isinstance(v, str) for v in value))
+                or (isinstance(value, list) and not all(isinstance(v, str) for v in value))
                 or (key == "sandbox" and value not in ("bwrap", "none"))
             )
             if bad:

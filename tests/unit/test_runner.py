@@ -18,7 +18,6 @@ import pytest
 from tests.gitrepo import make_git_repo
 
 from flightdeck.arms.protocol import ProtocolError, check_result, decode_output
-from flightdeck.arms.trial import trace_file_name
 from flightdeck.arms.runner import (
     RunConfig,
     RunResult,
@@ -26,6 +25,7 @@ from flightdeck.arms.runner import (
     repair_torn_line,
     run_experiment,
 )
+from flightdeck.arms.trial import trace_file_name
 from flightdeck.arms.workspace import WorkspaceCache, remove_stale
 from flightdeck.errors import InputError
 from flightdeck.suite.records import (
@@ -494,11 +494,6 @@ SHA = "ab" * 32
             {"answer": "x", "citations": [{"uri": "sdlc//a.md", "sha256": SHA}]},
             "empty segment",
             id="empty-segment",
-        ),
-        pytest.param(
-            {"answer": "x", "citations": [{"uri": "sdlc", "sha256": SHA}]},
-            "is not <repo>/<path>",
-            id="no-path",
         ),
         pytest.param(
             {"answer": "x", "citations": [{"uri": "sdlc", "sha256": SHA}]},

@@ -157,7 +157,9 @@ def test_where_bwrap_cannot_run_the_run_is_refused_unless_sandbox_none(
     assert not (project["suite"] / "answers" / "arm1.jsonl").exists()
     result = run(project, hostile(project, listener), sandbox="none")
     (failed,) = result.failed  # nothing stopped its writes; the check after the trial did
-    assert failed.reason == "changed its read-only workspace (new.txt); later trials get a fresh copy"
+    assert (
+        failed.reason == "changed its read-only workspace (new.txt); later trials get a fresh copy"
+    )
     seen = (project["root"] / failed.trace).read_text()
     assert f'read {project["suite"] / "keys.jsonl"}\\": \\"ok' in seen  # nothing stopped it
     assert "sandbox: arm ran without a sandbox" in seen
@@ -177,7 +179,11 @@ def test_the_bwrap_command_line_masks_mounts_and_confines(tmp_path: Path) -> Non
         visible=(tmp_path,),
     )
     argv = sandbox.bwrap_argv(
-        policy, ["harness", "--x"], mounts=[("sdlc", tmp_path / "t")], out_dir=tmp_path, cwd=tmp_path
+        policy,
+        ["harness", "--x"],
+        mounts=[("sdlc", tmp_path / "t")],
+        out_dir=tmp_path,
+        cwd=tmp_path,
     )
     pairs = list(zip(argv, argv[1:], strict=False))
     assert ("--tmpfs", str(tmp_path / "suites")) in pairs

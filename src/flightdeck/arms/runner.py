@@ -337,7 +337,7 @@ def run_experiment(
             done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
         pending = [q for q in questions if q.id not in done]
         date = utc_now()
-        meta = {
+        meta: dict[str, Any] = {
             "runner": "harness",
             "by": config.by or _user(),
             "via": "flightdeck experiment run",

@@ -28,7 +28,7 @@ import subprocess
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -217,7 +217,8 @@ class WorkspaceCache:
             self.store.ensure(
                 repository, ((oid, listing.executable[p]) for p, (oid, _) in listing.files.items())
             )
-            linked, omitted = {}, list(listing.omitted)
+            linked: dict[str, str] = {}
+            omitted = list(listing.omitted)
             for path, (oid, _size) in listing.files.items():
                 why = self.store.refused(oid)
                 if why is None:
@@ -231,9 +232,9 @@ class WorkspaceCache:
                 donor.disk = _tree_disk(linked)
                 tree = donor
             else:
-                path = self.root / "trees" / str(next(self._serial))
-                _link_files(path / key[0], linked, self.store)
-                tree = BuiltTree(key, path, linked, omitted, _tree_disk(linked))
+                top = self.root / "trees" / str(next(self._serial))
+                _link_files(top / key[0], linked, self.store)
+                tree = BuiltTree(key, top, linked, omitted, _tree_disk(linked))
             if self.checked:
                 _make_read_only(tree.path)
                 tree.fingerprint = _fingerprint(tree.path)
@@ -392,7 +393,7 @@ def _tree_keys(question: Question) -> list[TreeKey]:
     return [(repo, question.as_of[repo], scope) for repo in sorted(question.as_of)]
 
 
-def _tree_disk(files: dict[str, str]) -> int:
+def _tree_disk(files: Mapping[str, object]) -> int:
     """The folders a tree of these files needs, in bytes (its links cost no blocks)."""
     folders = {path.rpartition("/")[0] for path in files}
     for folder in list(folders):
@@ -419,13 +420,13 @@ def _relink(tree: BuiltTree, files: dict[str, str], store: BlobStore, checked: b
     base = tree.path / tree.key[0]
     old = tree.files
     if checked:  # its folders were made read-only
-        for folder, _dirs, _files in os.walk(tree.path):
-            os.chmod(folder, 0o755)
+        for walked, _dirs, _files in os.walk(tree.path):
+            os.chmod(walked, 0o755)
     gone = [p for p, name in old.items() if files.get(p) != name]
     for path in gone:
         os.unlink(base / path)
-    for path in gone:
-        folder = (base / path).parent
+    for gone_path in gone:
+        folder = (base / gone_path).parent
         while folder != base:
             try:
                 folder.rmdir()

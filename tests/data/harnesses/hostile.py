@@ -38,7 +38,9 @@ outcomes = {}
 for path in args.read:
     outcomes[f"read {path}"] = attempt(lambda p=path: len(Path(p).read_bytes()) and None)
 outcomes["write workspace file"] = attempt(lambda: first.open("ab").close())
-outcomes["create workspace file"] = attempt(lambda: (workspace / "new.txt").write_text("x") and None)
+outcomes["create workspace file"] = attempt(
+    lambda: (workspace / "new.txt").write_text("x") and None
+)
 outcomes["chmod workspace file"] = attempt(lambda: os.chmod(first, 0o666))
 
 
