@@ -170,7 +170,8 @@ def big_repository(args: argparse.Namespace) -> None:
         )
         print(
             f"repository: {FOLDERS * PER_FOLDER} files, {COMMITS} commits x {CHANGED} changed, "
-            f"bundle {bundle.stat().st_size / 1e6:.1f} MB, made in {time.perf_counter() - started:.1f} s"
+            f"bundle {bundle.stat().st_size / 1e6:.1f} MB, "
+            f"made in {time.perf_counter() - started:.1f} s"
         )
         for src in args.src:
             label = "this tree" if Path(src).resolve() == (ROOT / "src").resolve() else src
@@ -191,12 +192,14 @@ def big_repository(args: argparse.Namespace) -> None:
                 accounted = disk["peak_accounted"]
                 print(
                     f"[{label}] {name}: best {min(times):.2f} s of {args.repeat} "
-                    f"({', '.join(f'{t:.2f}' for t in times)}); peak disk {disk['peak_sampled'] / 1e6:.1f} MB sampled"
+                    f"({', '.join(f'{t:.2f}' for t in times)}); "
+                    f"peak disk {disk['peak_sampled'] / 1e6:.1f} MB sampled"
                     + (f", {accounted / 1e6:.1f} MB accounted" if accounted else "")
                 )
             (t1, d1, _), (t8, d8, _) = figures.values()
             print(
-                f"[{label}] ratio 8x8 / 1x1: wall {t8 / t1:.2f}x (target <= 2.5), peak disk {d8 / d1:.2f}x (target <= 1.5)"
+                f"[{label}] ratio 8x8 / 1x1: wall {t8 / t1:.2f}x (target <= 2.5), "
+                f"peak disk {d8 / d1:.2f}x (target <= 1.5)"
             )
 
 
@@ -235,9 +238,10 @@ def demo_overhead(args: argparse.Namespace) -> None:
     per_trial = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
     bare_each = sorted(bare)[len(bare) // 2]
     print(
-        f"demo, {len(stamps)} no-op trials, --jobs 1, sandbox {args.sandbox or 'bwrap'}: {total:.2f} s in all, "
-        f"first trial done after {stamps[0] - started:.2f} s; after the first {1000 * per_trial:.1f} ms/trial, "
-        f"bare harness {1000 * bare_each:.1f} ms: overhead {1000 * (per_trial - bare_each):.1f} ms/trial (target <= 50)"
+        f"demo, {len(stamps)} no-op trials, --jobs 1, sandbox {args.sandbox or 'bwrap'}: "
+        f"{total:.2f} s in all, first trial done after {stamps[0] - started:.2f} s; "
+        f"after the first {1000 * per_trial:.1f} ms/trial, bare harness {1000 * bare_each:.1f} ms: "
+        f"overhead {1000 * (per_trial - bare_each):.1f} ms/trial (target <= 50)"
     )
 
 
