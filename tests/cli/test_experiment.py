@@ -378,3 +378,54 @@ def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
     ledger = (project.root / "runs" / "demo-v1" / "arm1.jsonl").read_text().splitlines()
     assert [json.loads(line)["reason"] for line in ledger] == ["killed: the run was interrupted"]
     assert list((project.root / ".flightdeck" / "workspaces").iterdir()) == []
+
+
+def test_params_give_an_arm_its_network_and_variables_and_flags_override(
+    runner: CliRunner, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FD_KEY", "k-123")
+    with (project.root / "params.yaml").open("a") as params:
+        params.write("harness_sandbox:\n  arm1: {network: true, pass_env: [FD_KEY]}\n")
+    command = shlex.join(
+        [
+            sys.executable,
+            "-c",
+            "import os, json; print(json.dumps({'answer': os.environ.get("
+            "'FD_KEY', 'unset'), 'citations': []}))",
+        ]
+    )
+    result = run(runner, project, command, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["sandbox"]["mode"] == "bwrap"
+    assert summary["sandbox"]["network"] is True
+    assert summary["sandbox"]["pass_env"] == ["FD_KEY"]
+    assert {a["answer"] for a in answer_lines(project)} == {"k-123"}
+    other = invoke(
+        runner,
+        "experiment",
+        "run",
+        str(project.suite),
+        "--arm",
+        "arm2",
+        "--harness",
+        command,
+        "--sandbox",
+        "none",
+    )
+    assert other.exit_code == 0, other.output
+    assert "sandbox: none (the arm ran without a sandbox)\n" in other.stdout
+    meta = read_meta(project.suite / "answers" / "arm2.meta.json").fields["sandbox"]
+    assert meta["note"] == "arm ran without a sandbox"
+
+
+def test_a_bad_sandbox_setting_in_params_is_one_line(runner: CliRunner, project: Project) -> None:
+    with (project.root / "params.yaml").open("a") as params:
+        params.write("harness_sandbox:\n  arm1: {network: yes-please}\n")
+    result = runner.invoke(
+        cli, ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", "true"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: params.yaml:10: harness_sandbox.arm1.network has a bad value 'yes-please'\n"
+    )
