@@ -383,30 +383,17 @@ def run_experiment(
 
 
 def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.SandboxPolicy:
-    """The arm's sandbox: bwrap found and tried once, what it masks, what it passes."""
-    if config.sandbox not in sandbox.MODES:
-        raise InputError(
-            "--sandbox", None, f"{config.sandbox!r} is not a sandbox; use bwrap or none"
-        )
-    pass_env = sandbox.check_env_names(config.pass_env)
-    if config.sandbox == "none":
-        return sandbox.SandboxPolicy("none", True, pass_env)
-    status = sandbox.require_bwrap(path)
-    assert status.path is not None
-    masked = sandbox.masked_paths(
+    """The arm's sandbox, from the run's settings (bwrap tried once before any trial)."""
+    return sandbox.policy_for(
+        config.sandbox,
+        network=config.network,
+        pass_env=config.pass_env,
         root=config.root,
         suite_dir=config.suite_dir,
-        repos=config.repos.values(),
+        repos=list(config.repos.values()),
         holdouts=config.holdouts if config.holdouts is not None else config.root / "holdouts",
-    )
-    return sandbox.SandboxPolicy(
-        "bwrap",
-        config.network,
-        pass_env,
-        masked,
-        sandbox.visible_paths(config.root, argv),
-        status.path,
-        status.version,
+        argv=argv,
+        path=path,
     )
 
 

@@ -118,6 +118,31 @@ def require_bwrap(path_env: str) -> BwrapStatus:
     return status
 
 
+def policy_for(
+    mode: str,
+    *,
+    network: bool,
+    pass_env: Iterable[str],
+    root: Path,
+    suite_dir: Path,
+    repos: list[Path],
+    holdouts: Path,
+    argv: Sequence[str],
+    path: str,
+) -> SandboxPolicy:
+    """An arm's sandbox: bwrap found and tried once, what it masks, what it lets through."""
+    if mode not in MODES:
+        raise InputError("--sandbox", None, f"{mode!r} is not a sandbox; use bwrap or none")
+    names = check_env_names(pass_env)
+    if mode == "none":
+        return SandboxPolicy("none", True, names)
+    status = require_bwrap(path)
+    assert status.path is not None
+    masked = masked_paths(root=root, suite_dir=suite_dir, repos=repos, holdouts=holdouts)
+    visible = visible_paths(root, argv)
+    return SandboxPolicy("bwrap", network, names, masked, visible, status.path, status.version)
+
+
 def check_env_names(names: Iterable[str]) -> tuple[str, ...]:
     """``--pass-env`` names: each a valid variable name, never one of the protocol's own."""
     checked = []

@@ -20,10 +20,8 @@ changed blob) is dropped.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -33,6 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flightdeck.arms.blobstore import BLOCK, BlobStore, disk_size
+from flightdeck.arms.trees import (
+    fingerprint,
+    link_files,
+    make_read_only,
+    merge_trees,
+    relink,
+    remove_stale,
+    remove_tree,
+)
 from flightdeck.suite.records import Question
 from flightdeck.suite.repos import RepoSet, scope_filter
 
@@ -227,20 +234,32 @@ class WorkspaceCache:
                     omitted.append((f"{key[0]}/{path}", why))
             omitted.sort()
             if donor is not None:
-                _relink(donor, linked, self.store, self.checked)
+                relink(
+                    donor.path,
+                    donor.path / donor.key[0],
+                    donor.files,
+                    linked,
+                    self.store,
+                    checked=self.checked,
+                )
                 donor.key, donor.files, donor.omitted = key, linked, omitted
                 donor.disk = _tree_disk(linked)
                 tree = donor
             else:
                 top = self.root / "trees" / str(next(self._serial))
-                _link_files(top / key[0], linked, self.store)
+                link_files(top / key[0], linked, self.store)
                 tree = BuiltTree(key, top, linked, omitted, _tree_disk(linked))
             if self.checked:
-                _make_read_only(tree.path)
-                tree.fingerprint = _fingerprint(tree.path)
+                make_read_only(tree.path)
+                tree.fingerprint = fingerprint(tree.path)
             with self._cond:
                 tree.users = 1
                 self._trees[key] = tree
+                if not any(  # no other pending tree lists this commit: forget its listing
+                    n > 0 and k[:2] == key[:2] and k not in self._trees
+                    for k, n in self._pending.items()
+                ):
+                    self._listings.pop(key[:2], None)
                 for uri, why in tree.omitted:
                     self.omissions[(key[1], uri)] = why
                 self.peak = max(self.peak, self._disk_locked())
@@ -331,10 +350,10 @@ class WorkspaceCache:
 
     def _merge(self, sources: list[Path]) -> Path:
         target = self.root / "merged" / str(next(self._serial))
-        _merge_trees(sources, target)
-        fingerprint = _fingerprint(target)
+        merge_trees(sources, target)
+        seen = fingerprint(target)
         with self._cond:
-            self._merged[target] = fingerprint
+            self._merged[target] = seen
         return target
 
     # --- without a sandbox: did the harness change its workspace? ----------------------
@@ -345,14 +364,14 @@ class WorkspaceCache:
             return None
         changed: set[str] = set()
         for tree in workspace.trees:
-            diff = _changes(_fingerprint(tree.path), tree.fingerprint)
+            diff = _changes(fingerprint(tree.path), tree.fingerprint)
             if diff:
                 self._poison(tree, diff)
                 changed |= diff
         with self._cond:
             merged = self._merged.get(workspace.path) if workspace.path else None
         if merged is not None and workspace.path is not None:
-            changed |= _changes(_fingerprint(workspace.path), merged)
+            changed |= _changes(fingerprint(workspace.path), merged)
         if not changed:
             return None
         files = sorted(p for p in changed if p and not p.endswith("/"))
@@ -401,117 +420,6 @@ def _tree_disk(files: Mapping[str, object]) -> int:
             folder = folder.rpartition("/")[0]
             folders.add(folder)
     return (len(folders) + 1) * BLOCK
-
-
-def _link_files(base: Path, files: dict[str, str], store: BlobStore) -> None:
-    made: set[Path] = set()
-    base.mkdir(parents=True)
-    made.add(base)
-    for path, name in files.items():
-        out = base / path
-        if out.parent not in made:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            made.add(out.parent)
-        os.link(store.path(name), out)
-
-
-def _relink(tree: BuiltTree, files: dict[str, str], store: BlobStore, checked: bool) -> None:
-    """Turn a tree into another commit's: only the files that differ are unlinked or linked."""
-    base = tree.path / tree.key[0]
-    old = tree.files
-    if checked:  # its folders were made read-only
-        for walked, _dirs, _files in os.walk(tree.path):
-            os.chmod(walked, 0o755)
-    gone = [p for p, name in old.items() if files.get(p) != name]
-    for path in gone:
-        os.unlink(base / path)
-    for gone_path in gone:
-        folder = (base / gone_path).parent
-        while folder != base:
-            try:
-                folder.rmdir()
-            except OSError:
-                break
-            folder = folder.parent
-    for path, name in files.items():
-        if old.get(path) != name:
-            out = base / path
-            out.parent.mkdir(parents=True, exist_ok=True)
-            os.link(store.path(name), out)
-
-
-def _fingerprint(top: Path) -> dict[str, tuple[int, ...]]:
-    """Every entry under ``top`` -> (inode, mode, size, mtime): what a write or chmod changes."""
-    found: dict[str, tuple[int, ...]] = {}
-    pending = [("", str(top))]
-    while pending:
-        prefix, folder = pending.pop()
-        info = os.stat(folder)
-        found[prefix] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns)
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                name = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append((name + "/", entry.path))
-                else:
-                    st = entry.stat(follow_symlinks=False)
-                    found[name] = (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns)
-    return found
-
-
-def _merge_trees(sources: list[Path], target: Path) -> None:
-    """Merge several ``<repo>/...`` trees into ``target`` with hard links (copies if need be)."""
-    staging = target.with_name(target.name + ".tmp")
-    for source in sources:
-        for folder, dirs, files in os.walk(source):
-            dirs.sort()
-            relative = Path(folder).relative_to(source)
-            (staging / relative).mkdir(parents=True, exist_ok=True)
-            for name in files:
-                src, dst = Path(folder) / name, staging / relative / name
-                try:
-                    os.link(src, dst)
-                except OSError:
-                    shutil.copy2(src, dst)
-    _make_read_only(staging)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(staging, target)
-
-
-def _make_read_only(top: Path) -> None:
-    for folder, _dirs, _files in os.walk(top, topdown=False):
-        os.chmod(folder, 0o555)
-
-
-def remove_tree(top: Path) -> None:
-    """``rm -rf`` for a tree whose folders were made read-only."""
-    if not top.exists():
-        return
-    for folder, _dirs, _files in os.walk(top):
-        with contextlib.suppress(OSError):
-            os.chmod(folder, 0o755)
-    shutil.rmtree(top, ignore_errors=True)
-
-
-def remove_stale(parent: Path) -> None:
-    """Remove workspaces left by runs that were killed (their process no longer exists)."""
-    for entry in parent.glob("run-*-*"):
-        try:
-            pid = int(entry.name.split("-")[1])
-        except (IndexError, ValueError):
-            continue
-        if pid != os.getpid() and not _alive(pid):
-            remove_tree(entry)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def commit_order(repos: RepoSet, questions: list[Question]) -> list[Question]:
