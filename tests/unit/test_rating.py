@@ -525,3 +525,64 @@ def test_the_server_stops_after_the_last_label(rated: Project) -> None:
 def test_a_port_in_use_is_an_input_error(server: RatingServer) -> None:
     with pytest.raises(InputError, match=rf"--port: cannot serve on 127.0.0.1:{server.port} "):
         RatingServer(server.session, port=server.port)
+
+
+# --- the judge, after rating (#14) -------------------------------------------------------
+
+
+def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+    from tests.judging import N, build_judge_project, write_arm
+
+    from flightdeck.cli import cli
+
+    suite = build_judge_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["knowledge", "seal", str(suite)]).exit_code == 0
+    write_arm(suite, "arm", [i % 2 == 0 for i in range(N)])
+    judged = runner.invoke(
+        cli, ["knowledge", "judge", str(suite), "--judge", "facts", "--arm", "arm"]
+    )
+    assert judged.exit_code == 0, judged.output
+    with RatingSession(suite, "ana", RepoSet({"sdlc": tmp_path / "repos" / "sdlc"})) as s:
+        srv = RatingServer(s)
+        thread = threading.Thread(target=srv.serve)
+        thread.start()
+        try:
+            item = call(api(srv, "/api/start"))["item"]
+            assert item["judges"] == []
+            assert item["own"] is None
+            facts_say = int(item["question_id"][1:]) % 2 == 0
+            reply = call(
+                api(srv, "/api/label"),
+                {"item": item["item"], "correct": not facts_say, "unsupported": []},
+            )
+            assert reply["rated"]["question_id"] == item["question_id"]
+            [note] = reply["rated"]["judges"]
+            assert note["judge"] == "facts"
+            assert note["correct"] is facts_say
+            assert note["missing"] == (
+                [] if facts_say else [f"Widgets value {item['question_id'][1:].lstrip('0') or '0'}"]
+            )
+            assert reply["next"]["judges"] == []  # the next answer is not rated yet
+            again = call(api(srv, f"/api/item?pos={item['position']}"))
+            assert again["judges"] == [note]  # going back shows it too
+            nxt = reply["next"]
+            agree = int(nxt["question_id"][1:]) % 2 == 0
+            reply = call(
+                api(srv, "/api/label"), {"item": nxt["item"], "correct": agree, "unsupported": []}
+            )
+            assert reply["rated"]["judges"] == []  # the judge agreed: nothing to show
+        finally:
+            srv.finish()
+            thread.join(timeout=120)
+    # The page itself draws the notes (app.js) only from what the server sent after rating.
+    app = (Path(__file__).parents[2] / "src/flightdeck/rating/page/app.js").read_text()
+    assert "showAfter(reply.rated)" in app
+    assert (
+        'id="after"'
+        in (Path(__file__).parents[2] / "src/flightdeck/rating/page/index.html").read_text()
+    )

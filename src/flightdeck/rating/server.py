@@ -8,7 +8,8 @@ can neither read items nor write labels. The API is small:
 - ``GET /api/start``: where to begin (the first unlabelled item) and the rater's progress
 - ``GET /api/item?pos=N``: the item at position N of this rater's order
 - ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers]}``: saves the
-  label (durably, before answering) and returns the next unlabelled item, or ``null``
+  label (durably, before answering) and returns the next unlabelled item, or ``null``, and
+  under ``rated`` where a judge disagreed with the label just given (never before it is given)
 
 The server stops by itself once every item is labelled.
 """
@@ -128,8 +129,15 @@ class RatingServer:
             raise ValueError("unknown item; reload the page") from None
         result = self.session.save(position, correct, unsupported)
         nxt = result.next_position
+        rated = self.session.view(position)
         return {
             "saved": result.written,
+            # Where a judge disagreed with the label just given: shown only now, after it.
+            "rated": {
+                "question_id": rated.question_id,
+                "position": position,
+                "judges": list(rated.judges),
+            },
             "labelled": self.session.labelled,
             "total": self.session.total,
             "next": None if nxt is None else self.session.view(nxt).to_json(),

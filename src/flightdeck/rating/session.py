@@ -30,6 +30,7 @@ from typing import Any
 from flightdeck.clock import format_utc
 from flightdeck.errors import InputError
 from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line, locked_folder
+from flightdeck.rating.judges import Judgement, disagreements, judgements_of
 from flightdeck.rating.lines import CitationView, LineReader, cited_lines
 from flightdeck.suite.citations import is_flagged_unsupported
 from flightdeck.suite.records import (
@@ -84,6 +85,8 @@ class ItemView:
     answer: str
     citations: tuple[CitationView, ...]
     own: OwnLabel | None
+    # Judges that disagreed with this rater's label: empty until the rater has rated (#14).
+    judges: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,6 +108,7 @@ class ItemView:
                 "unsupported": list(self.own.unsupported),
                 "time": self.own.time,
             },
+            "judges": list(self.judges),
         }
 
 
@@ -192,9 +196,13 @@ class RatingSession:
                 folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first"
             )
         items = []
+        self._judged: dict[tuple[str, str], list[Judgement]] = {}
         for arm in arms:
             path = folder / f"{arm}.jsonl"
-            for answer in read_answers(path, questions):
+            arm_answers = read_answers(path, questions)
+            judged = judgements_of(self.suite, arm, {a.id: a for a in arm_answers})
+            self._judged.update({(arm, qid): js for qid, js in judged.items()})
+            for answer in arm_answers:
                 if answer.id not in keys:
                     raise InputError(
                         keys_path, None, f"no key for question {answer.id!r}; add its answer key"
@@ -269,6 +277,8 @@ class RatingSession:
                 if is_flagged_unsupported(cite.uri, label.unsupported)
             )
             own = OwnLabel(label.correct, flagged, time)
+        judged = self._judged.get((item.arm, item.answer.id), [])
+        notes = () if label is None else tuple(disagreements(judged, label.correct))
         return ItemView(
             item_id=item.item_id,
             position=position,
@@ -282,6 +292,7 @@ class RatingSession:
             answer=item.answer.answer,
             citations=citations,
             own=own,
+            judges=notes,
         )
 
     # --- writing ---------------------------------------------------------------------

@@ -71,6 +71,8 @@
     $("own").textContent = own
       ? "You rated this answer" + (own.time ? " at " + own.time : "") + "; confirming again keeps or replaces that label."
       : "";
+    $("judges").replaceChildren(...(item.judges || []).map(judgeNode));
+    $("judges").hidden = !(item.judges || []).length;
     $("item").dataset.position = String(item.position);
     $("item").dataset.item = item.item;
     showError("");
@@ -78,6 +80,31 @@
     $("item").hidden = false;
     $("done").hidden = true;
     window.scrollTo(0, 0);
+  }
+
+  // A judge that disagreed with the rater's label: sent by the server only once the rater
+  // has rated the answer, so it can never sway the label it is compared with.
+  function judgeText(j) {
+    const said = j.correct ? "correct" : "not correct";
+    const missing = j.missing.length ? "; it did not find: " + j.missing.join("; ") : "";
+    const found = j.found.length
+      ? "; it found: " + j.found.map((f) => f.fact + " (\u201c" + f.quote + "\u201d)").join("; ")
+      : "";
+    return "Judge " + j.judge + " disagreed: it said " + said + missing + found + ".";
+  }
+
+  function judgeNode(j) {
+    return el("li", { class: "judge" }, judgeText(j));
+  }
+
+  function showAfter(rated) {
+    const box = $("after");
+    const judges = (rated && rated.judges) || [];
+    box.hidden = judges.length === 0;
+    box.textContent = judges.length
+      ? "On the answer you just rated (" + rated.question_id + "): " +
+        judges.map(judgeText).join(" ") + " Backspace goes back to it."
+      : "";
   }
 
   function citationNode(c) {
@@ -171,6 +198,7 @@
       .then((reply) => {
         if (reply.next) show(reply.next);
         else finished(reply.labelled, reply.total);
+        showAfter(reply.rated);
         // After the next frame is painted: the time the rater waits for the next item.
         requestAnimationFrame(() =>
           setTimeout(() => window.flightdeckTimings.push(performance.now() - started), 0),
@@ -184,7 +212,10 @@
     if (!view || busy || view.position === 0) return;
     busy = true;
     api("/api/item?pos=" + (view.position - 1))
-      .then(show)
+      .then((item) => {
+        showAfter(null);
+        show(item);
+      })
       .catch((err) => showError(err.message))
       .finally(() => (busy = false));
   }
