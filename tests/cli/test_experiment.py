@@ -240,19 +240,23 @@ def test_the_agent_refuses_a_task_that_is_not_json(runner: CliRunner, tmp_path: 
     )
 
 
-def processes_naming(marker: str) -> list[int]:
+def command_lines(marker: str) -> dict[int, str]:
     """Live processes whose command line holds ``marker`` (any pid namespace, seen from here)."""
-    found = []
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
+        except OSError:  # gone while we looked
             continue
         if marker.encode() in cmdline and alive(int(entry.name)):
-            found.append(int(entry.name))
+            found[int(entry.name)] = cmdline.decode(errors="replace")
     return found
+
+
+def processes_naming(marker: str) -> list[int]:
+    return list(command_lines(marker))
 
 
 def wait_for(condition: Any, what: str) -> None:
@@ -360,10 +364,7 @@ def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
     proc = subprocess.Popen(argv, cwd=project.root, stderr=subprocess.PIPE, text=True)
 
     def child_started() -> bool:
-        return any(
-            b"time.sleep(60)" in Path(f"/proc/{pid}/cmdline").read_bytes()
-            for pid in processes_naming(str(pidfile))
-        )
+        return any("time.sleep(60)" in marker for marker in command_lines(str(pidfile)).values())
 
     try:
         wait_for(lambda: child_started() or proc.poll() is not None, "the harness's child")
