@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +202,31 @@ def test_a_bundle_is_hashed_once_and_found_again_by_its_stat(
     assert RepoSet({"x": bundle}, tmp_path / "cache").get("x").git_dir == first
     assert len(hashed) == 2
     assert len(list((tmp_path / "cache" / "bundles").glob("*.git"))) == 1
+
+
+def test_past_the_cap_a_new_tree_waits_for_a_running_trial_to_give_one_back(
+    history: tuple[RepoSet, list[str]], tmp_path: Path
+) -> None:
+    repos, (c1, c2) = history
+    cache = WorkspaceCache(repos, tmp_path / "ws", checked=False)
+    try:
+        first = cache.acquire(question("a", c1))
+        # room for one more tree's worth of folders: the second commit's tree fits alone,
+        # not beside the first
+        cache.cap = cache.disk + 3 * 4096
+        got: list[Any] = []
+        waiter = threading.Thread(target=lambda: got.append(cache.acquire(question("b", c2))))
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive(), "built past the cap while the first trial held its tree"
+        cache.release(first)  # no pending trial needs it: removed, its blobs evicted
+        waiter.join(60)
+        assert not waiter.is_alive()
+        (second,) = got
+        assert second.path is not None
+        assert files_of(second.path)["sdlc/new/n.md"] == b"new\n"
+        assert first.path is not None
+        assert not first.path.exists()
+        assert cache.disk <= cache.cap
+    finally:
+        cache.close()

@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,6 +131,7 @@ class WorkspaceCache:
         self._pending: Counter[TreeKey] = Counter()
         self._listings: dict[tuple[str, str], list[tuple[str, str, str, int]]] = {}
         self._serial = itertools.count()
+        self._active = 0  # workspaces handed out whole and not yet released
         self._merged: dict[Path, dict[str, tuple[int, ...]]] = {}
         self._held: list[tuple[tuple[TreeKey, ...], Workspace]] = []
         self.omissions: dict[tuple[str, str], str] = {}  # (commit, uri) -> why, for the run
@@ -155,6 +156,8 @@ class WorkspaceCache:
             for tree in trees:
                 self._release_tree(tree, count=False)
             raise
+        with self._cond:
+            self._active += 1
         omitted = tuple(o for t in trees for o in t.omitted)
         mounts = tuple((t.key[0], t.path / t.key[0]) for t in trees)
         label = ", ".join(f"{r}@{c[:12]}" for r, c, _ in keys)
@@ -170,6 +173,9 @@ class WorkspaceCache:
         """The trial is over: trees no pending trial needs are reused or removed."""
         for tree in workspace.trees:
             self._release_tree(tree)
+        with self._cond:  # after its trees are gone, so a waiting build sees the room
+            self._active -= 1
+            self._cond.notify_all()
         if workspace.path is not None and len(workspace.trees) > 1:
             with self._cond:
                 self._merged.pop(workspace.path, None)
@@ -214,11 +220,14 @@ class WorkspaceCache:
                     tree.users += 1
                     return tree
             listing = self._listing(key)
-            new_blobs = sum(
-                disk_size(size)
-                for path, (oid, size) in listing.files.items()
-                if not self.store.has(BlobStore.name(oid, listing.executable[path]))
-            )
+
+            def new_blobs() -> int:  # what the store must still write for this tree
+                return sum(
+                    disk_size(size)
+                    for path, (oid, size) in listing.files.items()
+                    if not self.store.has(BlobStore.name(oid, listing.executable[path]))
+                )
+
             donor = self._room(key, _tree_disk(listing.files), new_blobs)
             repository = self._repos.get(key[0])
             self.store.ensure(
@@ -294,7 +303,7 @@ class WorkspaceCache:
                 listing.executable[path] = mode == "100755"
         return listing
 
-    def _room(self, key: TreeKey, folders: int, blobs: int) -> BuiltTree | None:
+    def _room(self, key: TreeKey, folders: int, blobs: Callable[[], int]) -> BuiltTree | None:
         """A free tree to turn into this one, or None once a new one fits under the cap.
 
         Past the cap: drop free trees and blobs no tree links, then wait for a running trial
@@ -309,14 +318,14 @@ class WorkspaceCache:
                 if donor is not None:
                     self._free.remove(donor)
                     return donor
-                if self._disk_locked() + folders + blobs <= self.cap:
+                if self._disk_locked() + folders + blobs() <= self.cap:
                     return None
                 self._drop_unneeded_locked()
                 self.store.evict_unlinked()
-                if self._disk_locked() + folders + blobs <= self.cap:
+                if self._disk_locked() + folders + blobs() <= self.cap:
                     return None
-                if not any(t.users for t in self._trees.values()):
-                    return None
+                if not self._active:  # only a trial that holds its whole workspace
+                    return None  # will give one back; a half-acquired one may wait on us
                 self._cond.wait()
 
     def _drop_unneeded_locked(self) -> None:
