@@ -505,10 +505,12 @@ def test_a_bad_label_request_is_a_400(server: RatingServer, body: Any, message: 
     assert message in error["error"]
 
 
-def test_the_server_stops_after_the_last_label(rated: Project) -> None:
+def test_after_the_last_label_the_review_list_then_finish_stops_the_server(
+    rated: Project,
+) -> None:
     with session(rated) as s:
         for i in range(s.total - 1):
-            s.save(i, True, [])
+            s.save(i, i % 2 == 0, [])
         srv = RatingServer(s)
         thread = threading.Thread(target=srv.serve)
         thread.start()
@@ -516,9 +518,21 @@ def test_the_server_stops_after_the_last_label(rated: Project) -> None:
         reply = call(
             api(srv, "/api/label"), {"item": item["item"], "correct": True, "unsupported": []}
         )
+        assert reply["next"] is None
+        assert thread.is_alive()  # review mode: the rater may still revise any label
+        review = call(api(srv, "/api/review"))
+        assert (review["labelled"], review["total"]) == (s.total, s.total)
+        assert [r["position"] for r in review["items"]] == list(range(s.total))
+        verdicts = [r["correct"] for r in review["items"]]
+        assert verdicts == [i % 2 == 0 for i in range(s.total - 1)] + [True]
+        assert all("arm" not in r for r in review["items"])  # blind there too
+        # Revising from the review list rewrites the label in place.
+        first = call(api(srv, "/api/item?pos=0"))
+        call(api(srv, "/api/label"), {"item": first["item"], "correct": False, "unsupported": []})
+        assert call(api(srv, "/api/review"))["items"][0]["correct"] is False
+        assert call(api(srv, "/api/finish"), {})["finished"] is True
         thread.join(timeout=120)
         assert not thread.is_alive()
-    assert reply["next"] is None
     assert srv.finished.is_set()
 
 
@@ -586,3 +600,36 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
         'id="after"'
         in (Path(__file__).parents[2] / "src/flightdeck/rating/page/index.html").read_text()
     )
+
+
+# --- one arm, adjudication (#15) ----------------------------------------------------------
+
+
+def test_arm_limits_the_items_to_that_arm(rated: Project) -> None:
+    repos = RepoSet({"sdlc": rated.repo})
+    with RatingSession(rated.suite, "ada", repos, arm="arm-beta") as s:
+        assert s.total == 4
+        assert {s.view(i).answer for i in range(4)} == {f"beta says q{n}" for n in range(1, 5)}
+    with pytest.raises(InputError, match=r"--arm: no answers for arm 'gamma'; the arms are "):
+        RatingSession(rated.suite, "ada", repos, arm="gamma")
+
+
+def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Project) -> None:
+    votes = {"ada": [True, True, False, False], "bob": [True, False, True, False]}
+    rated.write_labels(
+        "arm-alpha",
+        [
+            {"id": f"q{n + 1}", "rater": r, "correct": c, "unsupported": []}
+            for r, marks in votes.items()
+            for n, c in enumerate(marks)
+        ]
+        + [{"id": "q1", "rater": "dee", "correct": False, "unsupported": []}],
+    )
+    repos = RepoSet({"sdlc": rated.repo})
+    with RatingSession(rated.suite, "cy", repos, adjudicate=True) as s:
+        # ada and bob split on q2 and q3 of arm-alpha; dee (third) does not count; arm-beta
+        # has no labels, so nothing of it to adjudicate.
+        assert sorted(s.view(i).question_id for i in range(s.total)) == ["q2", "q3"]
+    rated.write_labels("arm-alpha", [])
+    with pytest.raises(InputError, match="the first two raters split on no answer"):
+        RatingSession(rated.suite, "cy", repos, adjudicate=True)

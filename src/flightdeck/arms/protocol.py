@@ -19,6 +19,16 @@ The result may also list the files the harness read, ``"read": ["sdlc/docs/a.md"
 the trial's trace then says which (it is never part of the answer).
 A citation must name a repository of the question's ``as_of`` (or be an absolute URL such as
 ``https://...``), and its path may not hold ``..``, ``.`` or empty segments.
+
+Two optional fields are not part of the answer; the runner keeps them beside it:
+
+- ``usage``: token counts of the trial, names to non-negative integers (a model harness
+  reports ``input_tokens``, ``cached_tokens``, ``output_tokens``); the runs ledger records them
+  and ``experiment run`` prints them per question;
+- ``provenance``: a JSON object describing how the harness ran that is the same for every
+  trial of an arm (its model, the documents it was given as ``knowledge_snapshot``, a prompt
+  hash); the runner writes it into the arm's meta, and a trial whose provenance differs from
+  the arm's earlier answers fails, so one arm never mixes two configurations.
 """
 
 from __future__ import annotations
@@ -35,6 +45,8 @@ ENV_RESULT = "FLIGHTDECK_RESULT"
 ENV_TRACE = "FLIGHTDECK_TRACE"
 
 _MAX_QUOTED = 80
+_MAX_USAGE_FIELDS = 32
+_MAX_PROVENANCE_BYTES = 16 << 10
 
 
 class ProtocolError(Exception):
@@ -46,6 +58,8 @@ class HarnessResult:
     answer: str
     citations: tuple[tuple[str, str], ...]  # (uri, sha256)
     read: tuple[str, ...] | None = None  # files the harness says it read, if it says
+    usage: dict[str, int] | None = None  # token counts, for the ledger and the summary
+    provenance: dict[str, Any] | None = None  # the same for every trial; goes into the meta
 
     def record(self, question_id: str) -> dict[str, Any]:
         """The answers-file record for this result."""
@@ -116,7 +130,38 @@ def check_result(value: Any, question: Question) -> HarnessResult:
         not isinstance(read, list) or not all(isinstance(r, str) for r in read)
     ):
         raise ProtocolError("result 'read' must be a list of <repo>/<path> strings")
-    return HarnessResult(value["answer"], tuple(checked), None if read is None else tuple(read))
+    usage = _check_usage(value.get("usage"))
+    provenance = _check_provenance(value.get("provenance"))
+    return HarnessResult(
+        value["answer"],
+        tuple(checked),
+        None if read is None else tuple(read),
+        usage,
+        provenance,
+    )
+
+
+def _check_usage(value: Any) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len(value) > _MAX_USAGE_FIELDS:
+        raise ProtocolError(
+            f"result 'usage' must be an object of at most {_MAX_USAGE_FIELDS} counts"
+        )
+    for name, count in value.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ProtocolError(f"usage {_quote(name)} must be a non-negative integer")
+    return dict(value)
+
+
+def _check_provenance(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ProtocolError("result 'provenance' must be a JSON object")
+    if len(json.dumps(value)) > _MAX_PROVENANCE_BYTES:
+        raise ProtocolError(f"result 'provenance' is over {_MAX_PROVENANCE_BYTES >> 10} KiB")
+    return value
 
 
 def is_url(uri: str) -> bool:

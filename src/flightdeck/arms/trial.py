@@ -76,9 +76,11 @@ class TrialOutcome:
     seconds: float
     trace: Path
     record: dict[str, Any] | None = None
+    usage: dict[str, int] | None = None
+    provenance: dict[str, Any] | None = None
 
     def ledger_entry(self) -> dict[str, Any]:
-        return {
+        entry: dict[str, Any] = {
             "id": self.id,
             "status": "ok" if self.ok else "failed",
             "reason": self.reason,
@@ -87,6 +89,9 @@ class TrialOutcome:
             "trace": self.trace.as_posix(),
             "finished": utc_now(),
         }
+        if self.usage is not None:
+            entry["usage"] = self.usage
+        return entry
 
 
 class TrialControl:
@@ -249,9 +254,19 @@ def run_trial(
             _write_trace(trace, header, out, (stdout, stderr))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    record = None if result is None else result.record(question.id)
+    ok = reason is None
+    if result is None:
+        return TrialOutcome(question.id, ok, reason, exit_code, seconds, shown_trace)
     return TrialOutcome(
-        question.id, reason is None, reason, exit_code, seconds, shown_trace, record
+        question.id,
+        ok,
+        reason,
+        exit_code,
+        seconds,
+        shown_trace,
+        result.record(question.id),
+        result.usage,
+        result.provenance,
     )
 
 

@@ -10,8 +10,12 @@ can neither read items nor write labels. The API is small:
 - ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers]}``: saves the
   label (durably, before answering) and returns the next unlabelled item, or ``null``, and
   under ``rated`` where a judge disagreed with the label just given (never before it is given)
+- ``GET /api/review``: every item in the rater's order with their own verdict, for the
+  review list shown once all are rated (any label can be revised from there)
+- ``POST /api/finish``: the rater is done; the server stops
 
-The server stops by itself once every item is labelled.
+Once every item is labelled the page shows the review list; the server stops when the rater
+presses Finish (or Ctrl-C in the terminal).
 """
 
 from __future__ import annotations
@@ -111,6 +115,13 @@ class RatingServer:
     def item(self, position: int) -> dict[str, Any]:
         return self.session.view(position).to_json()
 
+    def review(self) -> dict[str, Any]:
+        return {
+            "items": self.session.review(),
+            "labelled": self.session.labelled,
+            "total": self.session.total,
+        }
+
     def label(self, body: dict[str, Any]) -> dict[str, Any]:
         item_id, correct, unsupported = (
             body.get("item"),
@@ -180,6 +191,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, self.app.page(name), kind)
         elif path == "/api/start":
             self._json(self.app.start())
+        elif path == "/api/review":
+            self._json(self.app.review())
         elif path == "/api/item":
             try:
                 position = int(query.get("pos", [""])[0])
@@ -192,6 +205,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         routed = self._route()
         if routed is None:
+            return
+        if routed[0] == "/api/finish":
+            self._json({"finished": True, "labelled": self.app.session.labelled})
+            self.app.finish()
             return
         if routed[0] != "/api/label":
             self._send(HTTPStatus.NOT_FOUND, b"not found\n")
@@ -208,8 +225,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
             return
         self._json(reply)
-        if reply["next"] is None:
-            self.app.finish()
 
     def _json(self, obj: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
         data = json.dumps(obj, ensure_ascii=False).encode()
