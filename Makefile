@@ -21,6 +21,7 @@ repro: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/flightdeck knowledge show
 
 test: $(STAMP)
+	sh scripts/install-sandbox.sh
 	sh scripts/install-browser.sh
 	$(BIN)/python -m pytest
 
