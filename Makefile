@@ -27,9 +27,10 @@ install-dev: $(DEV_STAMP)
 
 repro: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
-	@echo "report: reports/knowledge-demo-v1.md"
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/flightdeck knowledge show
 
 test: $(DEV_STAMP)
+	sh scripts/install-sandbox.sh
 	sh scripts/install-browser.sh
 	$(BIN)/python -m pytest
 

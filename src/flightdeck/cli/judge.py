@@ -33,7 +33,7 @@ def judge_command(
 
     project = open_project(params_file, repo, near=suite)
     runs = run_judge(
-        project.suite(suite),
+        project.at(suite),
         params=project.params,
         judge=judge,
         arms=list(arms),
@@ -90,7 +90,7 @@ def calibrate_command(
     from flightdeck.rating.calibration import calibrate, calibration_path
 
     project = open_project(params_file, repo, near=suite, **overrides)
-    opened = project.suite(suite)
+    opened = project.at(suite)
     result = calibrate(opened, params=project.params, judge=judge)
     if json_path is not None:
         write_json(json_path, result)

@@ -65,7 +65,7 @@ def seal_command(
 
     project = open_project(params_file, repo, near=suite, holdouts=holdouts)
     holdouts = project.holdouts
-    result = seal(project.suite(suite), repos=project.repos, holdouts=holdouts, unchecked=unchecked)
+    result = seal(project.at(suite), repos=project.repos, holdouts=holdouts, unchecked=unchecked)
     if result.unchecked_repos:
         click.echo(
             "warning: sealed --unchecked: sources not checked in repositories not at hand: "
@@ -112,7 +112,7 @@ def check_command(
     from flightdeck.tasks.knowledge import check
 
     project = open_project(params_file, repo, near=suite)
-    problems = check(project.suite(suite), repos=project.repos)
+    problems = check(project.at(suite), repos=project.repos)
     for problem in problems[:CHECK_LIMIT]:
         click.echo(f"error: {problem}", err=True)
     if len(problems) > CHECK_LIMIT:
@@ -162,7 +162,7 @@ def status_command(
 
     project = open_project(params_file, repo, near=suite, holdouts=holdouts, min_raters=min_raters)
     params = project.params
-    st = status(project.suite(suite), params=params)
+    st = status(project.at(suite), params=params)
     if as_json:
         data = dataclasses.asdict(st)
         data["ready"] = st.ready
@@ -288,7 +288,9 @@ def score_command(
     """Score arms on a sealed suite, compare two, and write metrics and the report.
 
     Refuses a suite whose files changed since sealing, a void suite, and an arm whose
-    answers changed after it was first scored (that is a new arm name).
+    answers changed after it was first scored (that is a new arm name). Without --arm,
+    params.yaml `arms` are scored; without --baseline/--candidate, params.yaml
+    `baseline`/`candidate` are compared when both are scored.
 
     \b
     Example:
@@ -302,7 +304,7 @@ def score_command(
     project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
     params = project.params
     result = score(
-        project.suite(suite),
+        project.at(suite),
         list(arms or params.arms),
         params=params,
         baseline=baseline,
@@ -325,8 +327,10 @@ def score_command(
 
 @knowledge.command("gate")
 @suite_argument
-@click.option("--pinned", required=True, help="The arm the candidate must not fall behind.")
-@click.option("--candidate", required=True, help="The arm under test.")
+@click.option(
+    "--pinned", default=None, help="The arm the candidate must not fall behind [params: pinned]."
+)
+@click.option("--candidate", default=None, help="The arm under test [params: candidate].")
 @click.option(
     "--gate-margin",
     type=float,
@@ -343,8 +347,8 @@ def score_command(
 @json_option
 def gate_command(
     suite: Path,
-    pinned: str,
-    candidate: str,
+    pinned: str | None,
+    candidate: str | None,
     gate_margin: float | None,
     judge: str | None,
     params_file: Path | None,
@@ -356,7 +360,8 @@ def gate_command(
 
     Passes when, on each metric, candidate - pinned is shown to be at least -gate_margin
     points by the rule in force (params decision: calibrated, a false pass at most 2.5% at
-    the suite's n). `dvc metrics diff` shows movement; this is what fails CI.
+    the suite's n). `dvc metrics diff` shows movement; this is what fails CI. Without
+    --pinned/--candidate, params.yaml `pinned`/`candidate` name the arms.
 
     \b
     Example:
@@ -369,7 +374,7 @@ def gate_command(
     project = open_project(
         params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
     )
-    result = gate(project.suite(suite), pinned=pinned, candidate=candidate, params=project.params)
+    result = gate(project.at(suite), pinned=pinned, candidate=candidate, params=project.params)
     if as_json:
         click.echo(json.dumps(gate_json(result), indent=2, sort_keys=True))
     else:
@@ -383,6 +388,8 @@ def _attach() -> None:
     """Commands that live in their own modules but belong to the knowledge group."""
     from flightdeck.cli.judge import calibrate_command, judge_command
     from flightdeck.cli.knowledge_import import import_answers_command
+    from flightdeck.cli.knowledge_new import new_command
+    from flightdeck.cli.knowledge_show import show_command
     from flightdeck.cli.rating import agreement_command, rate_command
 
     knowledge.add_command(import_answers_command)
@@ -390,6 +397,8 @@ def _attach() -> None:
     knowledge.add_command(agreement_command)
     knowledge.add_command(judge_command)
     knowledge.add_command(calibrate_command)
+    knowledge.add_command(new_command)
+    knowledge.add_command(show_command)
 
 
 _attach()

@@ -159,6 +159,9 @@ def _meta_lines(s: ArmScore) -> list[str]:
     snapshot = f.get("knowledge_snapshot")
     if snapshot:
         parts.append(f"snapshot {_snapshot(snapshot)}")
+    sandbox = f.get("sandbox")
+    if isinstance(sandbox, dict) and sandbox.get("mode") == "none":
+        parts.append("**arm ran without a sandbox**")
     provenance = f.get("provenance")
     if isinstance(provenance, dict) and isinstance(provenance.get("prompt_sha256"), str):
         parts.append(f"prompt sha256 {provenance['prompt_sha256'][:16]}")

@@ -30,11 +30,13 @@ from flightdeck.scoring.results import GateResult, ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
     CANARY_PREFIX,
+    UNHASHED,
     Answer,
     ArmMeta,
     Key,
     Manifest,
     Question,
+    Source,
     parse_source_uri,
     read_answers,
     read_keys,
@@ -159,8 +161,16 @@ def seal(
         raise found.first.error()
     checked, not_checked = found.checked_sources, found.unchecked_repos
     # Fresh canaries always: a canary copied from an earlier version may have leaked.
+    by_id = {q.id: q for q in questions}
     sealed_keys = [
-        Key(k.id, k.answer_key, k.required_facts, k.valid_sources, new_canary()) for k in keys
+        Key(
+            k.id,
+            k.answer_key,
+            k.required_facts,
+            _hashed_sources(k, by_id[k.id], found.hashes),
+            new_canary(),
+        )
+        for k in keys
     ]
     write_jsonl(suite.keys, [k.to_json() for k in sealed_keys])
     manifest = Manifest(
@@ -174,6 +184,31 @@ def seal(
     if holdouts is not None:
         _register(holdouts, suite, manifest, sealed_keys)
     return SealResult(suite.name, manifest, len(questions), checked, not_checked)
+
+
+def _hashed_sources(
+    key: Key, question: Question, hashes: dict[tuple[str, str, str], str]
+) -> tuple[Source, ...]:
+    """The key's sources with every sha256 the author left out computed (#15).
+
+    A repository file's comes from its bytes at the question's ``as_of`` (the checks read
+    it); an opaque uri's is the hash of the uri itself (:func:`opaque_sha256`). The checks
+    have refused any source whose hash could not be computed, so none stays unhashed.
+    """
+    from flightdeck.suite.citations import opaque_sha256
+
+    sources = []
+    for source in key.valid_sources:
+        if source.sha256 != UNHASHED:
+            sources.append(source)
+            continue
+        parsed = parse_source_uri(source.uri)
+        if parsed is None:
+            sources.append(Source(source.uri, opaque_sha256(source.uri)))
+            continue
+        digest = hashes[(parsed.repo, question.as_of[parsed.repo], parsed.path)]
+        sources.append(Source(source.uri, digest))
+    return tuple(sources)
 
 
 def _register(holdouts: Path, suite: Suite, manifest: Manifest, keys: Sequence[Key]) -> None:
@@ -473,11 +508,14 @@ def score(
     if params is None:  # ./params.yaml, else the nearest one above the suite folder
         params = load_params(near=suite_dir if isinstance(suite_dir, Path) else suite_dir.root)
     suite = as_suite(suite_dir, params)
+    scored = list(params.arms if arms is None else arms)
+    if baseline is None and candidate is None:
+        baseline, candidate = params_comparison(params, scored)
     # Many small acyclic records are built and written: the cycle collector only costs time.
     with gc_paused():
         result = compute_scores(
             suite,
-            params.arms if arms is None else arms,
+            scored,
             params=params,
             baseline=baseline,
             candidate=candidate,
@@ -491,6 +529,17 @@ def score(
         )
     recorded = record_scores(suite, result)
     return replace(result, written=written, recorded=tuple(recorded))
+
+
+def params_comparison(params: Params, scored: Sequence[str]) -> tuple[str | None, str | None]:
+    """params.yaml ``baseline``/``candidate`` (#15), when both are among the arms scored.
+
+    So the pipeline's score stage names no arm, while scoring one arm still works.
+    """
+    pair = (params.baseline, params.candidate)
+    if pair[0] is not None and pair[1] is not None and all(arm in scored for arm in pair):
+        return pair
+    return None, None
 
 
 def compute_scores(
@@ -606,7 +655,13 @@ def cache_dir(params: Params) -> Path:
     return params.root / CACHE_FOLDER
 
 
-def gate(suite_dir: Suite | Path, *, pinned: str, candidate: str, params: Params) -> GateResult:
+def gate(
+    suite_dir: Suite | Path,
+    *,
+    pinned: str | None = None,
+    candidate: str | None = None,
+    params: Params,
+) -> GateResult:
     """Pass when, on each metric, candidate - pinned is shown to be >= -gate_margin.
 
     The claim is read by the rule in force (params ``decision``) at its own threshold: the
@@ -617,6 +672,18 @@ def gate(suite_dir: Suite | Path, *, pinned: str, candidate: str, params: Params
     from flightdeck.scoring.decision import decide
     from flightdeck.scoring.rules import METRICS
 
+    pinned = pinned or params.pinned  # params.yaml ``pinned``/``candidate`` (#15)
+    candidate = candidate or params.candidate
+    if pinned is None:
+        raise InputError(
+            "--pinned", None, "name the pinned arm: --pinned ARM, or pinned: in params.yaml"
+        )
+    if candidate is None:
+        raise InputError(
+            "--candidate",
+            None,
+            "name the candidate arm: --candidate ARM, or candidate: in params.yaml",
+        )
     check_arm_name(pinned, where="--pinned")
     check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
