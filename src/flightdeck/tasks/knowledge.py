@@ -11,7 +11,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck import __version__
 from flightdeck.clock import utc_now
@@ -51,6 +51,9 @@ from flightdeck.suite.records import (
     read_questions,
 )
 from flightdeck.suite.repos import RepoSet
+
+if TYPE_CHECKING:
+    from flightdeck.scoring.tables import SuiteTables
 
 
 def new_canary() -> str:
@@ -365,6 +368,7 @@ def load_arm(
     questions: Sequence[Question],
     keys: dict[str, Key],
     params: Params,
+    tables: SuiteTables | None = None,
 ) -> ArmScore:
     """Read and check one arm's answers, labels and meta, then score it."""
     ids = [q.id for q in questions]
@@ -387,7 +391,7 @@ def load_arm(
     check_labels(labels_path, answers, labels, min_raters=params.min_raters)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
-        arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta
+        arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta, suite=tables
     )
     labels_sha = "" if labels_data is None else sha256_bytes(labels_data)
     return _with_hashes(scored, sha256_bytes(answers_data), labels_sha)
@@ -414,7 +418,10 @@ def _prepare(
         )
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
-    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params) for arm in arms}
+    from flightdeck.scoring.tables import suite_tables
+
+    tables = suite_tables(questions, keys_by_id)  # built once, shared by every arm
+    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params, tables) for arm in arms}
     return suite, questions, scores, manifest
 
 
