@@ -214,7 +214,10 @@ def results_frame(
         answered_col.alias("answered"),
         # An unanswered question has no votes, even from labels that score would refuse.
         *(
-            pl.when(answered_col).then(pl.col(c)).otherwise(pl.lit([], schema[c])).alias(c)
+            pl.when(answered_col)
+            .then(pl.col(c).fill_null(pl.lit([], schema[c])))
+            .otherwise(pl.lit([], schema[c]))
+            .alias(c)
             for c in ("raters", "votes")
         ),
         majority.alias("correct"),
