@@ -16,9 +16,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flightdeck.jsonl import encode_lines
 from flightdeck.scoring.rules import score_arm
 from flightdeck.scoring.stats import cohens_kappa
-from flightdeck.scoring.tables import result_rows, strip_span
+from flightdeck.scoring.tables import (
+    CLASSES,
+    encode_results,
+    frame_from_rows,
+    result_rows,
+    strip_span,
+)
 from flightdeck.suite.citations import strip_span as strip_span_py
 from flightdeck.suite.records import Answer, Key, Label, Question, Source
 
@@ -317,3 +324,37 @@ def test_strip_span_expression_is_the_python_rule(uris: list[str]) -> None:
     frame = pl.DataFrame({"uri": uris}, schema={"uri": pl.String})
     stripped = frame.select(strip_span("uri"))["uri"].to_list()
     assert stripped == [strip_span_py(u) for u in uris] == [spec_strip(u) for u in uris]
+
+
+@st.composite
+def result_records(draw: st.DrawFn) -> list[dict[str, Any]]:
+    text = st.text(max_size=8)  # any character: quotes, backslashes, controls, non-ASCII
+    records = []
+    for qid in draw(st.lists(text, max_size=6, unique=True)):
+        correct = draw(st.booleans())
+        records.append(
+            {
+                "id": qid,
+                "kind": draw(st.sampled_from(KINDS)),
+                "answered": draw(st.booleans()),
+                "votes": draw(st.dictionaries(text, st.booleans(), max_size=3)),
+                "majority": correct,
+                "correct": correct,
+                "citations": [
+                    {"uri": u, "class": c}
+                    for u, c in draw(
+                        st.lists(st.tuples(text, st.sampled_from(list(CLASSES))), max_size=3)
+                    )
+                ],
+                "citation_valid": draw(st.booleans()),
+            }
+        )
+    return records
+
+
+@settings(max_examples=300, deadline=None)
+@given(result_records())
+def test_encoded_results_are_msgspec_lines(records: list[dict[str, Any]]) -> None:
+    frame = frame_from_rows(records)
+    assert list(result_rows(frame)) == records
+    assert encode_results(frame) == encode_lines(records)

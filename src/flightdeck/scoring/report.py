@@ -13,10 +13,10 @@ from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, write_json, write_jsonl
+from flightdeck.jsonl import atomic_write, write_json
 from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
 from flightdeck.scoring.stats import family_false_shown_rate
-from flightdeck.scoring.tables import result_rows
+from flightdeck.scoring.tables import encode_results
 from flightdeck.suite.records import KINDS
 from flightdeck.tasks.knowledge import ScoreResult
 
@@ -91,7 +91,7 @@ def write_outputs(
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        write_jsonl(path, result_rows(s.table))
+        atomic_write(path, encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics
