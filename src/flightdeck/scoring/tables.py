@@ -140,39 +140,51 @@ def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) 
     """
     import polars as pl
 
-    cites = citations.with_columns(strip_span("uri").alias("base"))
+    cites = flagged(citations.with_columns(strip_span("uri").alias("base")), flags, on=["id"])
     known = valid.select("id", "base").unique().with_columns(pl.lit(True).alias("known"))
     fresh = valid.select("id", "base", "sha256").with_columns(pl.lit(True).alias("fresh"))
-    spanless = flags.filter(strip_span("entry") == pl.col("entry"))
-    by_uri = flags.select("id", pl.col("entry").alias("uri")).unique()
-    by_base = spanless.select("id", pl.col("entry").alias("base")).unique()
-    joined = (
-        cites.join(known, on=["id", "base"], how="left", maintain_order="left")
-        .join(fresh, on=["id", "base", "sha256"], how="left", maintain_order="left")
-        .join(
-            by_uri.with_columns(pl.lit(True).alias("flag_uri")),
-            on=["id", "uri"],
-            how="left",
-            maintain_order="left",
-        )
-        .join(
-            by_base.with_columns(pl.lit(True).alias("flag_base")),
-            on=["id", "base"],
-            how="left",
-            maintain_order="left",
-        )
+    joined = cites.join(known, on=["id", "base"], how="left", maintain_order="left").join(
+        fresh, on=["id", "base", "sha256"], how="left", maintain_order="left"
     )
     cls = (
         pl.when(pl.col("known").is_null())
         .then(pl.lit("fabricated"))
         .when(pl.col("fresh").is_null())
         .then(pl.lit("stale"))
-        .when(pl.col("flag_uri").is_not_null() | pl.col("flag_base").is_not_null())
+        .when(pl.col("flagged"))
         .then(pl.lit("unsupported"))
         .otherwise(pl.lit("valid"))
         .cast(pl.Enum(list(CLASSES)))
     )
     return joined.select("id", "uri", cls.alias("class"))
+
+
+def flagged(cites: pl.DataFrame, flags: pl.DataFrame, *, on: list[str]) -> pl.DataFrame:
+    """``cites`` (``on`` columns, uri, base) with ``flagged``: an entry of ``flags`` with the same
+    ``on`` values equals the uri, or has no span and equals the uri without its span."""
+    import polars as pl
+
+    spanless = flags.filter(strip_span("entry") == pl.col("entry"))
+    by_uri = flags.select(*on, pl.col("entry").alias("uri")).unique()
+    by_base = spanless.select(*on, pl.col("entry").alias("base")).unique()
+    return (
+        cites.join(
+            by_uri.with_columns(pl.lit(True).alias("_uri")),
+            on=[*on, "uri"],
+            how="left",
+            maintain_order="left",
+        )
+        .join(
+            by_base.with_columns(pl.lit(True).alias("_base")),
+            on=[*on, "base"],
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns(
+            (pl.col("_uri").is_not_null() | pl.col("_base").is_not_null()).alias("flagged")
+        )
+        .drop("_uri", "_base")
+    )
 
 
 def results_frame(
