@@ -204,6 +204,7 @@ def phases(suite: Path) -> None:
     from flightdeck.jsonl import encode_lines
     from flightdeck.project import open_suite
     from flightdeck.scoring import tables
+    from flightdeck.scoring.results import encode_results
     from flightdeck.scoring.rules import score_arm
     from flightdeck.suite.records import read_answers, read_labels
     from flightdeck.tasks.knowledge import load_suite_files
@@ -232,7 +233,7 @@ def phases(suite: Path) -> None:
         reference = plain_python_rules(questions, keys, answers, labels)
         clock["python"] += time.process_time() - start
         start = time.process_time()
-        data = tables.encode_results(scored.table)
+        data = encode_results(scored.table)
         clock["encode frames"] += time.process_time() - start
         start = time.process_time()
         rows = encode_lines(reference)

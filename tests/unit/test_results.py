@@ -14,7 +14,8 @@ import flightdeck
 from flightdeck.errors import InputError
 from flightdeck.jsonl import encode_lines
 from flightdeck.params import load_params
-from flightdeck.scoring.tables import result_rows, result_schema
+from flightdeck.scoring.results import result_rows
+from flightdeck.scoring.tables import result_schema
 from flightdeck.tasks.knowledge import score
 
 ROOT = Path(__file__).parents[2]

@@ -17,15 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck.jsonl import encode_lines
+from flightdeck.scoring.results import encode_results, frame_from_rows, result_rows
 from flightdeck.scoring.rules import score_arm
 from flightdeck.scoring.stats import cohens_kappa
-from flightdeck.scoring.tables import (
-    CLASSES,
-    encode_results,
-    frame_from_rows,
-    result_rows,
-    strip_span,
-)
+from flightdeck.scoring.tables import CLASSES, strip_span
 from flightdeck.suite.citations import strip_span as strip_span_py
 from flightdeck.suite.records import Answer, Key, Label, Question, Source
 

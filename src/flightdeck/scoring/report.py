@@ -14,9 +14,9 @@ from typing import Any
 from flightdeck import __version__
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, write_json
+from flightdeck.scoring.results import encode_results
 from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
 from flightdeck.scoring.stats import family_false_shown_rate
-from flightdeck.scoring.tables import encode_results
 from flightdeck.suite.records import KINDS
 from flightdeck.tasks.knowledge import ScoreResult
 

@@ -1,19 +1,20 @@
-"""Per-question results back as one polars frame, for a notebook: `flightdeck.load_results`.
+"""The per-question results files: written from the frame, read back as one for a notebook.
 
-`knowledge score` writes ``results/<suite>/<arm>.jsonl``; reading those files (rather than
-scoring again) gives exactly what the report and metrics were computed from, needs no labels
-or sealed keys at hand, and takes a fraction of a second.
+`knowledge score` writes ``results/<suite>/<arm>.jsonl`` (:func:`encode_results`);
+`flightdeck.load_results` reads them back. Reading those files (rather than scoring again)
+gives exactly what the report and metrics were computed from, needs no labels or sealed keys
+at hand, and takes a fraction of a second.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import read_jsonl
-from flightdeck.scoring.tables import CLASSES
+from flightdeck.scoring.tables import CLASSES, result_schema
 
 if TYPE_CHECKING:
     import polars as pl
@@ -46,7 +47,6 @@ def load_results(
     import polars as pl
 
     from flightdeck.params import load_params
-    from flightdeck.scoring.tables import frame_from_rows, result_schema
 
     suite = Path(suite)
     name = suite.resolve().name
@@ -100,4 +100,140 @@ def _is_result(record: dict[str, object]) -> bool:
             isinstance(c, dict) and isinstance(c.get("uri"), str) and c.get("class") in CLASSES
             for c in citations
         )
+    )
+
+
+def result_rows(results: pl.DataFrame) -> Iterable[dict[str, Any]]:
+    """The results file's records (`results/<suite>/<arm>.jsonl`), one per question."""
+    import polars as pl
+
+    names = ("id", "kind", "answered", "raters", "votes", "correct", "citations")
+    columns = [results[c].to_list() for c in names]
+    # Enum lists leave polars slowly; as strings they are ten times quicker.
+    columns.append(results["classes"].cast(pl.List(pl.String)).to_list())
+    columns.append(results["citation_valid"].to_list())
+    for qid, kind, answered, raters, votes, correct, uris, classes, valid in zip(
+        *columns, strict=True
+    ):
+        yield {
+            "id": qid,
+            "kind": kind,
+            "answered": answered,
+            "votes": dict(zip(raters, votes, strict=True)),
+            "majority": correct,
+            "correct": correct,
+            "citations": [
+                {"uri": uri, "class": cls} for uri, cls in zip(uris, classes, strict=True)
+            ],
+            "citation_valid": valid,
+        }
+
+
+def frame_from_rows(rows: Sequence[Mapping[str, Any]]) -> pl.DataFrame:
+    """The per-question frame back from a results file's records (what load_results reads)."""
+    import polars as pl
+
+    schema = result_schema()
+    columns: dict[str, list[Any]] = {c: [] for c in schema}
+    for row in rows:
+        votes = row["votes"]
+        classes = [c["class"] for c in row["citations"]]
+        columns["id"].append(row["id"])
+        columns["kind"].append(row["kind"])
+        columns["answered"].append(row["answered"])
+        columns["raters"].append(list(votes))
+        columns["votes"].append(list(votes.values()))
+        columns["correct"].append(row["correct"])
+        columns["citations"].append([c["uri"] for c in row["citations"]])
+        columns["classes"].append(classes)
+        columns["citation_valid"].append(row["citation_valid"])
+        for cls in CLASSES:
+            columns[cls].append(classes.count(cls))
+    return pl.DataFrame(columns, schema=schema)
+
+
+def encode_results(results: pl.DataFrame) -> bytes:
+    """The results file's bytes: `jsonl.encode_lines` of :func:`result_rows`, built in polars.
+
+    Each line is put together as text from the columns, so 100,000 questions cost no Python
+    per question; strings are quoted as msgspec quotes them (tests/unit/test_tables.py).
+    """
+    import polars as pl
+
+    def json_bool(column: str) -> pl.Expr:
+        return pl.when(pl.col(column)).then(pl.lit("true")).otherwise(pl.lit("false"))
+
+    rows = results.with_row_index("row")
+    votes = (
+        rows.select("row", "raters", "votes")
+        .explode(["raters", "votes"])
+        .filter(pl.col("raters").is_not_null())
+    )
+    votes = votes.with_columns(_json_string(votes, "raters").alias("rater")).select(
+        "row", pl.concat_str(pl.col("rater"), pl.lit(":"), json_bool("votes")).alias("vote")
+    )
+    cites = (
+        rows.select("row", "citations", pl.col("classes").cast(pl.List(pl.String)))
+        .explode(["citations", "classes"])
+        .filter(pl.col("citations").is_not_null())
+    )
+    cites = cites.with_columns(_json_string(cites, "citations").alias("uri")).select(
+        "row",
+        pl.concat_str(
+            pl.lit('{"uri":'), pl.col("uri"), pl.lit(',"class":"'), pl.col("classes"), pl.lit('"}')
+        ).alias("cite"),
+    )
+    vote_text = votes.group_by("row", maintain_order=True).agg(pl.col("vote").str.join(","))
+    cite_text = cites.group_by("row", maintain_order=True).agg(pl.col("cite").str.join(","))
+    joined = (
+        rows.select("row", "id", "kind", "answered", "correct", "citation_valid")
+        .join(vote_text, on="row", how="left", maintain_order="left")
+        .join(cite_text, on="row", how="left", maintain_order="left")
+        .sort("row")
+    )
+    joined = joined.with_columns(
+        _json_string(joined, "id").alias("id"), _json_string(joined, "kind").alias("kind")
+    )
+    line = pl.concat_str(
+        pl.lit('{"id":'),
+        pl.col("id"),
+        pl.lit(',"kind":'),
+        pl.col("kind"),
+        pl.lit(',"answered":'),
+        json_bool("answered"),
+        pl.lit(',"votes":{'),
+        pl.col("vote").fill_null(""),
+        pl.lit('},"majority":'),
+        json_bool("correct"),
+        pl.lit(',"correct":'),
+        json_bool("correct"),
+        pl.lit(',"citations":['),
+        pl.col("cite").fill_null(""),
+        pl.lit('],"citation_valid":'),
+        json_bool("citation_valid"),
+        pl.lit("}\n"),
+    )
+    text: str = joined.select(line.str.join(""))[0, 0]
+    return text.encode()
+
+
+# Printable ASCII but the quote and the backslash: a JSON string of these is the text quoted.
+_PLAIN = r"^[\x20\x21\x23-\x5b\x5d-\x7e]*$"
+
+
+def _json_string(frame: pl.DataFrame, column: str) -> pl.Expr:
+    """A string column as JSON string literals; what needs escapes goes through msgspec."""
+    import msgspec
+    import polars as pl
+
+    plain = pl.col(column).str.contains(_PLAIN)
+    odd = frame.filter(~plain)[column].unique().to_list()
+    quoted = pl.concat_str(pl.lit('"'), pl.col(column), pl.lit('"'))
+    if not odd:
+        return quoted
+    escaped = {s: msgspec.json.encode(s).decode() for s in odd}
+    return (
+        pl.when(plain)
+        .then(quoted)
+        .otherwise(pl.col(column).replace_strict(escaped, default=None, return_dtype=pl.String))
     )

@@ -81,7 +81,7 @@ class ArmScore:
     @property
     def results(self) -> tuple[QuestionResult, ...]:
         """The per-question results as objects (the frame ``table`` holds the same)."""
-        from flightdeck.scoring.tables import result_rows
+        from flightdeck.scoring.results import result_rows
 
         return tuple(
             QuestionResult(
