@@ -193,14 +193,16 @@ def results_frame(
     """One row per question in suite order, with the columns of :func:`result_schema`."""
     import polars as pl
 
-    votes = labels.group_by("id", maintain_order=True).agg(
+    # Groups come out in any order (the joins below put them in suite order); within a group
+    # the rows keep the file's order, so raters, votes and citations stay aligned and ordered.
+    votes = labels.group_by("id").agg(
         pl.col("rater").alias("raters"),
         pl.col("correct").alias("votes"),
         pl.col("correct").sum().alias("yes"),
         pl.len().alias("rated"),
     )
     counts = [(pl.col("class") == cls).sum().cast(pl.UInt32).alias(cls) for cls in CLASSES]
-    cited = classified.group_by("id", maintain_order=True).agg(
+    cited = classified.group_by("id").agg(
         pl.col("uri").alias("citations"), pl.col("class").alias("classes"), *counts
     )
     schema = result_schema()
