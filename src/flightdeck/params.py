@@ -27,6 +27,8 @@ class Params:
     min_raters: int = 2
     gate_margin: float = 10.0  # points
     holdouts: Path = Path("holdouts")
+    # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
+    holdouts_named: bool = False
     repos: dict[str, Path] = field(default_factory=dict)
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
     warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
@@ -34,6 +36,8 @@ class Params:
     def with_overrides(self, **values: Any) -> Params:
         """Flags override params.yaml; a flag left unset (None) keeps the file's value."""
         changes = {k: v for k, v in values.items() if v is not None and k != "repos"}
+        if "holdouts" in changes:
+            changes["holdouts_named"] = True
         repos = dict(self.repos)
         repos.update(values.get("repos") or {})
         checked = dataclasses.replace(self, **changes, repos=repos)
@@ -119,6 +123,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         if not isinstance(data["holdouts"], str):
             raise InputError(path, _line_of(path, "holdouts"), "holdouts must be a folder path")
         values["holdouts"] = root / data["holdouts"]
+        values["holdouts_named"] = True
     else:
         values["holdouts"] = root / "holdouts"
     repos = data.get("repos") or {}
@@ -146,13 +151,22 @@ def _range_problems(params: Params) -> list[tuple[str, str]]:
         problems.append(("confidence", f"must be between 0 and 1, got {params.confidence}"))
     if not 0 <= params.threshold <= 100:  # also refuses NaN and infinities
         problems.append(("threshold", f"must be 0 to 100 points, got {params.threshold}"))
+    elif 0 < params.threshold < 1:
+        problems.append(("threshold", _proportion_given(params.threshold)))
     if params.min_raters < 1:
         problems.append(("min_raters", f"must be at least 1, got {params.min_raters}"))
     if params.seed < 0:
         problems.append(("seed", f"must be non-negative, got {params.seed}"))
     if not 0 <= params.gate_margin <= 100:
         problems.append(("gate_margin", f"must be 0 to 100 points, got {params.gate_margin}"))
+    elif 0 < params.gate_margin < 1:
+        problems.append(("gate_margin", _proportion_given(params.gate_margin)))
     return problems
+
+
+def _proportion_given(value: float) -> str:
+    """A value in (0, 1) where points are meant: 0.15 is almost surely 15 points."""
+    return f"points, not a proportion: did you mean {100 * value:g}?"
 
 
 def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
@@ -160,9 +174,8 @@ def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
     for name, problem in _range_problems(params):
         if flags is not None and name in flags:
             raise InputError(f"--{name.replace('_', '-')}", None, problem)
-        raise InputError(
-            path, _line_of(path, name) if path.is_file() else None, f"{name} {problem}"
-        )
+        words = f"{name} is in {problem}" if problem.startswith("points,") else f"{name} {problem}"
+        raise InputError(path, _line_of(path, name) if path.is_file() else None, words)
 
 
 def _line_of(path: Path, name: str) -> int | None:

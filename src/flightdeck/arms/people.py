@@ -326,6 +326,10 @@ def import_answers(
         records[row.id] = {"id": row.id, "answer": row.answer, "citations": citations}
 
     ordered = [records[qid] for qid in questions if qid in records]
+    from flightdeck.jsonl import encode_lines, sha256_bytes
+    from flightdeck.project import SuitePaths, require_unchanged_if_scored
+
+    require_unchanged_if_scored(SuitePaths(suite_dir), arm, sha256_bytes(encode_lines(ordered)))
     write_jsonl(answers_path, ordered)
     meta = {
         "runner": "person",

@@ -288,6 +288,8 @@ def run_experiment(
     runs_path = config.root / "runs" / suite / f"{config.arm}.jsonl"
     traces_dir = config.root / "traces" / suite / config.arm
 
+    scored_path = answers_path
+    answers_path = _answers_for_scored_arm(suite_dir, config.arm, answers_path, questions)
     lock = _Lock(runs_path)
     try:
         repaired = repair_torn_line(answers_path)
@@ -320,6 +322,8 @@ def run_experiment(
         outcomes = _run_all(pending, spec, repos, config, run_id, answers_path, runs_path, on_trial)
         if any(o.ok for o in outcomes):
             _sort_answers(answers_path, [q.id for q in questions])
+        if answers_path != scored_path:
+            _settle_rerun(suite_dir, config.arm, answers_path, scored_path)
     finally:
         lock.release()
     return RunResult(
@@ -333,6 +337,45 @@ def run_experiment(
         runs_path,
         traces_dir,
         repaired,
+    )
+
+
+def _answers_for_scored_arm(
+    suite_dir: Path, arm: str, answers_path: Path, questions: list[Question]
+) -> Path:
+    """Where this run writes: the answers file, or a rerun file when the arm was scored.
+
+    The ledger forbids changing a scored arm's answers. A scored arm with trials left to run
+    is refused; one whose answers file is gone (``dvc repro -f`` removes stage outputs) is
+    run again into ``answers/.<arm>.rerun.jsonl`` and kept only if it gives the scored bytes.
+    """
+    from flightdeck.project import SuitePaths, read_ledger, require_unchanged_if_scored
+
+    suite = SuitePaths(suite_dir)
+    if arm not in read_ledger(suite):
+        return answers_path
+    if answers_path.is_file():
+        done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
+        if any(q.id not in done for q in questions):
+            require_unchanged_if_scored(suite, arm, None)  # trials to run: refused
+        return answers_path
+    return answers_path.with_name(f".{arm}.rerun.jsonl")
+
+
+def _settle_rerun(suite_dir: Path, arm: str, rerun: Path, answers_path: Path) -> None:
+    """Keep a scored arm's rerun only when it reproduces the scored answers byte for byte."""
+    from flightdeck.jsonl import sha256_file
+    from flightdeck.project import SuitePaths, read_ledger
+
+    scored = read_ledger(SuitePaths(suite_dir))[arm]
+    if rerun.is_file() and sha256_file(rerun) == scored[1]:
+        os.replace(rerun, answers_path)
+        return
+    raise InputError(
+        answers_path,
+        None,
+        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ (kept in "
+        f"{rerun.name}): its answers cannot change, so run them under a new arm name",
     )
 
 

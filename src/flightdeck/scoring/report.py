@@ -169,7 +169,8 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out = [f"# Knowledge evals: {result.suite}", ""]
     out += [
         f"{_count(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
-        f"their manifest (score refuses otherwise), and {_custody(result)}. Scored with "
+        f"their manifest (score refuses otherwise){_unchecked(result)}, and "
+        f"{_custody(result)}. Scored with "
         f"flightdeck {__version__}. Intervals are {level}: Wilson for "
         "proportions, a paired percentile bootstrap over questions for differences (seed "
         f"{p.seed}, {p.resamples} resamples).",
@@ -224,13 +225,22 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _custody(result: ScoreResult) -> str:
-    if result.holdouts == "sealed":
-        return "no canary scan has found its keys (the holdouts manifest does not mark it void)"
+def _unchecked(result: ScoreResult) -> str:
+    repos = getattr(result, "unchecked_repos", ())
+    if not repos:
+        return ""
     return (
-        f"**the suite is not registered in {result.params.holdouts / 'manifest.json'}, so a "
-        "leaked key would go unnoticed** (seal with --holdouts)"
+        f"; **it was sealed --unchecked: its sources in {', '.join(repos)} were never "
+        "checked at as_of**"
     )
+
+
+def _custody(result: ScoreResult) -> str:
+    from flightdeck.holdouts.custody import Custody, describe_custody
+
+    told = result.custody or Custody("no-manifest", None, None)
+    words = describe_custody(told, result.params.holdouts / "manifest.json")
+    return words if told.state in ("sealed", "void") else f"**{words}**"
 
 
 def _count(n: int, noun: str) -> str:
