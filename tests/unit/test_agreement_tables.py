@@ -136,6 +136,7 @@ def arms(draw: st.DrawFn) -> tuple[list[Label], dict[str, Answer] | None, list[s
                 sha256="0" * 64,
             )
             for qid in ids
+            if draw(st.booleans())  # some rated ids were not answered
         }
     order = draw(st.permutations(ids))
     return labels, answers, list(order)
