@@ -7,6 +7,7 @@ params.yaml the spec's defaults apply.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,9 @@ class Params:
     # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
     holdouts_named: bool = False
     repos: dict[str, Path] = field(default_factory=dict)
+    judges: dict[str, JudgeSpec] = field(default_factory=dict)
+    judge: str | None = None  # the judge `knowledge score` takes unrated arms' correctness from
+    judge_min_kappa: float = 0.6
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
     warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
 
@@ -45,6 +49,20 @@ class Params:
         return checked
 
 
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One entry of params.yaml ``judges:``: a built-in ``facts`` judge or an ``llm`` rubric."""
+
+    name: str
+    kind: str  # "facts" or "llm"
+    model: str | None = None  # an inspect_ai model name, e.g. openai-api/local/qwen
+    prompt: Path | None = None  # the rubric prompt file (llm)
+    temperature: float = 0.0
+
+
+JUDGE_KINDS = ("facts", "llm")
+_JUDGE_KEYS = {"facts": {"kind"}, "llm": {"kind", "model", "prompt", "temperature"}}
+
 KNOWN_KEYS = {
     "suite",
     "arms",
@@ -57,6 +75,9 @@ KNOWN_KEYS = {
     "gate_margin",
     "holdouts",
     "repos",
+    "judges",
+    "judge",
+    "judge_min_kappa",
 }
 _SCALARS: dict[str, type] = {
     "seed": int,
@@ -65,6 +86,7 @@ _SCALARS: dict[str, type] = {
     "threshold": float,
     "min_raters": int,
     "gate_margin": float,
+    "judge_min_kappa": float,
 }
 
 
@@ -130,6 +152,17 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     if not isinstance(repos, dict) or not all(isinstance(v, str) for v in repos.values()):
         raise InputError(path, _line_of(path, "repos"), "repos must map names to paths")
     values["repos"] = {str(k): root / v for k, v in repos.items()}
+    values["judges"] = _parse_judges(path, data.get("judges"), root)
+    if data.get("judge") is not None:
+        judge = data["judge"]
+        if not isinstance(judge, str) or judge not in values["judges"]:
+            raise InputError(
+                path,
+                _line_of(path, "judge"),
+                f"judge {judge!r} is not declared under judges: "
+                f"({', '.join(values['judges']) or 'none declared'}); declare it or fix the name",
+            )
+        values["judge"] = judge
     params = Params(**values)
     _check_ranges(params, path, None)
     unknown = sorted(set(data) - KNOWN_KEYS)
@@ -140,6 +173,77 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         )
         params = dataclasses.replace(params, warnings=(warning,))
     return params
+
+
+def _parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
+    """``judges: {NAME: {kind: facts}}`` or ``{kind: llm, model: M, prompt: FILE, temperature: T}``.
+
+    An unknown key inside a judge is an error, not a warning: a misspelt ``temprature`` would
+    silently judge at another temperature than the one the calibration records.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError(path, _line_of(path, "judges"), "judges must map names to {kind: ...}")
+    judges = {}
+    for name, spec in raw.items():
+        line = _line_of_nested(path, str(name))
+        if not isinstance(name, str) or not _JUDGE_NAME.match(name):
+            raise InputError(
+                path,
+                line,
+                f"judge name {name!r} must be letters, digits and . _ - (it names a folder)",
+            )
+        if not isinstance(spec, dict) or spec.get("kind") not in JUDGE_KINDS:
+            raise InputError(
+                path, line, f"judge {name!r} needs kind: facts or kind: llm, got {spec!r}"
+            )
+        kind = spec["kind"]
+        unknown = sorted(set(spec) - _JUDGE_KEYS[kind])
+        if unknown:
+            raise InputError(
+                path,
+                line,
+                f"judge {name!r}: unknown key {unknown[0]!r} (a typo?); a {kind} judge takes "
+                f"{', '.join(sorted(_JUDGE_KEYS[kind]))}",
+            )
+        if kind == "facts":
+            judges[name] = JudgeSpec(name, kind)
+            continue
+        model, prompt = spec.get("model"), spec.get("prompt")
+        if not isinstance(model, str) or "/" not in model:
+            raise InputError(
+                path,
+                line,
+                f"judge {name!r} needs model: an inspect model name such as "
+                "openai-api/local/qwen2.5 or mockllm/model",
+            )
+        if not isinstance(prompt, str) or not prompt:
+            raise InputError(path, line, f"judge {name!r} needs prompt: a rubric prompt file")
+        temperature = spec.get("temperature", 0.0)
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, int | float)
+            or not (0 <= temperature <= 2)
+        ):
+            raise InputError(
+                path,
+                line,
+                f"judge {name!r}: temperature must be a number 0 to 2, got {temperature!r}",
+            )
+        judges[name] = JudgeSpec(name, kind, model, root / prompt, float(temperature))
+    return judges
+
+
+_JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+
+def _line_of_nested(path: Path, name: str) -> int | None:
+    """The line of an indented ``name:`` (a judge under ``judges:``)."""
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if text.strip().startswith(f"{name}:") and text[:1].isspace():
+            return number
+    return None
 
 
 def _range_problems(params: Params) -> list[tuple[str, str]]:
@@ -161,6 +265,8 @@ def _range_problems(params: Params) -> list[tuple[str, str]]:
         problems.append(("gate_margin", f"must be 0 to 100 points, got {params.gate_margin}"))
     elif 0 < params.gate_margin < 1:
         problems.append(("gate_margin", _proportion_given(params.gate_margin)))
+    if not -1 <= params.judge_min_kappa <= 1:
+        problems.append(("judge_min_kappa", f"must be -1 to 1, got {params.judge_min_kappa}"))
     return problems
 
 

@@ -303,3 +303,16 @@ def test_status_and_the_report_say_a_suite_was_sealed_unchecked(
     assert (
         "**it was sealed --unchecked: its sources in sdlc were never checked at as_of**" in report
     )
+
+
+def test_a_misspelt_as_of_repository_is_blamed_before_the_uris(
+    runner: CliRunner, project: Project
+) -> None:
+    edit(project.suite / "questions.jsonl", 0, as_of={"sldc": project.as_of})
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {project.suite / 'questions.jsonl'}:1: as_of names repository 'sldc', which "
+        "neither params.yaml repos: nor --repo names; add it (--repo sldc=PATH), or seal with "
+        "--unchecked to seal without checking it\n"
+    )

@@ -17,6 +17,16 @@ or its last non-blank line)::
 ``sha256`` is the hex SHA-256 of the bytes of the whole cited file as the harness read it.
 A citation must name a repository of the question's ``as_of`` (or be an absolute URL such as
 ``https://...``), and its path may not hold ``..``, ``.`` or empty segments.
+
+Two optional fields are not part of the answer; the runner keeps them beside it:
+
+- ``usage``: token counts of the trial, names to non-negative integers (a model harness
+  reports ``input_tokens``, ``cached_tokens``, ``output_tokens``); the runs ledger records them
+  and ``experiment run`` prints them per question;
+- ``provenance``: a JSON object describing how the harness ran that is the same for every
+  trial of an arm (its model, the documents it was given as ``knowledge_snapshot``, a prompt
+  hash); the runner writes it into the arm's meta, and a trial whose provenance differs from
+  the arm's earlier answers fails, so one arm never mixes two configurations.
 """
 
 from __future__ import annotations
@@ -48,6 +58,8 @@ ENV_RESULT = "FLIGHTDECK_RESULT"
 ENV_TRACE = "FLIGHTDECK_TRACE"
 
 _MAX_QUOTED = 80
+_MAX_USAGE_FIELDS = 32
+_MAX_PROVENANCE_BYTES = 16 << 10
 
 
 class ProtocolError(Exception):
@@ -58,6 +70,8 @@ class ProtocolError(Exception):
 class HarnessResult:
     answer: str
     citations: tuple[tuple[str, str], ...]  # (uri, sha256)
+    usage: dict[str, int] | None = None  # token counts, for the ledger and the summary
+    provenance: dict[str, Any] | None = None  # the same for every trial; goes into the meta
 
     def record(self, question_id: str) -> dict[str, Any]:
         """The answers-file record for this result."""
@@ -123,7 +137,32 @@ def check_result(value: Any, question: Question) -> HarnessResult:
         if not isinstance(digest, str) or not SHA256_RE.match(digest):
             raise ProtocolError(f"citation {_quote(uri)} needs a sha256 of 64 hex digits")
         checked.append((uri, digest.lower()))
-    return HarnessResult(value["answer"], tuple(checked))
+    usage = _check_usage(value.get("usage"))
+    provenance = _check_provenance(value.get("provenance"))
+    return HarnessResult(value["answer"], tuple(checked), usage, provenance)
+
+
+def _check_usage(value: Any) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len(value) > _MAX_USAGE_FIELDS:
+        raise ProtocolError(
+            f"result 'usage' must be an object of at most {_MAX_USAGE_FIELDS} counts"
+        )
+    for name, count in value.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ProtocolError(f"usage {_quote(name)} must be a non-negative integer")
+    return dict(value)
+
+
+def _check_provenance(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ProtocolError("result 'provenance' must be a JSON object")
+    if len(json.dumps(value)) > _MAX_PROVENANCE_BYTES:
+        raise ProtocolError(f"result 'provenance' is over {_MAX_PROVENANCE_BYTES >> 10} KiB")
+    return value
 
 
 def is_url(uri: str) -> bool:
@@ -181,9 +220,11 @@ class TrialOutcome:
     seconds: float
     trace: Path
     record: dict[str, Any] | None = None
+    usage: dict[str, int] | None = None
+    provenance: dict[str, Any] | None = None
 
     def ledger_entry(self) -> dict[str, Any]:
-        return {
+        entry: dict[str, Any] = {
             "id": self.id,
             "status": "ok" if self.ok else "failed",
             "reason": self.reason,
@@ -192,6 +233,9 @@ class TrialOutcome:
             "trace": self.trace.as_posix(),
             "finished": utc_now(),
         }
+        if self.usage is not None:
+            entry["usage"] = self.usage
+        return entry
 
 
 class TrialControl:
@@ -259,8 +303,8 @@ def _read_output(handle: IO[bytes], where: str) -> str:
         raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
 
 
-def _collect(question: Question, scratch: Path, stdout: IO[bytes]) -> dict[str, Any]:
-    """The answer record from FLIGHTDECK_RESULT when the harness wrote it, else stdout."""
+def _collect(question: Question, scratch: Path, stdout: IO[bytes]) -> HarnessResult:
+    """The result from FLIGHTDECK_RESULT when the harness wrote it, else stdout."""
     where = "FLIGHTDECK_RESULT"
     try:
         result = (scratch / "result.json").open("rb")
@@ -272,7 +316,7 @@ def _collect(question: Question, scratch: Path, stdout: IO[bytes]) -> dict[str, 
             text = _read_output(result, where)
         if not text:
             text, where = _read_output(stdout, "stdout"), "stdout"
-    return check_result(decode_output(text, where), question).record(question.id)
+    return check_result(decode_output(text, where), question)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
@@ -318,7 +362,7 @@ def run_trial(
     shown_trace = trace.relative_to(spec.root) if trace.is_relative_to(spec.root) else trace
     scratch = Path(tempfile.mkdtemp(dir=scratch_parent, prefix="trial-"))
     exit_code: int | None = None
-    record: dict[str, Any] | None = None
+    result: HarnessResult | None = None
     try:
         # Unnamed files (O_TMPFILE): creating named ones is what costs most on a slow disk.
         with (
@@ -335,12 +379,12 @@ def run_trial(
                 )
                 if reason is None:
                     try:
-                        record = _collect(question, scratch, stdout)
+                        result = _collect(question, scratch, stdout)
                     except ProtocolError as exc:
                         reason = str(exc)
                 changed = verify(question, workspace) if verify is not None else None
                 if changed is not None:
-                    record = None
+                    result = None
                     reason = (
                         f"changed its read-only workspace ({changed}); "
                         "later trials get a fresh copy"
@@ -352,7 +396,19 @@ def run_trial(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     ok = reason is None
-    return TrialOutcome(question.id, ok, reason, exit_code, seconds, shown_trace, record)
+    if result is None:
+        return TrialOutcome(question.id, ok, reason, exit_code, seconds, shown_trace)
+    return TrialOutcome(
+        question.id,
+        ok,
+        reason,
+        exit_code,
+        seconds,
+        shown_trace,
+        result.record(question.id),
+        result.usage,
+        result.provenance,
+    )
 
 
 def _stdin_for(task: bytes) -> IO[bytes]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -127,11 +128,55 @@ def parse_command(command: str, path: str | None = None) -> list[str]:
     return argv
 
 
+def harness_model(command: str) -> str | None:
+    """The ``--model`` of a built-in model harness's command (``agent attached``), if any."""
+    if "agent attached" not in command:
+        return None
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    for i, arg in enumerate(argv):
+        if arg == "--model" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--model="):
+            return arg.partition("=")[2]
+    return None
+
+
 def default_model(command: str) -> str:
-    """``--model`` when none is given: the built-in agent names itself, others are "none"."""
+    """``--model`` when none is given: a built-in agent names its model, others are "none"."""
     if "agent repo-search" in command:
         return "none (flightdeck repo-search, BM25)"
-    return "none"
+    return harness_model(command) or "none"
+
+
+def provenance_conflict(meta: dict[str, Any], provenance: dict[str, Any]) -> str | None:
+    """Why a trial's reported provenance cannot join the arm's meta; None when it can."""
+    earlier = meta.get("provenance")
+    if earlier is not None and earlier != provenance:
+        changed = sorted(
+            k for k in set(earlier) | set(provenance) if earlier.get(k) != provenance.get(k)
+        )
+        return (
+            f"the harness reports a different {', '.join(changed)} than the arm's earlier "
+            "answers (its attachments or prompt changed?); use a new arm name"
+        )
+    model = provenance.get("model")
+    if model is not None and model != meta.get("model"):
+        return (
+            f"the harness reports model {model!r} but the arm's meta says {meta.get('model')!r}; "
+            "drop --model from experiment run or make the two agree"
+        )
+    return None
+
+
+def with_provenance(meta: dict[str, Any], provenance: dict[str, Any]) -> dict[str, Any]:
+    """The meta with the harness's provenance; its ``knowledge_snapshot`` replaces ``as_of``'s."""
+    updated = {**meta, "provenance": provenance}
+    if "knowledge_snapshot" in provenance:
+        updated["knowledge_snapshot"] = provenance["knowledge_snapshot"]
+    return updated
 
 
 def _user() -> str:
@@ -193,7 +238,8 @@ def _check_meta(path: Path, meta: dict[str, Any], has_answers: bool) -> dict[str
                 f"the arm's answers came from {name} {old.get(name)!r}, not {meta[name]!r}; "
                 "rerun with the same one, or use a new arm name",
             )
-    return {**old, "knowledge_snapshot": meta["knowledge_snapshot"], "last_run": meta["date"]}
+    snapshot = old.get("knowledge_snapshot") if "provenance" in old else meta["knowledge_snapshot"]
+    return {**old, "knowledge_snapshot": snapshot, "last_run": meta["date"]}
 
 
 def _check_repos(questions: list[Question], repos: RepoSet, source: Path) -> None:
@@ -275,6 +321,14 @@ def run_experiment(
         raise InputError("--timeout", None, f"timeout must be positive, got {config.timeout:g}")
     if config.by is not None and not config.by.strip():
         raise InputError("--by", None, "is empty; say who ran the arm, or leave --by out")
+    named = harness_model(config.command)
+    if config.model is not None and named is not None and named != config.model:
+        raise InputError(
+            "--model",
+            None,
+            f"the harness runs model {named!r}, not {config.model!r}; drop --model or make "
+            "the two agree",
+        )
     path = harness_path()
     argv = parse_command(config.command, path)
     suite_dir = config.suite_dir
@@ -319,7 +373,16 @@ def run_experiment(
         spec = TrialSpec(
             argv, config.command, config.timeout, traces_dir, config.root, env={"PATH": path}
         )
-        outcomes = _run_all(pending, spec, repos, config, run_id, answers_path, runs_path, on_trial)
+        outcomes = _run_all(
+            pending,
+            spec,
+            repos,
+            config,
+            run_id,
+            (answers_path, runs_path, meta_path),
+            meta,
+            on_trial,
+        )
         if any(o.ok for o in outcomes):
             _sort_answers(answers_path, [q.id for q in questions])
         if answers_path != scored_path:
@@ -394,12 +457,13 @@ def _run_all(
     repos: RepoSet,
     config: RunConfig,
     run_id: str,
-    answers_path: Path,
-    runs_path: Path,
+    paths: tuple[Path, Path, Path],
+    meta: dict[str, Any],
     on_trial: Callable[[TrialOutcome], None] | None,
 ) -> list[TrialOutcome]:
     if not pending:
         return []
+    answers_path, runs_path, meta_path = paths
     cache = WorkspaceCache(repos, config.root / ".flightdeck" / "workspaces")
     answers = _Appender(answers_path)
     ledger = _Appender(runs_path)
@@ -411,6 +475,8 @@ def _run_all(
             return None
         outcome = run_trial(question, cache.workspace, cache.root, spec, control, cache.verify)
         with record_lock:  # answer first: the ledger entry is a log, the answer is the result
+            if outcome.ok and outcome.provenance is not None:
+                outcome = _record_provenance(outcome, meta, meta_path)
             if outcome.record is not None:
                 answers.append(outcome.record)
             ledger.append({"run": run_id, **outcome.ledger_entry()})
@@ -440,6 +506,20 @@ def _run_all(
             cache.close()
     order = {q.id: i for i, q in enumerate(pending)}
     return sorted(outcomes, key=lambda o: order[o.id])
+
+
+def _record_provenance(
+    outcome: TrialOutcome, meta: dict[str, Any], meta_path: Path
+) -> TrialOutcome:
+    """Write the first reported provenance into the meta; fail a trial that disagrees."""
+    assert outcome.provenance is not None
+    conflict = provenance_conflict(meta, outcome.provenance)
+    if conflict is not None:
+        return dataclasses.replace(outcome, ok=False, reason=conflict, record=None)
+    if meta.get("provenance") is None:
+        meta.update(with_provenance(meta, outcome.provenance))
+        write_json(meta_path, meta)
+    return outcome
 
 
 def _interrupt_on_sigterm() -> Any:

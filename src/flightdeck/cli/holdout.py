@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from flightdeck.cli._options import json_option
+from flightdeck.cli._options import json_option, params_file_option
 
 if TYPE_CHECKING:  # the scanner loads when a command runs, keeping --help fast
     from flightdeck.holdouts.registry import ScanResult
@@ -21,13 +21,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _holdouts_option(func: F) -> F:
-    func = click.option(
-        "--params",
-        "params_file",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="params.yaml to read (default: ./params.yaml when present).",
-    )(func)
+    func = params_file_option(func)
     return click.option(
         "--holdouts",
         "holdouts_dir",

@@ -273,6 +273,11 @@ def _evidence(evidence: dict[str, Any]) -> str:
     default=None,
     help="Per-question results folder [results/<suite>/].",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Take unrated arms' correctness from this calibrated judge [params: judge].",
+)
 @stats_options
 @params_options
 def score_command(
@@ -283,6 +288,7 @@ def score_command(
     json_path: Path | None,
     report_path: Path | None,
     results_dir: Path | None,
+    judge: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     **overrides: Any,
@@ -302,7 +308,7 @@ def score_command(
     from flightdeck.scoring.report import write_outputs
     from flightdeck.tasks.knowledge import record_scores, score
 
-    params = load_params_from_cli(params_file, repo, near=suite, **overrides)
+    params = load_params_from_cli(params_file, repo, near=suite, judge=judge, **overrides)
     name = suite.resolve().name
     with gc_paused():
         result = score(
@@ -331,6 +337,8 @@ def _print_score(result: Any) -> None:
     click.echo(f"suite {result.suite}: {result.n} questions")
     for s in result.arms.values():
         click.echo(_meta_lines(s)[0].replace("**", ""))
+    for arm, words in result.sources.items():
+        click.echo(f"{arm}: correctness from {words}")
     for s in result.arms.values():
         c = s.citations
         click.echo(
@@ -360,6 +368,11 @@ def _print_score(result: Any) -> None:
     default=None,
     help="Allowed loss in points [params: gate_margin, 10].",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Take unrated arms' correctness from this calibrated judge [params: judge].",
+)
 @stats_options
 @params_options
 @json_option
@@ -368,6 +381,7 @@ def gate_command(
     pinned: str,
     candidate: str,
     gate_margin: float | None,
+    judge: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     as_json: bool,
@@ -387,7 +401,7 @@ def gate_command(
     from flightdeck.tasks.knowledge import gate
 
     params = load_params_from_cli(
-        params_file, repo, near=suite, gate_margin=gate_margin, **overrides
+        params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
     )
     result = gate(suite, pinned=pinned, candidate=candidate, params=params)
     if as_json:
@@ -397,6 +411,7 @@ def gate_command(
                     "passed": result.passed,
                     "failed": list(result.failed),
                     "margin": result.margin,
+                    "correctness_from": result.sources,
                     "metrics": {
                         m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi}
                         for m, mc in result.comparison.metrics.items()
@@ -407,6 +422,8 @@ def gate_command(
             )
         )
     else:
+        for arm, words in result.sources.items():
+            click.echo(f"{arm}: correctness from {words}")
         for m, mc in result.comparison.metrics.items():
             verdict = "FAIL" if m in result.failed else "ok"
             click.echo(
@@ -429,12 +446,15 @@ def gate_command(
 
 def _attach() -> None:
     """Commands that live in their own modules but belong to the knowledge group."""
+    from flightdeck.cli.judge import calibrate_command, judge_command
     from flightdeck.cli.knowledge_import import import_answers_command
     from flightdeck.cli.rating import agreement_command, rate_command
 
     knowledge.add_command(import_answers_command)
     knowledge.add_command(rate_command)
     knowledge.add_command(agreement_command)
+    knowledge.add_command(judge_command)
+    knowledge.add_command(calibrate_command)
 
 
 _attach()

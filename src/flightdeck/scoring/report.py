@@ -43,6 +43,8 @@ def metrics_json(result: ScoreResult) -> dict[str, Any]:
             "kappa_agreement": None if s.kappa.agreement is None else _r(s.kappa.agreement),
             "kappa_n": s.kappa.n,
         }
+        if result.sources:  # a judge was named (#14): say where correctness came from
+            arms[arm]["correctness_from"] = result.sources[arm]
     comparisons: dict[str, Any] = {}
     for c in result.comparisons:
         comparisons[c.key] = {
@@ -128,6 +130,9 @@ def _meta_lines(s: ArmScore) -> list[str]:
     snapshot = f.get("knowledge_snapshot")
     if snapshot:
         parts.append(f"snapshot {_snapshot(snapshot)}")
+    provenance = f.get("provenance")
+    if isinstance(provenance, dict) and isinstance(provenance.get("prompt_sha256"), str):
+        parts.append(f"prompt sha256 {provenance['prompt_sha256'][:16]}")
     return [f"- **{s.arm}**: " + ", ".join(str(p) for p in parts)]
 
 
@@ -181,6 +186,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out += ["## Arms", ""]
     for s in result.arms.values():
         out += _meta_lines(s)
+    out += _sources_section(result)
     out += ["", "## Metrics", ""]
     out += [
         "| arm | answered | correctness | citation validity | raters | κ (agreement) |",
@@ -233,6 +239,15 @@ def _unchecked(result: ScoreResult) -> str:
         f"; **it was sealed --unchecked: its sources in {', '.join(repos)} were never "
         "checked at as_of**"
     )
+
+
+def _sources_section(result: ScoreResult) -> list[str]:
+    """Where each arm's correctness came from, when a judge was named (#14)."""
+    if not result.sources:
+        return []
+    out = ["", "### Where correctness comes from", ""]
+    out += [f"- **{arm}**: {words}" for arm, words in result.sources.items()]
+    return out
 
 
 def _custody(result: ScoreResult) -> str:

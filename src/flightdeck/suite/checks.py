@@ -42,7 +42,8 @@ class Problem:
 class SourceCheck:
     """What the checks found: the problems, sources checked, repositories not checked."""
 
-    problems: tuple[Problem, ...]
+    problems: tuple[Problem, ...]  # in file and line order
+    first: Problem | None  # the first found, in the order seal has always checked
     checked_sources: int
     unchecked_repos: tuple[str, ...]
     # (repo, commit, path) -> sha256 of the file at as_of, for every source checked there
@@ -64,21 +65,39 @@ def check_suite(
     def problem(path: Path, line: int, message: str) -> None:
         problems.append(Problem(str(path), line, message))
 
+    # In the order the first version checked, so seal's first refusal reads as it did.
     by_id = {q.id: q for q in questions}
     key_ids = {k.id for k in keys}
+    deferred: list[Problem] = []
+    for k in keys:
+        q = by_id.get(k.id)
+        if q is None:
+            problem(
+                keys_path,
+                k.line,
+                f"id {k.id!r} has no question in questions.jsonl; the two files need the same ids",
+            )
+            continue
+        # An as_of repository nobody names is likelier the typo than the uri: that problem,
+        # on the question's line, comes first (below); the uri's follows it.
+        typo = any(name not in repos.locations for name in q.as_of) and not unchecked
+        for source in k.valid_sources:
+            parsed = parse_source_uri(source.uri)
+            if parsed is not None and parsed.repo not in q.as_of:
+                (deferred if typo else problems).append(
+                    Problem(
+                        str(keys_path),
+                        k.line,
+                        f"valid source {source.uri!r} names repository {parsed.repo!r}, which is "
+                        f"not in the question's as_of ({', '.join(q.as_of)}); fix the uri",
+                    )
+                )
     for q in questions:
         if q.id not in key_ids:
             problem(
                 questions_path,
                 q.line,
                 f"id {q.id!r} has no key in keys.jsonl; the two files need the same ids",
-            )
-    for k in keys:
-        if k.id not in by_id:
-            problem(
-                keys_path,
-                k.line,
-                f"id {k.id!r} has no question in questions.jsonl; the two files need the same ids",
             )
 
     # Repositories: named somewhere, present, holding the commit.
@@ -112,6 +131,7 @@ def check_suite(
                     f"commit {commit} is not in repository {name!r} "
                     f"({repos.locations[name]}); fix as_of or fetch the commit",
                 )
+    problems.extend(deferred)
     trees = _Trees(at_hand)
     try:
         return _check_scopes_and_sources(
@@ -185,13 +205,7 @@ def _check_scopes_and_sources(
                 )
                 continue
             if parsed.repo not in q.as_of:
-                problem(
-                    keys_path,
-                    k.line,
-                    f"{where} names repository {parsed.repo!r}, which is not in the question's "
-                    f"as_of ({', '.join(q.as_of)}); fix the uri",
-                )
-                continue
+                continue  # reported with the ids
             bare = f"{parsed.repo}/{parsed.path}"
             if scope and q.id not in broken_scope and not any(p.match(bare) for p in scope):
                 problem(
@@ -212,7 +226,13 @@ def _check_scopes_and_sources(
                 checked += 1
             if actual is not None:
                 hashes[(parsed.repo, commit, parsed.path)] = actual
-    return SourceCheck(tuple(sort_problems(problems)), checked, tuple(sorted(not_named)), hashes)
+    return SourceCheck(
+        tuple(sort_problems(problems)),
+        problems[0] if problems else None,
+        checked,
+        tuple(sorted(not_named)),
+        hashes,
+    )
 
 
 def sort_problems(problems: Sequence[Problem]) -> list[Problem]:

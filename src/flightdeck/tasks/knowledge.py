@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,7 @@ from flightdeck.suite.repos import RepoSet
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
+    from flightdeck.rating.calibration import JudgedBy
     from flightdeck.scoring.tables import SuiteTables
     from flightdeck.suite.checks import Problem
 
@@ -158,8 +159,8 @@ def seal(
     questions = read_questions(suite.questions)
     keys = read_keys(suite.keys, sealed=None)
     found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
-    if found.problems:
-        raise found.problems[0].error()
+    if found.first is not None:
+        raise found.first.error()
     checked, not_checked = found.checked_sources, found.unchecked_repos
     # Fresh canaries always: a canary copied from an earlier version may have leaked.
     sealed_keys = [
@@ -360,6 +361,8 @@ class ScoreResult:
     holdouts: str = "sealed"  # see SuiteStatus.holdouts
     custody: Custody | None = None  # see SuiteStatus.custody
     unchecked_repos: tuple[str, ...] = ()  # see SuiteStatus.unchecked_repos
+    # arm -> where its correctness came from, when a judge was named (#14); else empty
+    sources: dict[str, str] = field(default_factory=dict)
 
 
 _read_ledger = read_ledger
@@ -384,9 +387,13 @@ def load_arm(
     questions: Sequence[Question],
     keys: dict[str, Key],
     params: Params,
+    judge: JudgedBy | None = None,
     tables: SuiteTables | None = None,
 ) -> ArmScore:
-    """Read and check one arm's answers, labels and meta, then score it."""
+    """Read and check one arm's answers, labels and meta, then score it.
+
+    An arm no person rated takes its labels from ``judge`` (a calibrated judge), if given.
+    """
     ids = [q.id for q in questions]
     check_arm_name(arm)
     if not suite.answers(arm).is_file():
@@ -404,7 +411,11 @@ def load_arm(
     labels_path = suite.labels(arm)
     labels_data = read_bytes(labels_path) if labels_path.is_file() else None
     labels = [] if labels_data is None else read_labels(labels_path, ids, data=labels_data)
-    check_labels(labels_path, answers, labels, min_raters=params.min_raters)
+    if judge is not None and not labels:
+        labels = judge.labels(suite, arm, answers)
+        check_labels(labels_path, answers, labels, min_raters=1)
+    else:
+        check_labels(labels_path, answers, labels, min_raters=params.min_raters)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
         arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta, suite=tables
@@ -421,7 +432,7 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 
 def _prepare(
     suite_dir: Path, arms: Sequence[str], params: Params
-) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest]:
+) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest, dict[str, str]]:
     suite = open_suite(suite_dir)
     manifest = verify_sealed(suite)
     evidence = _void_evidence(params, suite.name)
@@ -434,11 +445,33 @@ def _prepare(
         )
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
+    judge = _calibrated_judge(suite, params)
     from flightdeck.scoring.tables import suite_tables
 
     tables = suite_tables(questions, keys_by_id)  # built once, shared by every arm
-    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params, tables) for arm in arms}
-    return suite, questions, scores, manifest
+    scores = {
+        arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
+    }
+    return suite, questions, scores, manifest, _sources(scores, judge)
+
+
+def _calibrated_judge(suite: SuitePaths, params: Params) -> JudgedBy | None:
+    from flightdeck.rating.calibration import calibrated_judge
+
+    return calibrated_judge(suite, params)
+
+
+def _sources(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, str]:
+    """Where each arm's correctness came from, in words; empty when no judge was named."""
+    from flightdeck.rating.calibration import people_words
+
+    if judge is None:
+        return {}
+    judged = f"judge:{judge.spec.name}"
+    return {
+        arm: judge.words() if s.raters == (judged,) else people_words(s.raters)
+        for arm, s in scores.items()
+    }
 
 
 def describe_void(evidence: dict[str, Any]) -> str:
@@ -475,7 +508,7 @@ def score(
     from flightdeck.perf import gc_paused
 
     with gc_paused():
-        suite, questions, scores, manifest = _prepare(suite_dir, arms, params)
+        suite, questions, scores, manifest, sources = _prepare(suite_dir, arms, params)
     _check_ledger(suite, scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
@@ -502,6 +535,7 @@ def score(
         told.state,
         told,
         manifest.unchecked_repos,
+        sources,
     )
 
 
@@ -557,6 +591,7 @@ class GateResult:
     margin: float  # points
     comparison: Comparison
     failed: tuple[str, ...]  # metrics whose lower bound is below -margin
+    sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
 
     @property
     def passed(self) -> bool:
@@ -569,7 +604,7 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
 
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _ = _prepare(suite_dir, [pinned, candidate], params)
+    suite, _, scores, _, sources = _prepare(suite_dir, [pinned, candidate], params)
     _check_ledger(suite, scores)
     comparison = compare_arms(
         scores[pinned],
@@ -582,4 +617,6 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
     bar = -params.gate_margin / 100
     # "not >=" rather than "<", so that a NaN bound fails the gate instead of passing it.
     failed = tuple(m for m in METRICS if not comparison.metrics[m].lo >= bar - TOLERANCE)
-    return GateResult(suite.name, pinned, candidate, params.gate_margin, comparison, failed)
+    return GateResult(
+        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources
+    )
