@@ -134,3 +134,15 @@ def test_import_flightdeck_leaves_polars_out() -> None:
     assert out.stdout.split() == ["False", "True"]
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         flightdeck.nope  # noqa: B018
+
+
+def test_readme_documents_every_column() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## From Python", 1)[1].split("\n## ", 1)[0]
+    documented = [
+        name.strip("` ")
+        for row in section.splitlines()
+        if row.startswith("| `")
+        for name in row.split("|")[1].split(",")
+    ]
+    assert documented == COLUMNS
