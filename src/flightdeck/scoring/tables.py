@@ -141,15 +141,12 @@ def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) 
     import polars as pl
 
     cites = flagged(citations.with_columns(strip_span("uri").alias("base")), flags, on=["id"])
-    known = valid.select("id", "base").unique().with_columns(pl.lit(True).alias("known"))
-    fresh = valid.select("id", "base", "sha256").with_columns(pl.lit(True).alias("fresh"))
-    joined = cites.join(known, on=["id", "base"], how="left", maintain_order="left").join(
-        fresh, on=["id", "base", "sha256"], how="left", maintain_order="left"
-    )
+    hashes = valid.group_by("id", "base").agg(pl.col("sha256").alias("hashes"))
+    joined = cites.join(hashes, on=["id", "base"], how="left", maintain_order="left")
     cls = (
-        pl.when(pl.col("known").is_null())
+        pl.when(pl.col("hashes").is_null())
         .then(pl.lit("fabricated"))
-        .when(pl.col("fresh").is_null())
+        .when(~pl.col("hashes").list.contains(pl.col("sha256")))
         .then(pl.lit("stale"))
         .when(pl.col("flagged"))
         .then(pl.lit("unsupported"))
