@@ -1,27 +1,35 @@
 """flightdeck: seal a gold set, let arms answer it, score them with honest statistics.
 
-The public Python API is small and loads lazily, so ``flightdeck --help`` stays fast:
+The public Python API is small and loads lazily, so ``flightdeck --help`` stays fast (and
+never imports polars):
 
     import flightdeck
     result = flightdeck.score("suites/knowledge-demo-v1")  # the arms params.yaml names
+    frame = flightdeck.load_results("suites/knowledge-demo-v1")
 
 ``score`` does what ``flightdeck knowledge score`` does (scores, writes metrics, results
-and report, records the ledger) and returns the :class:`ScoreResult`.
+and report, records the ledger) and returns the :class:`ScoreResult`; ``load_results``
+reads the per-question results back as one polars frame.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 # name -> the module that defines it; imported on first use (PEP 562).
 _LAZY = {
     "score": "flightdeck.tasks.knowledge",
+    "load_results": "flightdeck.scoring.results",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = ["__version__", "load_results", "score"]  # the names in _LAZY
+
+if TYPE_CHECKING:
+    from flightdeck.scoring.results import load_results
+    from flightdeck.tasks.knowledge import score
 
 
 def __getattr__(name: str) -> Any:

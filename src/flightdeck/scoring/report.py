@@ -12,10 +12,11 @@ from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, write_json, write_jsonl, writing_to
+from flightdeck.jsonl import atomic_write, write_json, writing_to
 from flightdeck.scoring.decision import Decision
+from flightdeck.scoring.outcomes import GateResult, ScoreResult
 from flightdeck.scoring.report_comparison import _count, _pts, comparison_lines
-from flightdeck.scoring.results import GateResult, ScoreResult
+from flightdeck.scoring.results import encode_results
 from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
 from flightdeck.suite.records import KINDS
 
@@ -133,7 +134,7 @@ def _write_outputs(
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        write_jsonl(path, [r.to_json() for r in s.results])
+        atomic_write(path, encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics
