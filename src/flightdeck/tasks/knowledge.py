@@ -363,6 +363,8 @@ class ScoreResult:
     unchecked_repos: tuple[str, ...] = ()  # see SuiteStatus.unchecked_repos
     # arm -> where its correctness came from, when a judge was named (#14); else empty
     sources: dict[str, str] = field(default_factory=dict)
+    # id -> the question's text, for the report's per-question table (#15)
+    questions: dict[str, str] = field(default_factory=dict)
 
 
 _read_ledger = read_ledger
@@ -532,6 +534,7 @@ def score(
         told,
         manifest.unchecked_repos,
         sources,
+        {q.id: q.question for q in questions},
     )
 
 
