@@ -129,7 +129,7 @@ def _panel(panel: Panel, y: float, parts: list[str]) -> float:
             nx = x1 + 14
             if row.note:
                 body.append(_text(nx, cy + 1, row.numbers, weight="bold"))
-                body.append(_text(nx, cy + 16, row.note, size=11, fill=row.note_color))
+                body.append(_text(nx, cy + 16, row.note, size=12, fill=row.note_color))
             else:
                 body.append(_text(nx, cy + 4, row.numbers, weight="bold"))
             y += height
@@ -158,13 +158,13 @@ def _panel(panel: Panel, y: float, parts: list[str]) -> float:
     y = bottom + 36
     for legend in panel.legend:
         glyph = legend[:2] if legend[:2] in ("▲ ", "● ") else ""
-        for i, line in enumerate(_wrap(legend[len(glyph) :], 11, WIDTH - 2 * PAD - 14)):
-            y += 15
+        for i, line in enumerate(_wrap(legend[len(glyph) :], 12, WIDTH - 2 * PAD - 14)):
+            y += 16
             if glyph == "▲ " and i == 0:
                 parts.append(_triangle(PAD + 5, y - 8, MUTED))
             elif glyph and i == 0:
                 parts.append(f'<circle cx="{PAD + 5}" cy="{y - 4:.1f}" r="4" fill="{MUTED}"/>')
-            parts.append(_text(PAD + 14, y, line, size=11, fill=MUTED))
+            parts.append(_text(PAD + 14, y, line, size=12, fill=MUTED))
     return y
 
 
