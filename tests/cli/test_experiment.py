@@ -195,7 +195,9 @@ def test_the_meta_says_who_ran_the_arm(
     assert by_of("chosen", "--by", "ci-nightly") == "ci-nightly"
     meta_bytes = (project.suite / "answers" / "chosen.meta.json").read_bytes()
     assert meta_bytes.endswith(b"}\n")
-    assert json.loads(meta_bytes) == read_meta(project.suite / "answers" / "chosen.meta.json").fields
+    assert (
+        json.loads(meta_bytes) == read_meta(project.suite / "answers" / "chosen.meta.json").fields
+    )
 
 
 def test_the_agent_reads_the_task_from_the_environment(
