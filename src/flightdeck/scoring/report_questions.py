@@ -13,7 +13,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from flightdeck.scoring.rules import ArmScore, Comparison, QuestionResult
+    from flightdeck.scoring.rules import Comparison, QuestionResult
     from flightdeck.tasks.knowledge import ScoreResult
 
 FIRST_WORDS = 8  # how much of the question the table quotes
@@ -24,7 +24,7 @@ CLASS_ORDER = ("valid", "fabricated", "stale", "unsupported")
 def question_table(result: ScoreResult) -> list[str]:
     """The ``<details>`` block; empty when the suite has no question."""
     arms = list(result.arms.values())
-    if not arms or not arms[0].results:
+    if not arms or not arms[0].n:
         return []
     out = [
         "<details>",
@@ -45,13 +45,13 @@ def question_table(result: ScoreResult) -> list[str]:
         head += [f"{s.arm}: majority (votes)", f"{s.arm}: citations"]
     head += [f"correctness: {c.candidate} vs {c.baseline}" for c in result.comparisons]
     out += ["| " + " | ".join(_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
-    by_arm = {s.arm: s for s in arms}
-    for i, first in enumerate(arms[0].results):
+    rows = {s.arm: s.results for s in arms}  # built from each arm's frame once, not per row
+    for i, first in enumerate(rows[arms[0].arm]):
         row = [first.id, first.kind, _first_words(result.questions.get(first.id, ""))]
         for s in arms:
-            r = s.results[i]
+            r = rows[s.arm][i]
             row += [_majority(r), _citations(r)]
-        row += [_who_is_right(c, by_arm, i) for c in result.comparisons]
+        row += [_who_is_right(c, rows, i) for c in result.comparisons]
         out.append("| " + " | ".join(_cell(x) for x in row) + " |")
     out += ["", "</details>", ""]
     return out
@@ -84,8 +84,8 @@ def _citations(r: QuestionResult) -> str:
     return ", ".join(f"{counts[c]} {c}" for c in CLASS_ORDER if counts[c])
 
 
-def _who_is_right(c: Comparison, arms: dict[str, ArmScore], i: int) -> str:
-    cand, base = arms[c.candidate].results[i].correct, arms[c.baseline].results[i].correct
+def _who_is_right(c: Comparison, rows: dict[str, tuple[QuestionResult, ...]], i: int) -> str:
+    cand, base = rows[c.candidate][i].correct, rows[c.baseline][i].correct
     if cand and base:
         return "both right"
     if cand:
