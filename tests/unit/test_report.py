@@ -299,3 +299,19 @@ def _minus(x: float, direction: str) -> str:
     from flightdeck.scoring.report_comparison import _pts
 
     return _pts(x, direction).replace("-", "−")
+
+
+def test_a_large_suite_lists_its_first_questions(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flightdeck.scoring import report_questions
+
+    monkeypatch.setattr(report_questions, "MAX_ROWS", 2)
+    qs = questions(4)
+    b, c = arm("base", "1100", "vfff", qs=qs), arm("cand", "1110", "vvff", qs=qs)
+    lines = report_questions.question_table(result([b, c], [compare(b, c)], qs))
+    assert lines[1] == (
+        "<summary>Each question: each arm's majority, the votes behind it and its citations' "
+        "classes (the first 2 of 4 questions)</summary>"
+    )
+    assert lines[3] == "`results/demo-v1/` has every question."
+    rows = [line for line in lines if line.startswith("| q")]
+    assert [row.split(" | ")[0] for row in rows] == ["| q01", "| q02"]

@@ -10,28 +10,41 @@ arms was right (the rows the "C right, B wrong" counts are made of). It sits in 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from flightdeck.scoring.rules import Comparison, QuestionResult
+    from flightdeck.scoring.rules import Comparison
     from flightdeck.tasks.knowledge import ScoreResult
+
+Row = dict[str, Any]  # one record of `results/<suite>/<arm>.jsonl` (scoring.results)
 
 FIRST_WORDS = 8  # how much of the question the table quotes
 FIRST_CHARS = 60
+MAX_ROWS = 500  # questions listed; results/ has them all
 CLASS_ORDER = ("valid", "fabricated", "stale", "unsupported")
 
 
 def question_table(result: ScoreResult) -> list[str]:
-    """The ``<details>`` block; empty when the suite has no question."""
+    """The ``<details>`` block; empty when the suite has no question.
+
+    Past ``MAX_ROWS`` questions only the first ``MAX_ROWS`` are listed (a 100,000-question
+    suite would make a report of tens of megabytes); the summary line says so.
+    """
+    from flightdeck.scoring.results import result_rows
+
     arms = list(result.arms.values())
     if not arms or not arms[0].n:
         return []
+    shown = min(result.n, MAX_ROWS)
+    count = f"{shown} rows" if shown == result.n else f"the first {shown} of {result.n} questions"
     out = [
         "<details>",
         f"<summary>Each question: each arm's majority, the votes behind it and its "
-        f"citations' classes ({result.n} rows)</summary>",
+        f"citations' classes ({count})</summary>",
         "",
     ]
+    if shown < result.n:
+        out += [f"`results/{result.suite}/` has every question.", ""]
     for c in result.comparisons:
         out += [
             f'The column "correctness: {c.candidate} vs {c.baseline}" says which of C '
@@ -45,9 +58,10 @@ def question_table(result: ScoreResult) -> list[str]:
         head += [f"{s.arm}: majority (votes)", f"{s.arm}: citations"]
     head += [f"correctness: {c.candidate} vs {c.baseline}" for c in result.comparisons]
     out += ["| " + " | ".join(_cell(h) for h in head) + " |", "|" + "---|" * len(head)]
-    rows = {s.arm: s.results for s in arms}  # built from each arm's frame once, not per row
+    # Each arm's rows leave its frame once, and only the rows listed.
+    rows = {s.arm: list(result_rows(s.table.head(shown))) for s in arms}
     for i, first in enumerate(rows[arms[0].arm]):
-        row = [first.id, first.kind, _first_words(result.questions.get(first.id, ""))]
+        row = [first["id"], first["kind"], _first_words(result.questions.get(first["id"], ""))]
         for s in arms:
             r = rows[s.arm][i]
             row += [_majority(r), _citations(r)]
@@ -65,27 +79,28 @@ def _first_words(text: str) -> str:
     return quoted + ("…" if quoted != " ".join(words) else "")
 
 
-def _majority(r: QuestionResult) -> str:
-    if not r.answered:
+def _majority(r: Row) -> str:
+    if not r["answered"]:
         return "not answered"
-    yes = sum(r.votes.values())
-    tie = bool(r.votes) and 2 * yes == len(r.votes)
-    word = "correct" if r.correct else ("incorrect, a tie" if tie else "incorrect")
-    votes = ", ".join(f"{rater} {'✓' if v else '✗'}" for rater, v in r.votes.items())
-    return f"{word} ({votes})" if votes else word
+    votes: dict[str, bool] = r["votes"]
+    yes = sum(votes.values())
+    tie = bool(votes) and 2 * yes == len(votes)
+    word = "correct" if r["correct"] else ("incorrect, a tie" if tie else "incorrect")
+    listed = ", ".join(f"{rater} {'✓' if v else '✗'}" for rater, v in votes.items())
+    return f"{word} ({listed})" if listed else word
 
 
-def _citations(r: QuestionResult) -> str:
-    if not r.answered:
+def _citations(r: Row) -> str:
+    if not r["answered"]:
         return "—"
-    if not r.citations:
+    if not r["citations"]:
         return "uncited"
-    counts = Counter(str(cls) for _, cls in r.citations)
+    counts = Counter(str(c["class"]) for c in r["citations"])
     return ", ".join(f"{counts[c]} {c}" for c in CLASS_ORDER if counts[c])
 
 
-def _who_is_right(c: Comparison, rows: dict[str, tuple[QuestionResult, ...]], i: int) -> str:
-    cand, base = rows[c.candidate][i].correct, rows[c.baseline][i].correct
+def _who_is_right(c: Comparison, rows: dict[str, list[Row]], i: int) -> str:
+    cand, base = rows[c.candidate][i]["correct"], rows[c.baseline][i]["correct"]
     if cand and base:
         return "both right"
     if cand:
