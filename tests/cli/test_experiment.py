@@ -168,33 +168,36 @@ def test_an_unsealed_suite_is_run_with_a_warning(runner: CliRunner, project: Pro
     assert len(answer_lines(project)) == 4
 
 
-def test_the_meta_says_who_ran_the_arm(runner: CliRunner, project: Project) -> None:
+def test_the_meta_says_who_ran_the_arm(
+    runner: CliRunner, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--by, else git's user.name of the project repository, else the login name."""
     import getpass
 
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)  # only the project's own config
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     seal_suite(project)
     command = harness("answer.py")
-    assert run(runner, project, command).exit_code == 0
     suite = str(project.suite)
-    by = invoke(
-        runner,
-        "experiment",
-        "run",
-        suite,
-        "--arm",
-        "arm2",
-        "--harness",
-        command,
-        "--by",
-        "ci-nightly",
+
+    def by_of(arm: str, *extra: str) -> str:
+        args = ["experiment", "run", suite, "--arm", arm, "--harness", command, *extra]
+        assert invoke(runner, *args).exit_code == 0
+        return str(read_meta(project.suite / "answers" / f"{arm}.meta.json").fields["by"])
+
+    assert by_of("no-git") == getpass.getuser()  # the project is not a git repository yet
+    subprocess.run(["git", "init", "-q", str(project.root)], check=True)
+    assert by_of("no-name") == getpass.getuser()  # a repository without user.name
+    subprocess.run(
+        ["git", "-C", str(project.root), "config", "user.name", "Grace Hopper"], check=True
     )
-    assert by.exit_code == 0, by.output
-    login = read_meta(project.suite / "answers" / "arm1.meta.json")
-    chosen = read_meta(project.suite / "answers" / "arm2.meta.json")
-    assert login.fields["by"] == getpass.getuser()
-    assert chosen.fields["by"] == "ci-nightly"
-    meta_bytes = (project.suite / "answers" / "arm2.meta.json").read_bytes()
+    assert by_of("signed") == "Grace Hopper"
+    assert by_of("chosen", "--by", "ci-nightly") == "ci-nightly"
+    meta_bytes = (project.suite / "answers" / "chosen.meta.json").read_bytes()
     assert meta_bytes.endswith(b"}\n")
-    assert json.loads(meta_bytes) == chosen.fields
+    assert (
+        json.loads(meta_bytes) == read_meta(project.suite / "answers" / "chosen.meta.json").fields
+    )
 
 
 def test_the_agent_reads_the_task_from_the_environment(

@@ -69,7 +69,7 @@ class RunConfig:
     jobs: int = 1
     timeout: float | None = None
     model: str | None = None
-    by: str | None = None  # who ran the arm, for the meta; None: the login name
+    by: str | None = None  # who ran the arm, for the meta; None: git's user.name
     sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
     network: bool = False  # let the harness reach the network (an LLM arm's API)
     pass_env: tuple[str, ...] = ()  # environment variables the harness gets
@@ -187,10 +187,27 @@ def with_provenance(meta: dict[str, Any], provenance: dict[str, Any]) -> dict[st
     return updated
 
 
-def _user() -> str:
-    """Who ran it: the login name, as getpass finds it (environment, then the password db)."""
-    import getpass
+def _user(root: Path) -> str:
+    """Who ran it, when ``--by`` does not say: git's ``user.name`` for the project repository.
 
+    The login name says little (in CI and containers it is ``root``), while ``user.name`` is
+    the name a person signs their commits with. The login name is the last resort, for a
+    project with no git or no ``user.name``.
+    """
+    import getpass
+    import subprocess
+
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(root), "config", "--get", "user.name"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:  # no git on PATH
+        found = None
+    if found is not None and found.returncode == 0 and found.stdout.strip():
+        return found.stdout.strip()
     try:
         return getpass.getuser()
     except (OSError, KeyError):
@@ -373,7 +390,7 @@ def run_experiment(
         date = utc_now()
         meta: dict[str, Any] = {
             "runner": "harness",
-            "by": config.by or _user(),
+            "by": config.by or _user(config.root),
             "via": "flightdeck experiment run",
             "date": date,
             "model": config.model or default_model(config.command),

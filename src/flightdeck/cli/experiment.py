@@ -63,7 +63,7 @@ def experiment() -> None:
     "--by",
     metavar="WHO",
     default=None,
-    help="Who ran the arm, for the meta file [default: your login name].",
+    help="Who ran the arm, for the meta file [default: git's user.name, else your login].",
 )
 @click.option(
     "--sandbox",
@@ -116,8 +116,8 @@ def run_command(
     its scope), and prints {"answer": ..., "citations": [{"uri", "sha256"}]} or writes it to
     FLIGHTDECK_RESULT. Answers are saved as trials finish, so a rerun resumes; failed trials
     are listed in runs/<suite>/<arm>.jsonl and make the exit status 1. Traces go to
-    traces/<suite>/<arm>/<id>.log. The meta file records who ran the arm: your login name,
-    or --by (on CI, where the login is "root", name the person or the job).
+    traces/<suite>/<arm>/<id>.log. The meta file records who ran the arm: --by, else git's
+    user.name in the project (on CI, where neither is set, name the person or the job).
 
     A sealed suite whose questions or keys changed is refused; an unsealed one only gets a
     warning, since its answers cannot be scored until it is sealed.

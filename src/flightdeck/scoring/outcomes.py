@@ -31,6 +31,8 @@ class ScoreResult:
     unchecked_repos: tuple[str, ...] = ()  # sealed --unchecked: repositories never checked
     # arm -> where its correctness came from, when a judge was named (#14); else empty
     sources: dict[str, str] = field(default_factory=dict)
+    # id -> the question's text, for the report's per-question table (#15)
+    questions: dict[str, str] = field(default_factory=dict)
     written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
     recorded: tuple[str, ...] = ()  # arms score() added to the ledger
 

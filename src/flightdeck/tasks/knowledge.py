@@ -26,7 +26,8 @@ from flightdeck.jsonl import (
 )
 from flightdeck.params import Params, load_params
 from flightdeck.project import CACHE_FOLDER, SEALED_FILES, Suite, as_suite, check_arm_name
-from flightdeck.scoring.outcomes import GateResult, ScoreResult
+from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
+from flightdeck.scoring.outcomes import ScoreResult as ScoreResult  # them from the task
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
     CANARY_PREFIX,
@@ -610,6 +611,7 @@ def compute_scores(
         told,
         manifest.unchecked_repos,
         sources,
+        {q.id: q.question for q in questions},
     )
 
 
