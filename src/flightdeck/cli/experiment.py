@@ -268,3 +268,14 @@ def _task_question() -> str:
     if not isinstance(task, dict) or not isinstance(task.get("question"), str):
         raise InputError(source, None, 'the task needs a "question" string; pass the record')
     return task["question"]  # type: ignore[no-any-return]
+
+
+def _add_llm_commands() -> None:
+    """The inspect_ai agent and the reference MCP server (their imports stay lazy)."""
+    from flightdeck.cli.experiment_llm import llm_command, mcp
+
+    agent.add_command(llm_command)
+    experiment.add_command(mcp)
+
+
+_add_llm_commands()
