@@ -82,7 +82,9 @@ def next_message(body: dict[str, Any], turn: int) -> dict[str, Any]:
         if hit is None:
             return _call("submit", {"answer": "Nothing found.", "citations": []}, turn)
         line = int(hit["line"])
-        return _call("read", {"path": hit["path"], "start": max(1, line - 1), "end": line + 2}, turn)
+        return _call(
+            "read", {"path": hit["path"], "start": max(1, line - 1), "end": line + 2}, turn
+        )
     if name == "read":
         numbered = [_NUMBERED_RE.match(line) for line in text.splitlines()]
         rows = [(int(m[1]), m[2]) for m in numbered if m]
@@ -97,6 +99,7 @@ class StandInServer:
 
     def __init__(self) -> None:
         self.requests: list[tuple[dict[str, str], dict[str, Any]]] = []
+        self.billed: list[int] = []  # prompt tokens billed per request: a quarter of its bytes
         self._lock = threading.Lock()
         owner = self
 
@@ -105,17 +108,19 @@ class StandInServer:
                 return
 
             def do_POST(self) -> None:
+                if not self.path.endswith("/v1/chat/completions"):
+                    self.send_error(404, "only /v1/chat/completions")
+                    return
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
                 body = json.loads(raw)
                 with owner._lock:
                     owner.requests.append((dict(self.headers), body))
                     turn = len(owner.requests)
-                if not self.path.endswith("/chat/completions"):
-                    self.send_error(404, "only /v1/chat/completions")
-                    return
                 message = next_message(body, turn)
                 usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": 7}
+                with owner._lock:
+                    owner.billed.append(usage["prompt_tokens"])
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
                 reply = {
                     "id": f"chatcmpl-{turn}",

@@ -122,7 +122,8 @@ class ModelSettings:
             record["base_url"] = _strip_credentials(base_url) if base_url else None
         if self.extra:
             record["generate_config"] = dict(self.extra)
-        return redact_json(record)
+        redacted: dict[str, Any] = redact_json(record)
+        return redacted
 
 
 def _strip_credentials(url: str) -> str:

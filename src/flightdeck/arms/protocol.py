@@ -14,6 +14,10 @@ or its last non-blank line)::
 
     {"answer": "...", "citations": [{"uri": "sdlc/docs/adr/0002.md#L3-L9", "sha256": "<hex>"}]}
 
+and may add ``"usage": {"input_tokens": N, "output_tokens": N, "total_tokens": N}`` (kept in
+the run log and totalled by the run) and ``"provenance": {...}`` (what the harness is: model,
+versions, limits; recorded in the arm's meta as ``harness``).
+
 ``sha256`` is the hex SHA-256 of the bytes of the whole cited file as the harness read it.
 A citation must name a repository of the question's ``as_of`` (or be an absolute URL such as
 ``https://...``), and its path may not hold ``..``, ``.`` or empty segments.
@@ -40,6 +44,7 @@ from typing import IO, Any
 from flightdeck.clock import utc_now
 from flightdeck.errors import FlightdeckError
 from flightdeck.jsonl import atomic_writer
+from flightdeck.models import TokenUsage
 from flightdeck.suite.records import OPAQUE_RE, SHA256_RE, Question, parse_source_uri
 
 ENV_TASK = "FLIGHTDECK_TASK"
@@ -58,6 +63,8 @@ class ProtocolError(Exception):
 class HarnessResult:
     answer: str
     citations: tuple[tuple[str, str], ...]  # (uri, sha256)
+    usage: TokenUsage | None = None  # tokens the harness reports it used
+    provenance: dict[str, Any] | None = None  # what the harness says it is, for the meta
 
     def record(self, question_id: str) -> dict[str, Any]:
         """The answers-file record for this result."""
@@ -123,7 +130,16 @@ def check_result(value: Any, question: Question) -> HarnessResult:
         if not isinstance(digest, str) or not SHA256_RE.match(digest):
             raise ProtocolError(f"citation {_quote(uri)} needs a sha256 of 64 hex digits")
         checked.append((uri, digest.lower()))
-    return HarnessResult(value["answer"], tuple(checked))
+    usage = None
+    if value.get("usage") is not None:
+        try:
+            usage = TokenUsage.from_json(value["usage"])
+        except ValueError as exc:
+            raise ProtocolError(f"result {exc}") from None
+    provenance = value.get("provenance")
+    if provenance is not None and not isinstance(provenance, dict):
+        raise ProtocolError("result 'provenance' must be a JSON object")
+    return HarnessResult(value["answer"], tuple(checked), usage, provenance)
 
 
 def is_url(uri: str) -> bool:
@@ -181,9 +197,11 @@ class TrialOutcome:
     seconds: float
     trace: Path
     record: dict[str, Any] | None = None
+    usage: TokenUsage | None = None
+    provenance: dict[str, Any] | None = None
 
     def ledger_entry(self) -> dict[str, Any]:
-        return {
+        entry: dict[str, Any] = {
             "id": self.id,
             "status": "ok" if self.ok else "failed",
             "reason": self.reason,
@@ -192,6 +210,9 @@ class TrialOutcome:
             "trace": self.trace.as_posix(),
             "finished": utc_now(),
         }
+        if self.usage is not None:
+            entry["usage"] = self.usage.to_json()
+        return entry
 
 
 class TrialControl:
@@ -259,7 +280,7 @@ def _read_output(handle: IO[bytes], where: str) -> str:
         raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
 
 
-def _collect(question: Question, scratch: Path, stdout: IO[bytes]) -> dict[str, Any]:
+def _collect(question: Question, scratch: Path, stdout: IO[bytes]) -> HarnessResult:
     """The answer record from FLIGHTDECK_RESULT when the harness wrote it, else stdout."""
     where = "FLIGHTDECK_RESULT"
     try:
@@ -272,7 +293,7 @@ def _collect(question: Question, scratch: Path, stdout: IO[bytes]) -> dict[str, 
             text = _read_output(result, where)
         if not text:
             text, where = _read_output(stdout, "stdout"), "stdout"
-    return check_result(decode_output(text, where), question).record(question.id)
+    return check_result(decode_output(text, where), question)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
@@ -319,6 +340,7 @@ def run_trial(
     scratch = Path(tempfile.mkdtemp(dir=scratch_parent, prefix="trial-"))
     exit_code: int | None = None
     record: dict[str, Any] | None = None
+    result: HarnessResult | None = None
     try:
         # Unnamed files (O_TMPFILE): creating named ones is what costs most on a slow disk.
         with (
@@ -335,12 +357,13 @@ def run_trial(
                 )
                 if reason is None:
                     try:
-                        record = _collect(question, scratch, stdout)
+                        result = _collect(question, scratch, stdout)
+                        record = result.record(question.id)
                     except ProtocolError as exc:
                         reason = str(exc)
                 changed = verify(question, workspace) if verify is not None else None
                 if changed is not None:
-                    record = None
+                    record = result = None
                     reason = (
                         f"changed its read-only workspace ({changed}); "
                         "later trials get a fresh copy"
@@ -352,7 +375,17 @@ def run_trial(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     ok = reason is None
-    return TrialOutcome(question.id, ok, reason, exit_code, seconds, shown_trace, record)
+    return TrialOutcome(
+        question.id,
+        ok,
+        reason,
+        exit_code,
+        seconds,
+        shown_trace,
+        record,
+        result.usage if result is not None else None,
+        result.provenance if result is not None else None,
+    )
 
 
 def _stdin_for(task: bytes) -> IO[bytes]:

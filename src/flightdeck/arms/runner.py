@@ -41,6 +41,7 @@ from flightdeck.arms.workspace import WorkspaceCache
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, dumps_line, write_json
+from flightdeck.models import TokenUsage
 from flightdeck.suite.records import Question, read_answers, read_meta, read_questions
 from flightdeck.suite.repos import RepoSet
 
@@ -85,6 +86,16 @@ class RunResult:
     def answered(self) -> int:
         return self.already_answered + sum(o.ok for o in self.outcomes)
 
+    @property
+    def usage(self) -> TokenUsage | None:
+        """Tokens this run's trials reported, in total; None when no harness reported any."""
+        reported = [o.usage for o in self.outcomes if o.usage is not None]
+        return TokenUsage.total(reported) if reported else None
+
+    @property
+    def usage_trials(self) -> int:
+        return sum(o.usage is not None for o in self.outcomes)
+
 
 def check_arm_name(arm: str) -> None:
     if (
@@ -128,10 +139,51 @@ def parse_command(command: str, path: str | None = None) -> list[str]:
 
 
 def default_model(command: str) -> str:
-    """``--model`` when none is given: the built-in agent names itself, others are "none"."""
+    """``--model`` when none is given: the built-in agents name it, others are "none"."""
     if "agent repo-search" in command:
         return "none (flightdeck repo-search, BM25)"
+    if "agent llm" in command:
+        with contextlib.suppress(ValueError):
+            argv = shlex.split(command)
+            for i, arg in enumerate(argv):
+                if arg == "--model" and i + 1 < len(argv):
+                    return argv[i + 1]
+                if arg.startswith("--model="):
+                    return arg.removeprefix("--model=")
     return "none"
+
+
+def harness_meta(
+    meta: dict[str, Any], outcomes: list[TrialOutcome], questions: list[Question]
+) -> dict[str, Any]:
+    """The meta with what the harness said about itself: ``harness`` and its snapshots.
+
+    ``harness`` is the provenance of the run's last trial that gave one (it is the same for
+    every trial of one harness). A retrieval harness's ``knowledge_snapshot`` (its index,
+    e.g. from an MCP server) joins the ``as_of`` commits: ``{"as_of": ..., "retrieval": [...]}``
+    with each distinct snapshot once.
+    """
+    given = [o.provenance for o in outcomes if o.provenance is not None]
+    if not given:
+        return meta
+    snapshots: dict[str, Any] = {}
+    for provenance in given:
+        if "knowledge_snapshot" in provenance:
+            value = provenance["knowledge_snapshot"]
+            snapshots.setdefault(json.dumps(value, sort_keys=True), value)
+    updated = dict(meta)
+    updated["harness"] = {k: v for k, v in given[-1].items() if k != "knowledge_snapshot"}
+    if snapshots:
+        old = meta.get("knowledge_snapshot")
+        as_of = old.get("as_of", old) if isinstance(old, dict) else snapshot(questions)
+        previous = old.get("retrieval", []) if isinstance(old, dict) else []
+        for value in previous:
+            snapshots.setdefault(json.dumps(value, sort_keys=True), value)
+        updated["knowledge_snapshot"] = {
+            "as_of": as_of,
+            "retrieval": [snapshots[k] for k in sorted(snapshots)],
+        }
+    return updated
 
 
 def _user() -> str:
@@ -193,7 +245,11 @@ def _check_meta(path: Path, meta: dict[str, Any], has_answers: bool) -> dict[str
                 f"the arm's answers came from {name} {old.get(name)!r}, not {meta[name]!r}; "
                 "rerun with the same one, or use a new arm name",
             )
-    return {**old, "knowledge_snapshot": meta["knowledge_snapshot"], "last_run": meta["date"]}
+    knowledge = meta["knowledge_snapshot"]
+    previous = old.get("knowledge_snapshot")
+    if isinstance(previous, dict) and "retrieval" in previous:  # a retrieval arm's index
+        knowledge = {"as_of": knowledge, "retrieval": previous["retrieval"]}
+    return {**old, "knowledge_snapshot": knowledge, "last_run": meta["date"]}
 
 
 def _check_repos(questions: list[Question], repos: RepoSet, source: Path) -> None:
@@ -318,6 +374,9 @@ def run_experiment(
             argv, config.command, config.timeout, traces_dir, config.root, env={"PATH": path}
         )
         outcomes = _run_all(pending, spec, repos, config, run_id, answers_path, runs_path, on_trial)
+        with_harness = harness_meta(meta, outcomes, questions)
+        if with_harness != meta:
+            write_json(meta_path, with_harness)
         if any(o.ok for o in outcomes):
             _sort_answers(answers_path, [q.id for q in questions])
     finally:

@@ -172,6 +172,19 @@ def _result_json(result: RunResult) -> dict[str, Any]:
         "meta": result.meta_path.as_posix(),
         "runs": result.runs_path.as_posix(),
         "repaired": result.repaired,
+        "usage": _usage_json(result),
+    }
+
+
+def _usage_json(result: RunResult) -> dict[str, Any] | None:
+    usage = result.usage
+    if usage is None:
+        return None
+    trials = result.usage_trials
+    return {
+        **usage.to_json(),
+        "trials": trials,
+        "total_tokens_per_trial": round(usage.total_tokens / trials, 1),
     }
 
 
@@ -185,6 +198,12 @@ def _print_summary(result: RunResult) -> None:
         f"({ok} of {ran} trials this run succeeded, {result.already_answered} answered before)"
     )
     click.echo(f"answers: {result.answers_path}")
+    usage = _usage_json(result)
+    if usage is not None:
+        click.echo(
+            f"tokens: {usage['input_tokens']} in, {usage['output_tokens']} out over "
+            f"{usage['trials']} trials ({usage['total_tokens_per_trial']:g} per question)"
+        )
     if result.failed:
         click.echo(f"{len(result.failed)} failed (recorded in {result.runs_path}):")
         for outcome in result.failed:

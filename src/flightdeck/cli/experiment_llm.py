@@ -41,6 +41,12 @@ _workspace_option = click.option(
     "--max-tokens", type=click.IntRange(min=1), default=None, help="Tokens per generation."
 )
 @click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Retries of a failed model request [default: inspect's, with backoff].",
+)
+@click.option(
     "--token-limit",
     type=click.IntRange(min=1),
     default=None,
@@ -74,6 +80,7 @@ def llm_command(
     max_steps: int,
     temperature: float | None,
     max_tokens: int | None,
+    max_retries: int | None,
     token_limit: int | None,
     prompt_file: Path | None,
     mcp_commands: tuple[str, ...],
@@ -116,7 +123,9 @@ def llm_command(
         if not prompt.strip():
             raise InputError(prompt_file, None, "the system prompt is empty; write one")
     options = AgentOptions(
-        settings=ModelSettings(model, temperature=temperature, max_tokens=max_tokens),
+        settings=ModelSettings(
+            model, temperature=temperature, max_tokens=max_tokens, max_retries=max_retries
+        ),
         max_steps=max_steps,
         token_limit=token_limit,
         system_prompt=prompt,
@@ -168,7 +177,9 @@ def read_task() -> dict[str, Any]:
     try:
         task = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise InputError(source, None, f"the task is not JSON ({exc.msg}); pass the record") from None
+        raise InputError(
+            source, None, f"the task is not JSON ({exc.msg}); pass the question record"
+        ) from None
     if not isinstance(task, dict) or not isinstance(task.get("question"), str):
         raise InputError(source, None, 'the task needs a "question" string; pass the record')
     return task

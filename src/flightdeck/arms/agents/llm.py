@@ -6,8 +6,9 @@ pinned"). One trial is one inspect eval of one sample:
 
 - the tools (:mod:`flightdeck.arms.agents.tools`) read the trial's workspace only, and the
   citation hashes come from the workspace's bytes, never from the model;
-- ``--max-steps`` is inspect's turn limit (model generations), ``--token-limit`` its token
-  limit; retries and rate limits are inspect's;
+- ``--max-steps`` is inspect's turn limit: that many model turns run their tool calls, and
+  the next turn (still generated, and counted in the usage) ends the agent; ``--token-limit``
+  is inspect's token limit; retries and rate limits are inspect's;
 - an agent that stops without submitting (a limit, a refusal) answers that it has no answer,
   which is scored like any wrong answer rather than retried as a failed trial;
 - the result carries the tokens used and the arm's provenance (model, inspect and flightdeck
@@ -79,7 +80,8 @@ class AgentOptions:
         )
         if self.mcp:
             record["mcp"] = list(self.mcp)
-        return redact_json(record)
+        redacted: dict[str, Any] = redact_json(record)
+        return redacted
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,9 @@ def run_agent(
     agent = react(
         prompt=options.system_prompt,
         tools=all_tools,
-        submit=AgentSubmit(tool=submit_tool(tools, submission), answer_only=True),
+        submit=AgentSubmit(
+            tool=submit_tool(tools, submission), answer_only=True, keep_in_messages=True
+        ),
     )
     log_dir = Path(tempfile.mkdtemp(prefix="inspect-", dir=scratch))
     try:

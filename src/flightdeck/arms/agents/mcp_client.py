@@ -39,9 +39,7 @@ def mcp_tool_sources(commands: tuple[str, ...], env: Mapping[str, str]) -> list[
     sources = []
     for index, command in enumerate(commands):
         program, args, server_env = _params(command, env)
-        server = mcp_server_stdio(
-            name=f"mcp{index}", command=program, args=args, env=server_env
-        )
+        server = mcp_server_stdio(name=f"mcp{index}", command=program, args=args, env=server_env)
         sources.append(mcp_tools(server))
     return sources
 

@@ -88,7 +88,7 @@ class WorkspaceTools:
             self.read_paths.append(path)
         return data
 
-    def list(self, glob: str | None = None) -> str:
+    def list_files(self, glob: str | None = None) -> str:
         """The files matching ``glob`` (all files without one), one per line."""
         pattern = glob_regex(glob or "**")
         found = [p for p in self.files() if pattern.match(p)]
@@ -146,11 +146,9 @@ class WorkspaceTools:
             raise ToolFailure(f"citation {uri!r} is not <repo>/<path>[#La-Lb]")
         data = self._bytes(f"{parsed.repo}/{parsed.path}")
         count = len(data.decode("utf-8", "replace").splitlines())
-        if parsed.start is not None and parsed.end is not None:
-            if parsed.end < parsed.start or parsed.start < 1 or parsed.end > count:
-                raise ToolFailure(
-                    f"citation {uri!r}: lines must be within 1-{count} and in order"
-                )
+        start, end = parsed.start, parsed.end
+        if start is not None and end is not None and not 1 <= start <= end <= count:
+            raise ToolFailure(f"citation {uri!r}: lines must be within 1-{count} and in order")
         return uri, hashlib.sha256(data).hexdigest()
 
     def citations(self, uris: list[str]) -> list[tuple[str, str]]:
@@ -232,7 +230,7 @@ def inspect_tools(workspace: WorkspaceTools) -> list[Tool]:
             Returns:
                 One <repo>/<path> per line.
             """
-            return workspace.list(glob)
+            return workspace.list_files(glob)
 
         return execute
 
