@@ -254,7 +254,9 @@ def search(
         word_starts, line_starts
     )
     tf_by_line = np.zeros((len(words), len(line_starts)), dtype=np.int64)
-    path_words = [path_words_of(p) for p in corpus.paths]
+    path_words = [
+        path_words_of(p) if passages == "section" else text_words(p) for p in corpus.paths
+    ]
     tf_path = np.zeros((len(words), len(corpus.paths)))
     for row, word in enumerate(words):
         hits = np.array(_occurrences(flat, word.encode()), dtype=np.int64)
