@@ -76,7 +76,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print("| passages | every required fact present | Wilson 95% | first citation right | median answer |")
+    print(
+        "| passages | every required fact present | Wilson 95% | first citation right | median answer |"
+    )
     print("|---|---|---|---|---|")
     for r in results:
         lo, hi = r["wilson_95"]  # type: ignore[misc]

@@ -29,10 +29,18 @@ def test_first_repro_runs_every_stage_in_order(built_pipeline: Pipeline) -> None
     assert built_pipeline.first_run is not None
     stages = ran_stages(built_pipeline.first_run.stdout)
     assert sorted(stages) == sorted(
-        ["seal", "run@baseline-repo-search", "import-baseline-projects", "canary-scan", "score"]
+        [
+            "seal",
+            "run@baseline-repo-search",
+            "run@repo-search-passages",
+            "import-baseline-projects",
+            "canary-scan",
+            "score",
+        ]
     )
     assert stages[0] == "seal"
     assert stages.index("canary-scan") > stages.index("run@baseline-repo-search")
+    assert stages.index("canary-scan") > stages.index("run@repo-search-passages")
     assert stages[-1] == "score"
 
 

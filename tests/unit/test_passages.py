@@ -62,8 +62,16 @@ def test_a_codeowners_file_answers_who_owns(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / "CODEOWNERS").write_text("src/reviewbot/ @dana\n")
     for name in ("notes", "pilot", "design"):  # "review" and "bot" are common words here
-        (tmp_path / "r" / f"{name}.md").write_text(f"# Review {name}\n\nThe review bot posts comments.\n")
-    assert query_words("Who owns the review bot?", compounds=True) == ["owns", "review", "bot", "ownsreview", "reviewbot"]
+        (tmp_path / "r" / f"{name}.md").write_text(
+            f"# Review {name}\n\nThe review bot posts comments.\n"
+        )
+    assert query_words("Who owns the review bot?", compounds=True) == [
+        "owns",
+        "review",
+        "bot",
+        "ownsreview",
+        "reviewbot",
+    ]
     # "owns" (the file's name says it) and "reviewbot" (glued) against "review" and "bot"
     assert search(tmp_path, "Who owns the review bot?").passages[0].path == "r/CODEOWNERS"
 

@@ -72,15 +72,16 @@ def blocks(path: str, lines: list[str]) -> list[Block]:
         found = _markdown_sections(lines)
     elif name.endswith(YAML_SUFFIXES):
         found = _yaml_entries(lines)
+    paragraphs = _paragraphs(lines, 0, len(lines))
     if not found:
-        found = [Block(a, b) for a, b in _joined(_paragraphs(lines, 0, len(lines)))]
+        found = [Block(a, b) for a, b in _joined(paragraphs)]
     capped: list[Block] = []
     seen: set[tuple[int, int]] = set()
     for block in found:
         start, end = _trim(lines, block.start, block.end)
         if start >= end:
             continue
-        spans = [(start, end)] if end - start <= MAX_LINES else _split(lines, start, end)
+        spans = [(start, end)] if end - start <= MAX_LINES else _split(paragraphs, start, end)
         for a, b in spans:
             if (a, b) not in seen:
                 seen.add((a, b))
@@ -100,7 +101,8 @@ def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
 def _paragraphs(lines: list[str], start: int, end: int) -> list[tuple[int, int]]:
     found, begin = [], None
     for n in range(start, end):
-        if lines[n].strip():
+        line = lines[n]
+        if line and not line.isspace():
             if begin is None:
                 begin = n
         elif begin is not None:
@@ -122,10 +124,18 @@ def _joined(paragraphs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return runs
 
 
-def _split(lines: list[str], start: int, end: int) -> list[tuple[int, int]]:
-    """Runs of whole paragraphs of at most MAX_LINES lines; longer paragraphs are cut."""
+def _split(paragraphs: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    """Runs of the file's paragraphs within [start, end), at most MAX_LINES lines each."""
+    import bisect
+
     pieces: list[tuple[int, int]] = []
-    for a, b in _paragraphs(lines, start, end):
+    first = max(0, bisect.bisect_right(paragraphs, (start, end)) - 1)
+    for a, b in paragraphs[first:]:
+        if a >= end:
+            break
+        a, b = max(a, start), min(b, end)
+        if a >= b:
+            continue
         pieces += [(n, min(n + MAX_LINES, b)) for n in range(a, b, MAX_LINES)]
     runs: list[tuple[int, int]] = []
     for a, b in pieces:
