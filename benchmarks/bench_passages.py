@@ -77,7 +77,8 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     print(
-        "| passages | every required fact present | Wilson 95% | first citation right | median answer |"
+        "| passages | every required fact present | Wilson 95% | first citation right "
+        "| median answer |"
     )
     print("|---|---|---|---|---|")
     for r in results:

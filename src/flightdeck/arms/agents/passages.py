@@ -158,12 +158,12 @@ def _markdown_sections(lines: list[str]) -> list[Block]:
         return []
     found = [Block(0, headings[0][0])] if headings[0][0] > 0 else []
     stack: list[tuple[int, int]] = []  # the open ancestors: (line, level)
-    for i, (line, level) in enumerate(headings):
+    for i, (at, level) in enumerate(headings):
         while stack and stack[-1][1] >= level:
             stack.pop()
         end = next((n for n, lv in headings[i + 1 :] if lv <= level), len(lines))
-        found.append(Block(line, end, tuple(n for n, _ in stack)))
-        stack.append((line, level))
+        found.append(Block(at, end, tuple(n for n, _ in stack)))
+        stack.append((at, level))
     return found
 
 
