@@ -148,31 +148,47 @@ def get_model(settings: ModelSettings) -> Model:
     )
 
 
+_USAGE_FIELDS = (
+    "input_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "total_tokens",
+    "reasoning_tokens",
+)
+
+
 @dataclass(frozen=True)
 class TokenUsage:
-    """Tokens a run used; ``input_tokens`` counts cached input too (what a reader calls input)."""
+    """Tokens a run used, as the harness protocol's ``usage`` counts them.
+
+    ``input_tokens`` counts cached input too (what a reader calls input); ``cached_tokens``
+    are the ones read from the provider's cache, ``cache_write_tokens`` the ones written to it.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
     reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.total_tokens + other.total_tokens,
-            self.reasoning_tokens + other.reasoning_tokens,
+            **{name: getattr(self, name) + getattr(other, name) for name in _USAGE_FIELDS}
         )
 
     @classmethod
     def from_inspect(cls, usage: ModelUsage) -> TokenUsage:
-        cached = (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
+        read = usage.input_tokens_cache_read or 0
+        write = usage.input_tokens_cache_write or 0
         return cls(
-            usage.input_tokens + cached,
-            usage.output_tokens,
-            usage.total_tokens,
-            usage.reasoning_tokens or 0,
+            input_tokens=usage.input_tokens + read + write,
+            output_tokens=usage.output_tokens,
+            total_tokens=usage.total_tokens,
+            reasoning_tokens=usage.reasoning_tokens or 0,
+            cached_tokens=read,
+            cache_write_tokens=write,
         )
 
     @classmethod
@@ -188,7 +204,7 @@ class TokenUsage:
         if not isinstance(value, dict):
             raise ValueError("usage must be an object of token counts")
         counts = {}
-        for name in ("input_tokens", "output_tokens", "total_tokens", "reasoning_tokens"):
+        for name in _USAGE_FIELDS:
             count = value.get(name, 0)
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
                 raise ValueError(f"usage {name} must be a non-negative integer, got {count!r}")
@@ -196,12 +212,7 @@ class TokenUsage:
         return cls(**counts)
 
     def to_json(self) -> dict[str, int]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "total_tokens": self.total_tokens,
-            "reasoning_tokens": self.reasoning_tokens,
-        }
+        return {name: getattr(self, name) for name in _USAGE_FIELDS}
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:

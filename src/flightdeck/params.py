@@ -7,6 +7,7 @@ params.yaml the spec's defaults apply.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,19 +28,40 @@ class Params:
     min_raters: int = 2
     gate_margin: float = 10.0  # points
     holdouts: Path = Path("holdouts")
+    # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
+    holdouts_named: bool = False
     repos: dict[str, Path] = field(default_factory=dict)
+    judges: dict[str, JudgeSpec] = field(default_factory=dict)
+    judge: str | None = None  # the judge `knowledge score` takes unrated arms' correctness from
+    judge_min_kappa: float = 0.6
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
     warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
 
     def with_overrides(self, **values: Any) -> Params:
         """Flags override params.yaml; a flag left unset (None) keeps the file's value."""
         changes = {k: v for k, v in values.items() if v is not None and k != "repos"}
+        if "holdouts" in changes:
+            changes["holdouts_named"] = True
         repos = dict(self.repos)
         repos.update(values.get("repos") or {})
         checked = dataclasses.replace(self, **changes, repos=repos)
         _check_ranges(checked, self.root / PARAMS_FILE, set(changes))
         return checked
 
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """One entry of params.yaml ``judges:``: a built-in ``facts`` judge or an ``llm`` rubric."""
+
+    name: str
+    kind: str  # "facts" or "llm"
+    model: str | None = None  # an inspect_ai model name, e.g. openai-api/local/qwen
+    prompt: Path | None = None  # the rubric prompt file (llm)
+    temperature: float = 0.0
+
+
+JUDGE_KINDS = ("facts", "llm")
+_JUDGE_KEYS = {"facts": {"kind"}, "llm": {"kind", "model", "prompt", "temperature"}}
 
 KNOWN_KEYS = {
     "suite",
@@ -53,6 +75,9 @@ KNOWN_KEYS = {
     "gate_margin",
     "holdouts",
     "repos",
+    "judges",
+    "judge",
+    "judge_min_kappa",
 }
 _SCALARS: dict[str, type] = {
     "seed": int,
@@ -61,6 +86,7 @@ _SCALARS: dict[str, type] = {
     "threshold": float,
     "min_raters": int,
     "gate_margin": float,
+    "judge_min_kappa": float,
 }
 
 
@@ -119,12 +145,24 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         if not isinstance(data["holdouts"], str):
             raise InputError(path, _line_of(path, "holdouts"), "holdouts must be a folder path")
         values["holdouts"] = root / data["holdouts"]
+        values["holdouts_named"] = True
     else:
         values["holdouts"] = root / "holdouts"
     repos = data.get("repos") or {}
     if not isinstance(repos, dict) or not all(isinstance(v, str) for v in repos.values()):
         raise InputError(path, _line_of(path, "repos"), "repos must map names to paths")
     values["repos"] = {str(k): root / v for k, v in repos.items()}
+    values["judges"] = _parse_judges(path, data.get("judges"), root)
+    if data.get("judge") is not None:
+        judge = data["judge"]
+        if not isinstance(judge, str) or judge not in values["judges"]:
+            raise InputError(
+                path,
+                _line_of(path, "judge"),
+                f"judge {judge!r} is not declared under judges: "
+                f"({', '.join(values['judges']) or 'none declared'}); declare it or fix the name",
+            )
+        values["judge"] = judge
     params = Params(**values)
     _check_ranges(params, path, None)
     unknown = sorted(set(data) - KNOWN_KEYS)
@@ -137,6 +175,77 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     return params
 
 
+def _parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
+    """``judges: {NAME: {kind: facts}}`` or ``{kind: llm, model: M, prompt: FILE, temperature: T}``.
+
+    An unknown key inside a judge is an error, not a warning: a misspelt ``temprature`` would
+    silently judge at another temperature than the one the calibration records.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError(path, _line_of(path, "judges"), "judges must map names to {kind: ...}")
+    judges = {}
+    for name, spec in raw.items():
+        line = _line_of_nested(path, str(name))
+        if not isinstance(name, str) or not _JUDGE_NAME.match(name):
+            raise InputError(
+                path,
+                line,
+                f"judge name {name!r} must be letters, digits and . _ - (it names a folder)",
+            )
+        if not isinstance(spec, dict) or spec.get("kind") not in JUDGE_KINDS:
+            raise InputError(
+                path, line, f"judge {name!r} needs kind: facts or kind: llm, got {spec!r}"
+            )
+        kind = spec["kind"]
+        unknown = sorted(set(spec) - _JUDGE_KEYS[kind])
+        if unknown:
+            raise InputError(
+                path,
+                line,
+                f"judge {name!r}: unknown key {unknown[0]!r} (a typo?); a {kind} judge takes "
+                f"{', '.join(sorted(_JUDGE_KEYS[kind]))}",
+            )
+        if kind == "facts":
+            judges[name] = JudgeSpec(name, kind)
+            continue
+        model, prompt = spec.get("model"), spec.get("prompt")
+        if not isinstance(model, str) or "/" not in model:
+            raise InputError(
+                path,
+                line,
+                f"judge {name!r} needs model: an inspect model name such as "
+                "openai-api/local/qwen2.5 or mockllm/model",
+            )
+        if not isinstance(prompt, str) or not prompt:
+            raise InputError(path, line, f"judge {name!r} needs prompt: a rubric prompt file")
+        temperature = spec.get("temperature", 0.0)
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, int | float)
+            or not (0 <= temperature <= 2)
+        ):
+            raise InputError(
+                path,
+                line,
+                f"judge {name!r}: temperature must be a number 0 to 2, got {temperature!r}",
+            )
+        judges[name] = JudgeSpec(name, kind, model, root / prompt, float(temperature))
+    return judges
+
+
+_JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+
+def _line_of_nested(path: Path, name: str) -> int | None:
+    """The line of an indented ``name:`` (a judge under ``judges:``)."""
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if text.strip().startswith(f"{name}:") and text[:1].isspace():
+            return number
+    return None
+
+
 def _range_problems(params: Params) -> list[tuple[str, str]]:
     """(name, what is wrong) for each value outside its range."""
     problems = []
@@ -146,13 +255,24 @@ def _range_problems(params: Params) -> list[tuple[str, str]]:
         problems.append(("confidence", f"must be between 0 and 1, got {params.confidence}"))
     if not 0 <= params.threshold <= 100:  # also refuses NaN and infinities
         problems.append(("threshold", f"must be 0 to 100 points, got {params.threshold}"))
+    elif 0 < params.threshold < 1:
+        problems.append(("threshold", _proportion_given(params.threshold)))
     if params.min_raters < 1:
         problems.append(("min_raters", f"must be at least 1, got {params.min_raters}"))
     if params.seed < 0:
         problems.append(("seed", f"must be non-negative, got {params.seed}"))
     if not 0 <= params.gate_margin <= 100:
         problems.append(("gate_margin", f"must be 0 to 100 points, got {params.gate_margin}"))
+    elif 0 < params.gate_margin < 1:
+        problems.append(("gate_margin", _proportion_given(params.gate_margin)))
+    if not -1 <= params.judge_min_kappa <= 1:
+        problems.append(("judge_min_kappa", f"must be -1 to 1, got {params.judge_min_kappa}"))
     return problems
+
+
+def _proportion_given(value: float) -> str:
+    """A value in (0, 1) where points are meant: 0.15 is almost surely 15 points."""
+    return f"points, not a proportion: did you mean {100 * value:g}?"
 
 
 def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
@@ -160,9 +280,8 @@ def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
     for name, problem in _range_problems(params):
         if flags is not None and name in flags:
             raise InputError(f"--{name.replace('_', '-')}", None, problem)
-        raise InputError(
-            path, _line_of(path, name) if path.is_file() else None, f"{name} {problem}"
-        )
+        words = f"{name} is in {problem}" if problem.startswith("points,") else f"{name} {problem}"
+        raise InputError(path, _line_of(path, name) if path.is_file() else None, words)
 
 
 def _line_of(path: Path, name: str) -> int | None:

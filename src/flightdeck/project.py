@@ -53,7 +53,42 @@ class SuitePaths:
         folder = self.root / "answers"
         if not folder.is_dir():
             return []
-        return sorted(p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl"))
+        # a dot-file (``.<arm>.rerun.jsonl``, a scored arm's rerun) is not an arm
+        return sorted(
+            p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl") if not p.name.startswith(".")
+        )
+
+
+def read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
+    """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
+    from flightdeck.jsonl import read_jsonl
+
+    first: dict[str, tuple[int, str, str]] = {}
+    if not suite.ledger.is_file():
+        return first
+    for line, record in read_jsonl(suite.ledger):
+        arm, answers = record.get("arm"), record.get("answers_sha256")
+        if not isinstance(arm, str) or not isinstance(answers, str):
+            raise InputError(suite.ledger, line, "ledger record needs arm and answers_sha256")
+        first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
+    return first
+
+
+def require_unchanged_if_scored(suite: SuitePaths, arm: str, answers_sha256: str | None) -> None:
+    """Refuse answers for an arm the ledger says was scored, unless they are the scored bytes.
+
+    ``answers_sha256`` None means "would add or change answers" (a run with trials to do).
+    The same bytes again (a pipeline re-running a deterministic stage) are allowed.
+    """
+    scored = read_ledger(suite).get(arm)
+    if scored is None or scored[1] == answers_sha256:
+        return
+    raise InputError(
+        suite.answers(arm),
+        None,
+        f"arm {arm!r} was scored on {scored[2]}; its answers cannot change: import or run "
+        "them under a new arm name",
+    )
 
 
 def open_suite(path: Path) -> SuitePaths:
@@ -95,6 +130,13 @@ def verify_sealed(suite: SuitePaths) -> Manifest:
             "is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
         )
     for name in changed_files(suite, manifest):
+        if _only_line_endings(suite.root / name, manifest.files.get(name)):
+            raise InputError(
+                suite.root / name,
+                None,
+                f"{name} changed since sealing: its line endings are CRLF now; check out with "
+                "core.autocrlf=false (the project's .gitattributes keeps suite files -text)",
+            )
         raise InputError(
             suite.root / name,
             None,
@@ -102,6 +144,16 @@ def verify_sealed(suite: SuitePaths) -> Manifest:
             f"is a new suite version ({next_version(suite.name)}), never an edit: restore the file",
         )
     return manifest
+
+
+def _only_line_endings(path: Path, sealed_sha256: str | None) -> bool:
+    """Whether the file is the sealed bytes with LF turned into CRLF (git's autocrlf)."""
+    from flightdeck.jsonl import sha256_bytes
+
+    if sealed_sha256 is None or not path.is_file():
+        return False
+    data = path.read_bytes()
+    return b"\r\n" in data and sha256_bytes(data.replace(b"\r\n", b"\n")) == sealed_sha256
 
 
 def next_version(name: str) -> str:

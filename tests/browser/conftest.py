@@ -70,8 +70,8 @@ def serve(big_suite: BigSuite) -> Iterator[Any]:
     """``serve(rater)`` starts a server on the big suite; every one is killed at the end."""
     started: list[Server] = []
 
-    def start(rater: str = "ada") -> Server:
-        server = start_server(big_suite, rater)
+    def start(rater: str = "ada", *extra: str) -> Server:
+        server = start_server(big_suite, rater, *extra)
         started.append(server)
         return server
 

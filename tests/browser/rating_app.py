@@ -139,12 +139,12 @@ class Server:
         self.proc.stdout.close()
 
 
-def start_server(project: BigSuite, rater: str) -> Server:
+def start_server(project: BigSuite, rater: str, *extra: str) -> Server:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("DISPLAY", None)
     proc = subprocess.Popen(
         [sys.executable, "-c", LAUNCHER, "knowledge", "rate", str(project.suite)]
-        + ["--rater", rater, "--no-browser"],
+        + ["--rater", rater, "--no-browser", *extra],
         cwd=project.root,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

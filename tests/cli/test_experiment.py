@@ -320,3 +320,48 @@ def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
     ledger = (project.root / "runs" / "demo-v1" / "arm1.jsonl").read_text().splitlines()
     assert [json.loads(line)["reason"] for line in ledger] == ["killed: the run was interrupted"]
     assert list((project.root / ".flightdeck" / "workspaces").iterdir()) == []
+
+
+def test_a_scored_arm_runs_again_only_to_the_same_answers(
+    runner: CliRunner, project: Project
+) -> None:
+    seal_suite(project)
+    assert run(runner, project, REPO_SEARCH).exit_code == 0
+    answers = project.suite / "answers" / "arm1.jsonl"
+    scored = answers.read_bytes()
+    (project.suite / "scores.jsonl").write_text(
+        json.dumps({"arm": "arm1", "answers_sha256": sha(scored.decode()), "scored_at": "D1"})
+        + "\n"
+    )
+    # `dvc repro -f` removes the stage's outputs: the deterministic rerun gives the same bytes.
+    answers.unlink()
+    (project.suite / "answers" / "arm1.meta.json").unlink()
+    again = run(runner, project, REPO_SEARCH)
+    assert again.exit_code == 0, again.output
+    assert answers.read_bytes() == scored
+    assert not (project.suite / "answers" / ".arm1.rerun.jsonl").exists()
+    # A scored arm with a question left to answer would change: refused before any trial.
+    answers.write_bytes(b"".join(scored.splitlines(keepends=True)[:-1]))
+    result = runner.invoke(
+        cli, ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", REPO_SEARCH]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.endswith(
+        f"error: {answers}: arm 'arm1' was scored on D1; its answers cannot change: import or "
+        "run them under a new arm name\n"
+    )
+    # A rerun that gives other answers is kept aside, and the scored file is not replaced.
+    (project.suite / "scores.jsonl").write_text(
+        json.dumps({"arm": "arm1", "answers_sha256": "0" * 64, "scored_at": "D2"}) + "\n"
+    )
+    answers.unlink()
+    differs = runner.invoke(
+        cli, ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", REPO_SEARCH]
+    )
+    assert differs.exit_code == 2, differs.output
+    assert differs.stderr.endswith(
+        f"error: {answers}: arm 'arm1' was scored on D2; this run's answers differ (kept in "
+        ".arm1.rerun.jsonl): its answers cannot change, so run them under a new arm name\n"
+    )
+    assert not answers.exists()
+    assert (project.suite / "answers" / ".arm1.rerun.jsonl").read_bytes() == scored

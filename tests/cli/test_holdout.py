@@ -113,6 +113,8 @@ def test_json_output(runner: CliRunner, holdouts: Path, traces: Path) -> None:
         "skipped_sealed_keys": [],
         "manifest": str(holdouts / "manifest.json"),
     }
+    # In a pipeline the JSON goes to a file; the hit must still reach the person.
+    assert result.stderr.splitlines()[0] == (f"{gz}:3: {canary(1)} suite demo-v1 question q1")
 
 
 def test_jobs_option(runner: CliRunner, holdouts: Path, traces: Path) -> None:
@@ -141,7 +143,35 @@ def test_a_corrupt_gzip_exits_2_naming_the_file(
     )
 
 
+def test_a_missing_holdouts_folder_exits_2_naming_it(runner: CliRunner, tmp_path: Path) -> None:
+    result = invoke(runner, "holdout", "canary-scan", "--holdouts", tmp_path / "h", tmp_path)
+    assert_error(
+        result,
+        f"{tmp_path}/h: the holdouts folder does not exist; fix `holdouts` in params.yaml or "
+        "--holdouts (only `flightdeck knowledge seal` creates it, when it registers a suite)",
+    )
+    assert not (tmp_path / "h").exists()
+
+
+def test_canary_scan_reads_the_holdouts_folder_from_params(
+    runner: CliRunner, holdouts: Path, traces: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "params.yaml").write_text("holdouts: holdout\n")  # a typo: no such folder
+    monkeypatch.chdir(tmp_path)
+    result = invoke(runner, "holdout", "canary-scan", traces)
+    assert_error(
+        result,
+        "holdout: the holdouts folder does not exist; fix `holdouts` in params.yaml or "
+        "--holdouts (only `flightdeck knowledge seal` creates it, when it registers a suite)",
+    )
+    (tmp_path / "params.yaml").write_text(f"holdouts: {holdouts.relative_to(tmp_path)}\n")
+    result = invoke(runner, "holdout", "canary-scan", traces)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("clean: none of")
+
+
 def test_without_a_holdouts_manifest_exits_2(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / "h").mkdir()
     result = invoke(runner, "holdout", "canary-scan", "--holdouts", tmp_path / "h", tmp_path)
     assert_error(
         result,

@@ -185,3 +185,37 @@ def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, project: Proj
         "question is a new suite version (demo-v2), never an edit: restore the file\n"
     )
     assert not (project.suite / "answers").exists()
+
+
+def test_a_scored_arm_is_not_reimported_with_other_answers(
+    runner: CliRunner, project: Project
+) -> None:
+    seal_suite(project)
+    folder = attachments(project.root, FILES_AS_OF)
+    source = project.root / "answers.jsonl"
+    source.write_text(json.dumps({"id": "q1", "answer": "Postgres", "citations": []}) + "\n")
+    args = [*common(project, source), "--model", "m", "--date", "2026-11-20"]
+    assert invoke(runner, *args, "--snapshot", str(folder)).exit_code == 0
+    answers = project.suite / "answers" / "projects.jsonl"
+    ledger = project.suite / "scores.jsonl"
+    ledger.write_text(
+        json.dumps(
+            {
+                "arm": "projects",
+                "answers_sha256": sha(answers.read_text()),
+                "scored_at": "2026-11-21T09:00:00Z",
+            }
+        )
+        + "\n"
+    )
+    again = invoke(runner, *args, "--snapshot", str(folder), "--replace")
+    assert again.exit_code == 0, again.output  # the same bytes: nothing changes
+    before = answers.read_bytes()
+    source.write_text(json.dumps({"id": "q1", "answer": "MySQL", "citations": []}) + "\n")
+    result = invoke(runner, *args, "--snapshot", str(folder), "--replace")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: {answers}: arm 'projects' was scored on 2026-11-21T09:00:00Z; its answers "
+        "cannot change: import or run them under a new arm name\n"
+    )
+    assert answers.read_bytes() == before

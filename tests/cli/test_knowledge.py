@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -57,15 +58,21 @@ def test_seal_writes_canaries_and_manifest(runner: CliRunner, project: Project) 
     assert all(c in holdouts for c in canaries)
 
 
-def test_second_seal_is_refused(runner: CliRunner, project: Project) -> None:
+def test_a_second_seal_of_an_intact_suite_is_a_no_op_and_a_changed_one_is_refused(
+    runner: CliRunner, project: Project
+) -> None:
     seal(runner, project)
+    files = ("keys.jsonl", "questions.jsonl", "manifest.json")
+    before = {name: (project.suite / name).read_bytes() for name in files}
+    holdouts = (project.root / "holdouts" / "manifest.json").read_bytes()
     result = invoke(runner, "knowledge", "seal", str(project.suite))
-    assert_error(
-        result,
-        f"{project.suite / 'manifest.json'}: suite is already sealed; a changed question is a "
-        "new suite version: copy questions.jsonl and keys.jsonl (not manifest.json) to demo-v2 "
-        "and seal that, never an edit",
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "demo-v1 is already sealed, intact and registered in holdouts/manifest.json; "
+        "nothing to do\n"
     )
+    assert {name: (project.suite / name).read_bytes() for name in files} == before
+    assert (project.root / "holdouts" / "manifest.json").read_bytes() == holdouts
     with (project.suite / "keys.jsonl").open("a") as f:
         f.write("\n")
     result = invoke(runner, "knowledge", "seal", str(project.suite))
@@ -80,14 +87,58 @@ def test_second_seal_is_refused(runner: CliRunner, project: Project) -> None:
 def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
     runner: CliRunner, project: Project
 ) -> None:
-    assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
-    result = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
+    seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
+    assert invoke(runner, *seal_elsewhere).exit_code == 0
+    result = invoke(runner, "knowledge", "seal", str(project.suite))  # params: holdouts/
     assert result.exit_code == 0, result.output
     assert "was already sealed and intact; registered its canaries" in result.stdout
     status = invoke(runner, "knowledge", "status", str(project.suite))
     assert "ok not void (canaries registered for the scan)" in status.stdout
-    again = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
-    assert again.exit_code == 2  # registered now: nothing left to do, a re-seal is refused
+    again = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert again.exit_code == 0  # registered now: nothing left to do
+    assert "nothing to do" in again.stdout
+
+
+def test_seal_reads_the_holdouts_folder_from_params(runner: CliRunner, project: Project) -> None:
+    (project.root / "params.yaml").write_text(
+        "holdouts: vault/holdouts\nrepos:\n  sdlc: repos/sdlc\n"
+    )
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert result.exit_code == 0, result.output
+    assert "canaries registered in vault/holdouts/manifest.json" in result.stdout
+    assert (project.root / "vault" / "holdouts" / "manifest.json").is_file()
+    assert not (project.root / "holdouts").exists()
+
+
+@pytest.mark.parametrize("command", ["score", "gate", "status"])
+def test_a_typo_in_the_holdouts_folder_is_an_error_never_a_pass(
+    runner: CliRunner, project: Project, command: str
+) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    good_arm(project, "other", [True] * 4)
+    args = {
+        "score": ["--arm", "search"],
+        "gate": ["--pinned", "search", "--candidate", "other"],
+        "status": [],
+    }[command]
+    for how in ("flag", "params"):
+        if how == "flag":
+            extra = ["--holdouts", "nowhere"]
+        else:
+            text = (project.root / "params.yaml").read_text()
+            (project.root / "params.yaml").write_text(
+                text.replace("holdouts: holdouts", "holdouts: holdout")
+            )
+            extra = []
+        result = invoke(runner, "knowledge", command, str(project.suite), *args, *extra)
+        folder = "nowhere" if how == "flag" else "holdout"
+        assert_error(
+            result,
+            f"{folder}: the holdouts folder does not exist; fix `holdouts` in params.yaml or "
+            "--holdouts (only `flightdeck knowledge seal` creates it, when it registers a suite)",
+        )
+    assert not (project.root / "metrics").exists()
 
 
 def test_seal_gives_fresh_canaries_and_a_copied_suite_is_refused(
@@ -111,12 +162,28 @@ def test_seal_gives_fresh_canaries_and_a_copied_suite_is_refused(
     assert not old & new  # v1's canaries, which may have leaked, are not carried over
 
 
-def test_seal_warns_about_repositories_not_at_hand(runner: CliRunner, project: Project) -> None:
+def test_seal_refuses_repositories_not_at_hand_unless_unchecked(
+    runner: CliRunner, project: Project
+) -> None:
     (project.root / "params.yaml").write_text("repos: {}\n")
+    keys = (project.suite / "keys.jsonl").read_bytes()
     result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert_error(
+        result,
+        f"{project.suite / 'questions.jsonl'}:1: as_of names repository 'sdlc', which neither "
+        "params.yaml repos: nor --repo names; add it (--repo sdlc=PATH), or seal with "
+        "--unchecked to seal without checking it",
+    )
+    assert (project.suite / "keys.jsonl").read_bytes() == keys
+    assert not (project.suite / "manifest.json").exists()
+    result = invoke(runner, "knowledge", "seal", str(project.suite), "--unchecked")
     assert result.exit_code == 0, result.output
-    assert "warning: sources not checked in repositories not at hand: sdlc" in result.stderr
+    assert "warning: sealed --unchecked: sources not checked in repositories not at hand: sdlc" in (
+        result.stderr
+    )
     assert "0 sources checked" in result.stdout
+    manifest = json.loads((project.suite / "manifest.json").read_text())
+    assert manifest["unchecked_repos"] == ["sdlc"]
 
 
 def rewrite_key(project: Project, **changes: object) -> None:
@@ -210,7 +277,7 @@ def test_params_typo_warns_and_range_errors_name_the_flag(
     with (project.root / "params.yaml").open("a") as f:
         f.write("seeed: 3\n")
     result = invoke(runner, "knowledge", "status", str(project.suite))
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # not sealed: not ready to score
     assert result.stderr.startswith(
         "warning: params.yaml:10: unknown key 'seeed' is ignored (a typo?)"
     )
@@ -433,8 +500,9 @@ def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
     good_arm(project, "search", [True] * 4)
     project.write_answers("chat", [answer(project, "q1", "x", [])])
     result = invoke(runner, "knowledge", "status", str(project.suite))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # chat is not ready
     assert "ok sealed" in result.stdout
+    assert "!! no canary scan has been run on this suite's traces" in result.stdout
     assert (
         "ok search: answers 4/4, meta present, labels 8 by ada, bob, not yet scored"
         in result.stdout
@@ -447,6 +515,27 @@ def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
     data = json.loads(invoke(runner, "knowledge", "status", str(project.suite), "--json").stdout)
     assert data["sealed"] is True
     assert data["ready"] is False
+    # Once params.yaml scores only `search`, the scratch arm `chat` no longer blocks.
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("arms: [search]\n")
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert result.exit_code == 0, result.output
+    assert "not in params arms: not needed to score" in result.stdout
+    assert result.stdout.endswith("\nready to score\n")
+
+
+def test_a_scored_arm_cannot_get_new_answers(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    assert (
+        invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search").exit_code == 0
+    )
+    answers = project.suite / "answers" / "search.jsonl"
+    answers.write_text(answers.read_text().replace('"answer": "', '"answer": "edited ', 1))
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert result.exit_code == 1
+    assert "!! search:" in result.stdout
+    assert "answers changed since scored: use a new arm name" in result.stdout
 
 
 def test_gate(runner: CliRunner, project: Project) -> None:
@@ -548,7 +637,9 @@ def test_usage_errors_are_one_line(runner: CliRunner, args: list[str], line: str
 
 
 def test_a_suite_sealed_without_holdouts_is_flagged(runner: CliRunner, project: Project) -> None:
-    assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
+    seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
+    assert invoke(runner, *seal_elsewhere).exit_code == 0
+    (project.root / "holdouts").mkdir()  # the folder params.yaml names, without a manifest
     good_arm(project, "search", [True] * 4)
     status = invoke(runner, "knowledge", "status", str(project.suite))
     assert (
@@ -698,3 +789,118 @@ def test_ids_in_the_raters_error_are_quoted_when_odd(runner: CliRunner, project:
     project.write_labels("a", labels_for(records, {"ada": [True]}))
     result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "a")
     assert "fewer than 2 raters on 1 answer(s): 'q1, q2';" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "line"),
+    [
+        pytest.param(
+            "--threshold",
+            "0.15",
+            "--threshold: points, not a proportion: did you mean 15?",
+            id="threshold",
+        ),
+        pytest.param(
+            "--gate-margin",
+            "0.1",
+            "--gate-margin: points, not a proportion: did you mean 10?",
+            id="gate-margin",
+        ),
+    ],
+)
+def test_a_proportion_given_for_points_is_refused(
+    runner: CliRunner, project: Project, flag: str, value: str, line: str
+) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True] * 4)
+    good_arm(project, "b", [True] * 4)
+    result = invoke(
+        runner,
+        "knowledge",
+        "gate",
+        str(project.suite),
+        "--pinned",
+        "a",
+        "--candidate",
+        "b",
+        flag,
+        value,
+    )
+    assert_error(result, line)
+
+
+def test_a_proportion_in_params_names_its_line(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    (project.root / "params.yaml").write_text("holdouts: holdouts\nthreshold: 0.15\n")
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert_error(
+        result, "params.yaml:2: threshold is in points, not a proportion: did you mean 15?"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "line", "message"),
+    [
+        pytest.param(
+            {"rater": "Ada "},
+            5,
+            "rater 'Ada ' differs from 'ada' only in case or spaces; write one name for one person",
+            id="rater-case",
+        ),
+        pytest.param(
+            {"unsupported": ["sdlc/docs/runbooks/deploy.md"]},
+            5,
+            "unsupported entry 'sdlc/docs/runbooks/deploy.md' is not a citation of answer 'q1'; "
+            "copy the cited uri exactly (or drop its #L span to flag the whole file)",
+            id="unsupported-not-cited",
+        ),
+    ],
+)
+def test_label_typos_that_change_results_are_refused_on_their_line(
+    runner: CliRunner, project: Project, edit: dict[str, Any], line: int, message: str
+) -> None:
+    seal(runner, project)
+    records = good_arm(project, "search", [True] * 4)
+    labels = labels_for(records, {"ada": [True] * 4, "bob": [True] * 4})
+    labels.append({**labels[0], "rater": "cy"} | edit)  # line 9 holds cy's label of q1
+    labels.insert(4, labels.pop())  # ... moved to line 5
+    path = project.write_labels("search", labels)
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert_error(result, f"{path}:{line}: {message}")
+    # A spanless entry flags a cited file whatever its span: accepted.
+    labels[4] = {**labels[0], "rater": "cy", "unsupported": ["sdlc/docs/adr/0001-database.md"]}
+    project.write_labels("search", labels)
+    ok = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
+    assert ok.exit_code == 0, ok.output
+
+
+def test_line_endings_rewritten_by_git_are_named(runner: CliRunner, project: Project) -> None:
+    seal(runner, project)
+    questions = project.suite / "questions.jsonl"
+    questions.write_bytes(questions.read_bytes().replace(b"\n", b"\r\n"))
+    result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "x")
+    assert_error(
+        result,
+        f"{questions}: questions.jsonl changed since sealing: its line endings are CRLF now; "
+        "check out with core.autocrlf=false (the project's .gitattributes keeps suite files -text)",
+    )
+
+
+def test_the_shipped_gitattributes_keep_suite_files_byte_exact() -> None:
+    import subprocess
+
+    root = Path(__file__).parents[2]
+    for path in (
+        "suites/knowledge-demo-v1/questions.jsonl",
+        "suites/knowledge-demo-v1/answers/baseline-projects.meta.json",
+        "holdouts/manifest.json",
+        "suites/knowledge-demo-v1/manifest.json",
+    ):
+        out = subprocess.run(
+            ["git", "check-attr", "text", "--", path],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert out.strip() == f"{path}: text: unset", out

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from flightdeck.errors import InputError
+from flightdeck.holdouts.custody import custody
 from flightdeck.holdouts.registry import (
     Hit,
     ScanPlan,
@@ -164,21 +165,73 @@ def test_a_hit_voids_the_suite_with_its_first_hit_and_count(holdouts: Path, tmp_
     assert data["history"][-1]["event"] == "void"
 
 
-def test_scanning_the_same_traces_again_changes_nothing(holdouts: Path, tmp_path: Path) -> None:
+def test_scanning_the_same_traces_again_keeps_the_first_evidence(
+    holdouts: Path, tmp_path: Path
+) -> None:
     trace = tmp_path / "trace.jsonl"
     trace.write_text(canary(3))
     assert scan_and_mark(holdouts, trace) == ["s2"]
-    before = (holdouts / "manifest.json").read_bytes()
+    before = manifest(holdouts)
     assert scan_and_mark(holdouts, trace) == []
-    assert (holdouts / "manifest.json").read_bytes() == before
+    after = manifest(holdouts)
+    assert after["suites"] == before["suites"]
+    assert after["history"][:-1] == before["history"]
+    assert after["history"][-1]["event"] == "scan"
+    assert after["history"][-1]["hits"] == 1
 
 
-def test_a_clean_scan_writes_nothing(holdouts: Path, tmp_path: Path) -> None:
-    trace = tmp_path / "trace.jsonl"
-    trace.write_text("clean\n")
-    before = (holdouts / "manifest.json").stat().st_mtime_ns
-    assert scan_and_mark(holdouts, trace) == []
-    assert (holdouts / "manifest.json").stat().st_mtime_ns == before
+def test_every_scan_is_recorded_with_what_it_read_of_each_suite(
+    holdouts: Path, tmp_path: Path
+) -> None:
+    traces = tmp_path / "traces" / "s1" / "arm"
+    traces.mkdir(parents=True)
+    (traces / "q1.log").write_text("clean\n")  # 6 bytes
+    (traces / "q2.log").write_text("also clean\n")  # 11 bytes
+    (tmp_path / "other.log").write_text("x\n")
+    assert scan_and_mark(holdouts, tmp_path / "traces") == []
+    assert mark_void(holdouts, canary_scan(holdouts, [tmp_path / "other.log"])) == []
+    scans = [e for e in manifest(holdouts)["history"] if e["event"] == "scan"]
+    assert [(s["files"], s["bytes"], s["hits"], s["suites"]) for s in scans] == [
+        (2, 17, 0, {"s1": {"files": 2, "bytes": 17, "hits": 0}}),
+        (1, 2, 0, {}),
+    ]
+    assert scans[0]["paths"] == [str(tmp_path / "traces")]
+    told = custody(holdouts, "s1")
+    assert told.state == "sealed"
+    assert told.last_scan is not None
+    assert (told.last_scan["files"], told.last_scan["bytes"], told.last_scan["hits"]) == (2, 17, 0)
+    assert TIME.match(told.last_scan["at"])
+    assert custody(holdouts, "s2").last_scan is None  # scans ran, none of its traces
+
+
+def test_custody_says_who_unvoided_when_and_why(holdouts: Path, tmp_path: Path) -> None:
+    trace = tmp_path / "s2" / "trace.jsonl"
+    trace.parent.mkdir()
+    trace.write_text(canary(3))
+    scan_and_mark(holdouts, trace)
+    assert custody(holdouts, "s2").state == "void"
+    unvoid(holdouts, "s2", by="ana", why="a fixture, not a leak")
+    told = custody(holdouts, "s2")
+    assert told.state == "sealed"
+    assert told.unvoided is not None
+    assert (told.unvoided["by"], told.unvoided["why"]) == ("ana", "a fixture, not a leak")
+    assert told.last_scan is not None
+    assert told.last_scan["hits"] == 1
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda d: suite_state(d, "s1"), id="state"),
+        pytest.param(lambda d: void_evidence(d, "s1"), id="evidence"),
+        pytest.param(lambda d: canary_scan(d, []), id="scan"),
+        pytest.param(lambda d: unvoid(d, "s1", by="a", why="b"), id="unvoid"),
+        pytest.param(lambda d: custody(d, "s1"), id="custody"),
+    ],
+)
+def test_a_missing_holdouts_folder_is_an_error_never_a_pass(tmp_path: Path, call: Any) -> None:
+    with pytest.raises(InputError, match="the holdouts folder does not exist; fix `holdouts`"):
+        call(tmp_path / "holdout")
 
 
 def test_unvoid_records_who_why_and_the_evidence(holdouts: Path, tmp_path: Path) -> None:
@@ -220,12 +273,13 @@ def test_unvoid_refuses(holdouts: Path, suite: str, by: str, why: str, message: 
 
 
 def test_void_evidence_without_a_manifest_is_none(tmp_path: Path) -> None:
-    assert void_evidence(tmp_path / "nowhere", "s1") is None
+    assert void_evidence(tmp_path, "s1") is None
 
 
 def test_suite_state_tells_registered_from_not(holdouts: Path, tmp_path: Path) -> None:
-    assert suite_state(tmp_path / "nowhere", "s1") == "no-manifest"
-    assert not (tmp_path / "nowhere").exists()
+    (tmp_path / "empty").mkdir()
+    assert suite_state(tmp_path / "empty", "s1") == "no-manifest"
+    assert not (tmp_path / "empty" / "manifest.json").exists()
     assert suite_state(holdouts, "s9") == "unregistered"
     assert suite_state(holdouts, "s1") == "sealed"
     trace = tmp_path / "trace.jsonl"
@@ -277,7 +331,6 @@ def test_scanning_the_suites_by_mistake_skips_their_sealed_keys_and_voids_nothin
     project: tuple[Path, Path, Path], where: str
 ) -> None:
     root, holdouts, _ = project
-    before = (holdouts / "manifest.json").read_bytes()
     result = canary_scan(holdouts, [root / where])
     expected = {
         ".": ("k1", "k2"),
@@ -290,8 +343,9 @@ def test_scanning_the_suites_by_mistake_skips_their_sealed_keys_and_voids_nothin
     assert result.unregistered == 0
     scanned = {".": 5, "suites": 4, "suites/k1": 2, "suites/k1/keys.jsonl": 0}[where]
     assert result.files == scanned  # questions.jsonl, manifest.json and the trace
+    before = manifest(holdouts)
     assert mark_void(holdouts, result) == []
-    assert (holdouts / "manifest.json").read_bytes() == before
+    assert manifest(holdouts)["suites"] == before["suites"]  # only the scan is recorded
 
 
 def test_plan_scan_lists_the_files_the_skipped_keys_and_the_size(
@@ -300,7 +354,8 @@ def test_plan_scan_lists_the_files_the_skipped_keys_and_the_size(
     root, holdouts, k1 = project
     plan = plan_scan(holdouts, [root / "suites" / "k1"])
     others = (root / "suites" / "k1" / "manifest.json", root / "suites" / "k1" / "questions.jsonl")
-    assert plan == ScanPlan(others, (k1,), sum(p.stat().st_size for p in others))
+    size = sum(p.stat().st_size for p in others)
+    assert plan == ScanPlan(others, (k1,), size, (root / "suites" / "k1",))
     result = canary_scan(holdouts, plan)
     assert (result.files, result.sealed_keys) == (2, (k1,))
 
@@ -360,10 +415,11 @@ def test_an_unregistered_suites_keys_are_scanned(holdouts: Path, tmp_path: Path)
 
 
 def test_scanning_without_a_manifest_says_how_to_make_one(tmp_path: Path) -> None:
+    (tmp_path / "holdouts").mkdir()
     with pytest.raises(InputError, match="no holdouts manifest here; seal a suite with") as caught:
         canary_scan(tmp_path / "holdouts", [tmp_path])
     assert caught.value.path == str(tmp_path / "holdouts" / "manifest.json")
-    assert not (tmp_path / "holdouts").exists()
+    assert not (tmp_path / "holdouts" / "manifest.json").exists()
 
 
 def good() -> dict[str, Any]:

@@ -13,9 +13,7 @@ from inspect_ai.model import ModelOutput, ModelUsage
 
 from flightdeck.arms.agents.llm import SYSTEM_PROMPT, AgentOptions, load_snapshot, run_agent
 from flightdeck.arms.agents.tools import ToolFailure, WorkspaceTools, glob_regex
-from flightdeck.arms.protocol import ProtocolError, check_result
-from flightdeck.arms.protocol import TrialOutcome as Outcome
-from flightdeck.arms.runner import default_model, harness_meta
+from flightdeck.arms.runner import default_model, with_provenance
 from flightdeck.errors import InputError
 from flightdeck.models import (
     ModelSettings,
@@ -26,7 +24,6 @@ from flightdeck.models import (
     redact_json,
     secret_values,
 )
-from flightdeck.suite.records import Question
 
 ADR = "# ADR 2: Postgres queue\n\n## Context\n\nRedis lost jobs.\n\n## Decision\n\nMove to Postgres.\n"
 OWNERS = "docs/ @ada\nsrc/gateway/ @li-wei\n"
@@ -159,6 +156,8 @@ def test_agent_greps_reads_and_submits_with_hashes_from_the_files(workspace: Pat
     ]
     assert result["usage"] == {
         "input_tokens": 300,
+        "cached_tokens": 0,
+        "cache_write_tokens": 0,
         "output_tokens": 30,
         "total_tokens": 330,
         "reasoning_tokens": 0,
@@ -266,47 +265,14 @@ def test_provenance_keeps_no_key_and_no_url_credentials(monkeypatch: pytest.Monk
 # --- protocol and runner bookkeeping ------------------------------------------------------------
 
 
-QUESTION = Question("q1", "Why?", "decision-why", {"sdlc": "a" * 40}, ())
-
-
-def test_results_may_carry_usage_and_provenance() -> None:
-    result = check_result(
-        {
-            "answer": "x",
-            "citations": [],
-            "usage": {"input_tokens": 5, "output_tokens": 2, "total_tokens": 7},
-            "provenance": {"model": "m"},
-        },
-        QUESTION,
-    )
-    assert (result.usage, result.provenance) == (TokenUsage(5, 2, 7, 0), {"model": "m"})
-    assert result.record("q1") == {"id": "q1", "answer": "x", "citations": []}
-    with pytest.raises(
-        ProtocolError, match=r"^result usage output_tokens must be a non-negative integer, got -1$"
-    ):
-        check_result({"answer": "x", "usage": {"output_tokens": -1}}, QUESTION)
-
-
-def test_meta_gets_the_harness_provenance_and_the_retrieval_snapshots(tmp_path: Path) -> None:
-    def outcome(qid: str, provenance: dict[str, Any] | None) -> Outcome:
-        return Outcome(qid, True, None, 0, 1.0, tmp_path, None, TokenUsage(1, 1, 2), provenance)
-
+def test_a_retrieval_snapshot_joins_the_as_of_commits_in_the_meta() -> None:
     meta = {"model": "m", "knowledge_snapshot": {"sdlc": ["a" * 40]}}
-    index = {"files": 3, "sha256": "b" * 64}
-    updated = harness_meta(
-        meta,
-        [
-            outcome("q1", {"model": "m", "knowledge_snapshot": index}),
-            outcome("q2", {"model": "m", "knowledge_snapshot": index}),
-        ],
-        [QUESTION],
-    )
-    assert updated == {
-        "model": "m",
-        "harness": {"model": "m"},
-        "knowledge_snapshot": {"as_of": {"sdlc": ["a" * 40]}, "retrieval": [index]},
-    }
-    assert harness_meta(meta, [outcome("q1", None)], [QUESTION]) == meta
+    index = {"index": "team-docs", "sha256": "b" * 64}
+    updated = with_provenance(meta, {"model": "m", "knowledge_snapshot": {"retrieval": index}})
+    assert updated["knowledge_snapshot"] == {"as_of": {"sdlc": ["a" * 40]}, "retrieval": index}
+    # any other snapshot (an attached arm's documents) replaces as_of's, as before
+    other = with_provenance(meta, {"knowledge_snapshot": {"folder": "docs"}})
+    assert other["knowledge_snapshot"] == {"folder": "docs"}
 
 
 @pytest.mark.parametrize(
@@ -351,4 +317,4 @@ def test_a_snapshot_file_is_the_arm_s_knowledge_snapshot(workspace: Path, tmp_pa
     }
     outputs = [tool_call("submit", {"answer": "x", "citations": []})]
     run = run_agent(agent(outputs, snapshot=snapshot), workspace, TASK)
-    assert run.provenance["knowledge_snapshot"] == snapshot
+    assert run.provenance["knowledge_snapshot"] == {"retrieval": snapshot}

@@ -505,10 +505,12 @@ def test_a_bad_label_request_is_a_400(server: RatingServer, body: Any, message: 
     assert message in error["error"]
 
 
-def test_the_server_stops_after_the_last_label(rated: Project) -> None:
+def test_after_the_last_label_the_review_list_then_finish_stops_the_server(
+    rated: Project,
+) -> None:
     with session(rated) as s:
         for i in range(s.total - 1):
-            s.save(i, True, [])
+            s.save(i, i % 2 == 0, [])
         srv = RatingServer(s)
         thread = threading.Thread(target=srv.serve)
         thread.start()
@@ -516,12 +518,118 @@ def test_the_server_stops_after_the_last_label(rated: Project) -> None:
         reply = call(
             api(srv, "/api/label"), {"item": item["item"], "correct": True, "unsupported": []}
         )
+        assert reply["next"] is None
+        assert thread.is_alive()  # review mode: the rater may still revise any label
+        review = call(api(srv, "/api/review"))
+        assert (review["labelled"], review["total"]) == (s.total, s.total)
+        assert [r["position"] for r in review["items"]] == list(range(s.total))
+        verdicts = [r["correct"] for r in review["items"]]
+        assert verdicts == [i % 2 == 0 for i in range(s.total - 1)] + [True]
+        assert all("arm" not in r for r in review["items"])  # blind there too
+        # Revising from the review list rewrites the label in place.
+        first = call(api(srv, "/api/item?pos=0"))
+        call(api(srv, "/api/label"), {"item": first["item"], "correct": False, "unsupported": []})
+        assert call(api(srv, "/api/review"))["items"][0]["correct"] is False
+        assert call(api(srv, "/api/finish"), {})["finished"] is True
         thread.join(timeout=120)
         assert not thread.is_alive()
-    assert reply["next"] is None
     assert srv.finished.is_set()
 
 
 def test_a_port_in_use_is_an_input_error(server: RatingServer) -> None:
     with pytest.raises(InputError, match=rf"--port: cannot serve on 127.0.0.1:{server.port} "):
         RatingServer(server.session, port=server.port)
+
+
+# --- the judge, after rating (#14) -------------------------------------------------------
+
+
+def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+    from tests.judging import N, build_judge_project, write_arm
+
+    from flightdeck.cli import cli
+
+    suite = build_judge_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["knowledge", "seal", str(suite)]).exit_code == 0
+    write_arm(suite, "arm", [i % 2 == 0 for i in range(N)])
+    judged = runner.invoke(
+        cli, ["knowledge", "judge", str(suite), "--judge", "facts", "--arm", "arm"]
+    )
+    assert judged.exit_code == 0, judged.output
+    with RatingSession(suite, "ana", RepoSet({"sdlc": tmp_path / "repos" / "sdlc"})) as s:
+        srv = RatingServer(s)
+        thread = threading.Thread(target=srv.serve)
+        thread.start()
+        try:
+            item = call(api(srv, "/api/start"))["item"]
+            assert item["judges"] == []
+            assert item["own"] is None
+            facts_say = int(item["question_id"][1:]) % 2 == 0
+            reply = call(
+                api(srv, "/api/label"),
+                {"item": item["item"], "correct": not facts_say, "unsupported": []},
+            )
+            assert reply["rated"]["question_id"] == item["question_id"]
+            [note] = reply["rated"]["judges"]
+            assert note["judge"] == "facts"
+            assert note["correct"] is facts_say
+            assert note["missing"] == (
+                [] if facts_say else [f"Widgets value {item['question_id'][1:].lstrip('0') or '0'}"]
+            )
+            assert reply["next"]["judges"] == []  # the next answer is not rated yet
+            again = call(api(srv, f"/api/item?pos={item['position']}"))
+            assert again["judges"] == [note]  # going back shows it too
+            nxt = reply["next"]
+            agree = int(nxt["question_id"][1:]) % 2 == 0
+            reply = call(
+                api(srv, "/api/label"), {"item": nxt["item"], "correct": agree, "unsupported": []}
+            )
+            assert reply["rated"]["judges"] == []  # the judge agreed: nothing to show
+        finally:
+            srv.finish()
+            thread.join(timeout=120)
+    # The page itself draws the notes (app.js) only from what the server sent after rating.
+    app = (Path(__file__).parents[2] / "src/flightdeck/rating/page/app.js").read_text()
+    assert "showAfter(reply.rated)" in app
+    assert (
+        'id="after"'
+        in (Path(__file__).parents[2] / "src/flightdeck/rating/page/index.html").read_text()
+    )
+
+
+# --- one arm, adjudication (#15) ----------------------------------------------------------
+
+
+def test_arm_limits_the_items_to_that_arm(rated: Project) -> None:
+    repos = RepoSet({"sdlc": rated.repo})
+    with RatingSession(rated.suite, "ada", repos, arm="arm-beta") as s:
+        assert s.total == 4
+        assert {s.view(i).answer for i in range(4)} == {f"beta says q{n}" for n in range(1, 5)}
+    with pytest.raises(InputError, match=r"--arm: no answers for arm 'gamma'; the arms are "):
+        RatingSession(rated.suite, "ada", repos, arm="gamma")
+
+
+def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Project) -> None:
+    votes = {"ada": [True, True, False, False], "bob": [True, False, True, False]}
+    rated.write_labels(
+        "arm-alpha",
+        [
+            {"id": f"q{n + 1}", "rater": r, "correct": c, "unsupported": []}
+            for r, marks in votes.items()
+            for n, c in enumerate(marks)
+        ]
+        + [{"id": "q1", "rater": "dee", "correct": False, "unsupported": []}],
+    )
+    repos = RepoSet({"sdlc": rated.repo})
+    with RatingSession(rated.suite, "cy", repos, adjudicate=True) as s:
+        # ada and bob split on q2 and q3 of arm-alpha; dee (third) does not count; arm-beta
+        # has no labels, so nothing of it to adjudicate.
+        assert sorted(s.view(i).question_id for i in range(s.total)) == ["q2", "q3"]
+    rated.write_labels("arm-alpha", [])
+    with pytest.raises(InputError, match="the first two raters split on no answer"):
+        RatingSession(rated.suite, "cy", repos, adjudicate=True)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from flightdeck import __version__
+from flightdeck.arms.attachments import (
+    EMPTY_SHA256,
+    hash_from_folder,
+    snapshot_record,
+    split_uri,
+)
 from flightdeck.arms.protocol import ProtocolError, check_citation_uri
 from flightdeck.arms.runner import check_arm_name
 from flightdeck.clock import utc_now
@@ -37,12 +42,10 @@ from flightdeck.suite.records import (
     COMMIT_RE,
     SHA256_RE,
     Question,
-    parse_source_uri,
     read_questions,
 )
 from flightdeck.suite.repos import RepoSet
 
-EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 CSV_SEPARATORS = re.compile(r"[\s;|]+")
 JSONL_FIELDS = ("id", "answer", "citations")
 
@@ -166,42 +169,6 @@ def _csv_rows(path: Path) -> Iterator[Row]:
 # --- hashing from the snapshot --------------------------------------------------------------
 
 
-def folder_hash(folder: Path) -> tuple[str, int]:
-    """SHA-256 over the folder's files, and how many there are.
-
-    The hash is of the lines ``"<sha256>  <path>\\n"`` (``sha256sum``'s format) for every
-    file, paths relative to the folder and sorted bytewise; the same as
-    ``find . -type f -printf '%P\\n' | LC_ALL=C sort | xargs -d '\\n' sha256sum | sha256sum``.
-    """
-    entries: list[tuple[bytes, str]] = []
-    for top, dirs, files in os.walk(folder):
-        dirs.sort()
-        for name in files:
-            full = Path(top) / name
-            relative = full.relative_to(folder).as_posix().encode("utf-8", "surrogateescape")
-            entries.append((relative, sha256_file(full)))
-    entries.sort()
-    digest = hashlib.sha256()
-    for path, sha in entries:
-        digest.update(sha.encode() + b"  " + path + b"\n")
-    return digest.hexdigest(), len(entries)
-
-
-def _split(uri: str) -> tuple[str, str] | None:
-    """``(repo, path)`` of a repository uri (span dropped); None for an opaque one."""
-    parsed = parse_source_uri(uri)
-    return None if parsed is None else (parsed.repo, parsed.path)
-
-
-def _hash_from_folder(folder: Path, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    found = {}
-    for repo, path in wanted:
-        file = folder / repo / path
-        if file.is_file():
-            found[(repo, path)] = sha256_file(file)
-    return found
-
-
 def _hash_from_commits(
     repos: RepoSet, commits: Mapping[str, str], wanted: set[tuple[str, str]]
 ) -> dict[tuple[str, str], str]:
@@ -286,14 +253,13 @@ def import_answers(
 
     rows = _checked_rows(source, questions)
     wanted = {
-        pair for row in rows for c in row.citations if (pair := _split(c.uri)) and not c.sha256
+        pair for row in rows for c in row.citations if (pair := split_uri(c.uri)) and not c.sha256
     }
     commit_repos = RepoSet(repos or {}, cache_dir)
     if snapshot_dir is not None:
-        hashes = _hash_from_folder(snapshot_dir, wanted)
+        hashes = hash_from_folder(snapshot_dir, wanted)
         where = str(snapshot_dir)
-        folder_sha, files = folder_hash(snapshot_dir)
-        snapshot: Any = {"folder": snapshot_dir.as_posix(), "sha256": folder_sha, "files": files}
+        snapshot: Any = snapshot_record(snapshot_dir)
     else:
         commits = dict(snapshot_commits or {})
         _check_commits(commits, wanted, commit_repos)
@@ -313,7 +279,7 @@ def import_answers(
     for row in rows:
         citations = []
         for c in row.citations:
-            pair = _split(c.uri)
+            pair = split_uri(c.uri)
             digest = c.sha256 or (hashes.get(pair) if pair else None)
             if digest is None:
                 if on_missing == "error":
@@ -326,6 +292,10 @@ def import_answers(
         records[row.id] = {"id": row.id, "answer": row.answer, "citations": citations}
 
     ordered = [records[qid] for qid in questions if qid in records]
+    from flightdeck.jsonl import encode_lines, sha256_bytes
+    from flightdeck.project import SuitePaths, require_unchanged_if_scored
+
+    require_unchanged_if_scored(SuitePaths(suite_dir), arm, sha256_bytes(encode_lines(ordered)))
     write_jsonl(answers_path, ordered)
     meta = {
         "runner": "person",
@@ -372,13 +342,13 @@ def _checked_rows(source: Path, questions: Mapping[str, Question]) -> list[Row]:
                 check_citation_uri(c.uri, questions[row.id])
             except ProtocolError as exc:
                 raise InputError(source, row.line, f"{exc}; fix the uri") from None
-            if _split(c.uri) is None and c.sha256 is None:
+            if split_uri(c.uri) is None and c.sha256 is None:
                 raise InputError(
                     source,
                     row.line,
                     f"{c.uri!r} is a URL; give it as {{uri, sha256}}",
                 )
-            if _split(c.uri) is not None and c.sha256 is not None:
+            if split_uri(c.uri) is not None and c.sha256 is not None:
                 raise InputError(
                     source, row.line, f"remove the sha256 of {c.uri!r}: it comes from the snapshot"
                 )

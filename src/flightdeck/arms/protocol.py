@@ -14,13 +14,19 @@ or its last non-blank line)::
 
     {"answer": "...", "citations": [{"uri": "sdlc/docs/adr/0002.md#L3-L9", "sha256": "<hex>"}]}
 
-and may add ``"usage": {"input_tokens": N, "output_tokens": N, "total_tokens": N}`` (kept in
-the run log and totalled by the run) and ``"provenance": {...}`` (what the harness is: model,
-versions, limits; recorded in the arm's meta as ``harness``).
-
 ``sha256`` is the hex SHA-256 of the bytes of the whole cited file as the harness read it.
 A citation must name a repository of the question's ``as_of`` (or be an absolute URL such as
 ``https://...``), and its path may not hold ``..``, ``.`` or empty segments.
+
+Two optional fields are not part of the answer; the runner keeps them beside it:
+
+- ``usage``: token counts of the trial, names to non-negative integers (a model harness
+  reports ``input_tokens``, ``cached_tokens``, ``output_tokens``); the runs ledger records them
+  and ``experiment run`` prints them per question;
+- ``provenance``: a JSON object describing how the harness ran that is the same for every
+  trial of an arm (its model, the documents it was given as ``knowledge_snapshot``, a prompt
+  hash); the runner writes it into the arm's meta, and a trial whose provenance differs from
+  the arm's earlier answers fails, so one arm never mixes two configurations.
 """
 
 from __future__ import annotations
@@ -44,7 +50,6 @@ from typing import IO, Any
 from flightdeck.clock import utc_now
 from flightdeck.errors import FlightdeckError
 from flightdeck.jsonl import atomic_writer
-from flightdeck.models import TokenUsage
 from flightdeck.suite.records import OPAQUE_RE, SHA256_RE, Question, parse_source_uri
 
 ENV_TASK = "FLIGHTDECK_TASK"
@@ -53,6 +58,8 @@ ENV_RESULT = "FLIGHTDECK_RESULT"
 ENV_TRACE = "FLIGHTDECK_TRACE"
 
 _MAX_QUOTED = 80
+_MAX_USAGE_FIELDS = 32
+_MAX_PROVENANCE_BYTES = 16 << 10
 
 
 class ProtocolError(Exception):
@@ -63,8 +70,8 @@ class ProtocolError(Exception):
 class HarnessResult:
     answer: str
     citations: tuple[tuple[str, str], ...]  # (uri, sha256)
-    usage: TokenUsage | None = None  # tokens the harness reports it used
-    provenance: dict[str, Any] | None = None  # what the harness says it is, for the meta
+    usage: dict[str, int] | None = None  # token counts, for the ledger and the summary
+    provenance: dict[str, Any] | None = None  # the same for every trial; goes into the meta
 
     def record(self, question_id: str) -> dict[str, Any]:
         """The answers-file record for this result."""
@@ -130,16 +137,32 @@ def check_result(value: Any, question: Question) -> HarnessResult:
         if not isinstance(digest, str) or not SHA256_RE.match(digest):
             raise ProtocolError(f"citation {_quote(uri)} needs a sha256 of 64 hex digits")
         checked.append((uri, digest.lower()))
-    usage = None
-    if value.get("usage") is not None:
-        try:
-            usage = TokenUsage.from_json(value["usage"])
-        except ValueError as exc:
-            raise ProtocolError(f"result {exc}") from None
-    provenance = value.get("provenance")
-    if provenance is not None and not isinstance(provenance, dict):
-        raise ProtocolError("result 'provenance' must be a JSON object")
+    usage = _check_usage(value.get("usage"))
+    provenance = _check_provenance(value.get("provenance"))
     return HarnessResult(value["answer"], tuple(checked), usage, provenance)
+
+
+def _check_usage(value: Any) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or len(value) > _MAX_USAGE_FIELDS:
+        raise ProtocolError(
+            f"result 'usage' must be an object of at most {_MAX_USAGE_FIELDS} counts"
+        )
+    for name, count in value.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ProtocolError(f"usage {_quote(name)} must be a non-negative integer")
+    return dict(value)
+
+
+def _check_provenance(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ProtocolError("result 'provenance' must be a JSON object")
+    if len(json.dumps(value)) > _MAX_PROVENANCE_BYTES:
+        raise ProtocolError(f"result 'provenance' is over {_MAX_PROVENANCE_BYTES >> 10} KiB")
+    return value
 
 
 def is_url(uri: str) -> bool:
@@ -197,7 +220,7 @@ class TrialOutcome:
     seconds: float
     trace: Path
     record: dict[str, Any] | None = None
-    usage: TokenUsage | None = None
+    usage: dict[str, int] | None = None
     provenance: dict[str, Any] | None = None
 
     def ledger_entry(self) -> dict[str, Any]:
@@ -211,7 +234,7 @@ class TrialOutcome:
             "finished": utc_now(),
         }
         if self.usage is not None:
-            entry["usage"] = self.usage.to_json()
+            entry["usage"] = self.usage
         return entry
 
 
@@ -281,7 +304,7 @@ def _read_output(handle: IO[bytes], where: str) -> str:
 
 
 def _collect(question: Question, scratch: Path, stdout: IO[bytes]) -> HarnessResult:
-    """The answer record from FLIGHTDECK_RESULT when the harness wrote it, else stdout."""
+    """The result from FLIGHTDECK_RESULT when the harness wrote it, else stdout."""
     where = "FLIGHTDECK_RESULT"
     try:
         result = (scratch / "result.json").open("rb")
@@ -339,7 +362,6 @@ def run_trial(
     shown_trace = trace.relative_to(spec.root) if trace.is_relative_to(spec.root) else trace
     scratch = Path(tempfile.mkdtemp(dir=scratch_parent, prefix="trial-"))
     exit_code: int | None = None
-    record: dict[str, Any] | None = None
     result: HarnessResult | None = None
     try:
         # Unnamed files (O_TMPFILE): creating named ones is what costs most on a slow disk.
@@ -358,12 +380,11 @@ def run_trial(
                 if reason is None:
                     try:
                         result = _collect(question, scratch, stdout)
-                        record = result.record(question.id)
                     except ProtocolError as exc:
                         reason = str(exc)
                 changed = verify(question, workspace) if verify is not None else None
                 if changed is not None:
-                    record = result = None
+                    result = None
                     reason = (
                         f"changed its read-only workspace ({changed}); "
                         "later trials get a fresh copy"
@@ -375,6 +396,8 @@ def run_trial(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     ok = reason is None
+    if result is None:
+        return TrialOutcome(question.id, ok, reason, exit_code, seconds, shown_trace)
     return TrialOutcome(
         question.id,
         ok,
@@ -382,9 +405,9 @@ def run_trial(
         exit_code,
         seconds,
         shown_trace,
-        record,
-        result.usage if result is not None else None,
-        result.provenance if result is not None else None,
+        result.record(question.id),
+        result.usage,
+        result.provenance,
     )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -41,7 +42,6 @@ from flightdeck.arms.workspace import WorkspaceCache
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, dumps_line, write_json
-from flightdeck.models import TokenUsage
 from flightdeck.suite.records import Question, read_answers, read_meta, read_questions
 from flightdeck.suite.repos import RepoSet
 
@@ -86,16 +86,6 @@ class RunResult:
     def answered(self) -> int:
         return self.already_answered + sum(o.ok for o in self.outcomes)
 
-    @property
-    def usage(self) -> TokenUsage | None:
-        """Tokens this run's trials reported, in total; None when no harness reported any."""
-        reported = [o.usage for o in self.outcomes if o.usage is not None]
-        return TokenUsage.total(reported) if reported else None
-
-    @property
-    def usage_trials(self) -> int:
-        return sum(o.usage is not None for o in self.outcomes)
-
 
 def check_arm_name(arm: str) -> None:
     if (
@@ -138,51 +128,61 @@ def parse_command(command: str, path: str | None = None) -> list[str]:
     return argv
 
 
+def harness_model(command: str) -> str | None:
+    """The ``--model`` of a built-in model harness's command (``agent attached``, ``agent llm``)."""
+    if "agent attached" not in command and "agent llm" not in command:
+        return None
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    for i, arg in enumerate(argv):
+        if arg == "--model" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--model="):
+            return arg.partition("=")[2]
+    return None
+
+
 def default_model(command: str) -> str:
-    """``--model`` when none is given: the built-in agents name it, others are "none"."""
+    """``--model`` when none is given: a built-in agent names its model, others are "none"."""
     if "agent repo-search" in command:
         return "none (flightdeck repo-search, BM25)"
-    if "agent llm" in command:
-        with contextlib.suppress(ValueError):
-            argv = shlex.split(command)
-            for i, arg in enumerate(argv):
-                if arg == "--model" and i + 1 < len(argv):
-                    return argv[i + 1]
-                if arg.startswith("--model="):
-                    return arg.removeprefix("--model=")
-    return "none"
+    return harness_model(command) or "none"
 
 
-def harness_meta(
-    meta: dict[str, Any], outcomes: list[TrialOutcome], questions: list[Question]
-) -> dict[str, Any]:
-    """The meta with what the harness said about itself: ``harness`` and its snapshots.
+def provenance_conflict(meta: dict[str, Any], provenance: dict[str, Any]) -> str | None:
+    """Why a trial's reported provenance cannot join the arm's meta; None when it can."""
+    earlier = meta.get("provenance")
+    if earlier is not None and earlier != provenance:
+        changed = sorted(
+            k for k in set(earlier) | set(provenance) if earlier.get(k) != provenance.get(k)
+        )
+        return (
+            f"the harness reports a different {', '.join(changed)} than the arm's earlier "
+            "answers (its attachments or prompt changed?); use a new arm name"
+        )
+    model = provenance.get("model")
+    if model is not None and model != meta.get("model"):
+        return (
+            f"the harness reports model {model!r} but the arm's meta says {meta.get('model')!r}; "
+            "drop --model from experiment run or make the two agree"
+        )
+    return None
 
-    ``harness`` is the provenance of the run's last trial that gave one (it is the same for
-    every trial of one harness). A retrieval harness's ``knowledge_snapshot`` (its index,
-    e.g. from an MCP server) joins the ``as_of`` commits: ``{"as_of": ..., "retrieval": [...]}``
-    with each distinct snapshot once.
+
+def with_provenance(meta: dict[str, Any], provenance: dict[str, Any]) -> dict[str, Any]:
+    """The meta with the harness's provenance; its ``knowledge_snapshot`` replaces ``as_of``'s.
+
+    A retrieval harness's snapshot (``{"retrieval": ...}``, the index it searched, e.g. its
+    MCP server's) joins the ``as_of`` commits instead: the agent read both.
     """
-    given = [o.provenance for o in outcomes if o.provenance is not None]
-    if not given:
-        return meta
-    snapshots: dict[str, Any] = {}
-    for provenance in given:
-        if "knowledge_snapshot" in provenance:
-            value = provenance["knowledge_snapshot"]
-            snapshots.setdefault(json.dumps(value, sort_keys=True), value)
-    updated = dict(meta)
-    updated["harness"] = {k: v for k, v in given[-1].items() if k != "knowledge_snapshot"}
-    if snapshots:
-        old = meta.get("knowledge_snapshot")
-        as_of = old.get("as_of", old) if isinstance(old, dict) else snapshot(questions)
-        previous = old.get("retrieval", []) if isinstance(old, dict) else []
-        for value in previous:
-            snapshots.setdefault(json.dumps(value, sort_keys=True), value)
-        updated["knowledge_snapshot"] = {
-            "as_of": as_of,
-            "retrieval": [snapshots[k] for k in sorted(snapshots)],
-        }
+    updated = {**meta, "provenance": provenance}
+    if "knowledge_snapshot" in provenance:
+        snapshot = provenance["knowledge_snapshot"]
+        if isinstance(snapshot, dict) and set(snapshot) == {"retrieval"}:
+            snapshot = {"as_of": meta.get("knowledge_snapshot"), **snapshot}
+        updated["knowledge_snapshot"] = snapshot
     return updated
 
 
@@ -245,11 +245,8 @@ def _check_meta(path: Path, meta: dict[str, Any], has_answers: bool) -> dict[str
                 f"the arm's answers came from {name} {old.get(name)!r}, not {meta[name]!r}; "
                 "rerun with the same one, or use a new arm name",
             )
-    knowledge = meta["knowledge_snapshot"]
-    previous = old.get("knowledge_snapshot")
-    if isinstance(previous, dict) and "retrieval" in previous:  # a retrieval arm's index
-        knowledge = {"as_of": knowledge, "retrieval": previous["retrieval"]}
-    return {**old, "knowledge_snapshot": knowledge, "last_run": meta["date"]}
+    snapshot = old.get("knowledge_snapshot") if "provenance" in old else meta["knowledge_snapshot"]
+    return {**old, "knowledge_snapshot": snapshot, "last_run": meta["date"]}
 
 
 def _check_repos(questions: list[Question], repos: RepoSet, source: Path) -> None:
@@ -331,6 +328,14 @@ def run_experiment(
         raise InputError("--timeout", None, f"timeout must be positive, got {config.timeout:g}")
     if config.by is not None and not config.by.strip():
         raise InputError("--by", None, "is empty; say who ran the arm, or leave --by out")
+    named = harness_model(config.command)
+    if config.model is not None and named is not None and named != config.model:
+        raise InputError(
+            "--model",
+            None,
+            f"the harness runs model {named!r}, not {config.model!r}; drop --model or make "
+            "the two agree",
+        )
     path = harness_path()
     argv = parse_command(config.command, path)
     suite_dir = config.suite_dir
@@ -344,6 +349,8 @@ def run_experiment(
     runs_path = config.root / "runs" / suite / f"{config.arm}.jsonl"
     traces_dir = config.root / "traces" / suite / config.arm
 
+    scored_path = answers_path
+    answers_path = _answers_for_scored_arm(suite_dir, config.arm, answers_path, questions)
     lock = _Lock(runs_path)
     try:
         repaired = repair_torn_line(answers_path)
@@ -373,12 +380,20 @@ def run_experiment(
         spec = TrialSpec(
             argv, config.command, config.timeout, traces_dir, config.root, env={"PATH": path}
         )
-        outcomes = _run_all(pending, spec, repos, config, run_id, answers_path, runs_path, on_trial)
-        with_harness = harness_meta(meta, outcomes, questions)
-        if with_harness != meta:
-            write_json(meta_path, with_harness)
+        outcomes = _run_all(
+            pending,
+            spec,
+            repos,
+            config,
+            run_id,
+            (answers_path, runs_path, meta_path),
+            meta,
+            on_trial,
+        )
         if any(o.ok for o in outcomes):
             _sort_answers(answers_path, [q.id for q in questions])
+        if answers_path != scored_path:
+            _settle_rerun(suite_dir, config.arm, answers_path, scored_path)
     finally:
         lock.release()
     return RunResult(
@@ -392,6 +407,45 @@ def run_experiment(
         runs_path,
         traces_dir,
         repaired,
+    )
+
+
+def _answers_for_scored_arm(
+    suite_dir: Path, arm: str, answers_path: Path, questions: list[Question]
+) -> Path:
+    """Where this run writes: the answers file, or a rerun file when the arm was scored.
+
+    The ledger forbids changing a scored arm's answers. A scored arm with trials left to run
+    is refused; one whose answers file is gone (``dvc repro -f`` removes stage outputs) is
+    run again into ``answers/.<arm>.rerun.jsonl`` and kept only if it gives the scored bytes.
+    """
+    from flightdeck.project import SuitePaths, read_ledger, require_unchanged_if_scored
+
+    suite = SuitePaths(suite_dir)
+    if arm not in read_ledger(suite):
+        return answers_path
+    if answers_path.is_file():
+        done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
+        if any(q.id not in done for q in questions):
+            require_unchanged_if_scored(suite, arm, None)  # trials to run: refused
+        return answers_path
+    return answers_path.with_name(f".{arm}.rerun.jsonl")
+
+
+def _settle_rerun(suite_dir: Path, arm: str, rerun: Path, answers_path: Path) -> None:
+    """Keep a scored arm's rerun only when it reproduces the scored answers byte for byte."""
+    from flightdeck.jsonl import sha256_file
+    from flightdeck.project import SuitePaths, read_ledger
+
+    scored = read_ledger(SuitePaths(suite_dir))[arm]
+    if rerun.is_file() and sha256_file(rerun) == scored[1]:
+        os.replace(rerun, answers_path)
+        return
+    raise InputError(
+        answers_path,
+        None,
+        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ (kept in "
+        f"{rerun.name}): its answers cannot change, so run them under a new arm name",
     )
 
 
@@ -410,12 +464,13 @@ def _run_all(
     repos: RepoSet,
     config: RunConfig,
     run_id: str,
-    answers_path: Path,
-    runs_path: Path,
+    paths: tuple[Path, Path, Path],
+    meta: dict[str, Any],
     on_trial: Callable[[TrialOutcome], None] | None,
 ) -> list[TrialOutcome]:
     if not pending:
         return []
+    answers_path, runs_path, meta_path = paths
     cache = WorkspaceCache(repos, config.root / ".flightdeck" / "workspaces")
     answers = _Appender(answers_path)
     ledger = _Appender(runs_path)
@@ -427,6 +482,8 @@ def _run_all(
             return None
         outcome = run_trial(question, cache.workspace, cache.root, spec, control, cache.verify)
         with record_lock:  # answer first: the ledger entry is a log, the answer is the result
+            if outcome.ok and outcome.provenance is not None:
+                outcome = _record_provenance(outcome, meta, meta_path)
             if outcome.record is not None:
                 answers.append(outcome.record)
             ledger.append({"run": run_id, **outcome.ledger_entry()})
@@ -456,6 +513,20 @@ def _run_all(
             cache.close()
     order = {q.id: i for i, q in enumerate(pending)}
     return sorted(outcomes, key=lambda o: order[o.id])
+
+
+def _record_provenance(
+    outcome: TrialOutcome, meta: dict[str, Any], meta_path: Path
+) -> TrialOutcome:
+    """Write the first reported provenance into the meta; fail a trial that disagrees."""
+    assert outcome.provenance is not None
+    conflict = provenance_conflict(meta, outcome.provenance)
+    if conflict is not None:
+        return dataclasses.replace(outcome, ok=False, reason=conflict, record=None)
+    if meta.get("provenance") is None:
+        meta.update(with_provenance(meta, outcome.provenance))
+        write_json(meta_path, meta)
+    return outcome
 
 
 def _interrupt_on_sigterm() -> Any:

@@ -16,6 +16,17 @@ def suite_argument(func: F) -> F:
     return click.argument("suite", type=click.Path(file_okay=False, path_type=Path))(func)
 
 
+def params_file_option(func: F) -> F:
+    """--params: where params.yaml is."""
+    return click.option(
+        "--params",
+        "params_file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="params.yaml to read (default: ./params.yaml when present).",
+    )(func)
+
+
 def params_options(func: F) -> F:
     """--params and --repo: where params.yaml is, and repository locations by name."""
     func = click.option(
@@ -25,13 +36,7 @@ def params_options(func: F) -> F:
         metavar="NAME=PATH",
         help="Where repository NAME is (a clone or a git bundle); overrides params.yaml.",
     )(func)
-    return click.option(
-        "--params",
-        "params_file",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="params.yaml to read (default: ./params.yaml when present).",
-    )(func)
+    return params_file_option(func)
 
 
 def json_option(func: F) -> F:

@@ -172,19 +172,7 @@ def _result_json(result: RunResult) -> dict[str, Any]:
         "meta": result.meta_path.as_posix(),
         "runs": result.runs_path.as_posix(),
         "repaired": result.repaired,
-        "usage": _usage_json(result),
-    }
-
-
-def _usage_json(result: RunResult) -> dict[str, Any] | None:
-    usage = result.usage
-    if usage is None:
-        return None
-    trials = result.usage_trials
-    return {
-        **usage.to_json(),
-        "trials": trials,
-        "total_tokens_per_trial": round(usage.total_tokens / trials, 1),
+        "usage": {o.id: o.usage for o in result.outcomes if o.usage is not None},
     }
 
 
@@ -198,17 +186,29 @@ def _print_summary(result: RunResult) -> None:
         f"({ok} of {ran} trials this run succeeded, {result.already_answered} answered before)"
     )
     click.echo(f"answers: {result.answers_path}")
-    usage = _usage_json(result)
-    if usage is not None:
-        click.echo(
-            f"tokens: {usage['input_tokens']} in, {usage['output_tokens']} out over "
-            f"{usage['trials']} trials ({usage['total_tokens_per_trial']:g} per question)"
-        )
+    _print_usage(result.outcomes)
     if result.failed:
         click.echo(f"{len(result.failed)} failed (recorded in {result.runs_path}):")
         for outcome in result.failed:
             click.echo(f"  {outcome.id}: {outcome.reason} [trace: {outcome.trace.as_posix()}]")
         click.echo("Rerun the same command to retry only the failed and missing questions.")
+
+
+def _print_usage(outcomes: tuple[TrialOutcome, ...]) -> None:
+    """Tokens per question, for the trials whose harness reported them (protocol ``usage``)."""
+    reported = [o for o in outcomes if o.usage is not None]
+    if not reported:
+        return
+    click.echo("tokens per question (input, of them cached, output):")
+    totals = [0, 0, 0]
+    for outcome in reported:
+        assert outcome.usage is not None
+        counts = [
+            outcome.usage.get(k, 0) for k in ("input_tokens", "cached_tokens", "output_tokens")
+        ]
+        totals = [a + b for a, b in zip(totals, counts, strict=True)]
+        click.echo(f"  {outcome.id}: {counts[0]:,} in, {counts[1]:,} cached, {counts[2]:,} out")
+    click.echo(f"  total: {totals[0]:,} in, {totals[1]:,} cached, {totals[2]:,} out")
 
 
 @experiment.group("agent")
@@ -260,7 +260,7 @@ def repo_search_command(workspace: Path, question: str | None, passages: str) ->
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
     from flightdeck.jsonl import atomic_write
 
-    text = question if question is not None else _task_question()
+    text = question if question is not None else _read_task()["question"]
     trace_path = os.environ.get(ENV_TRACE)
     if trace_path:
         with open(trace_path, "a", encoding="utf-8") as trace:
@@ -273,8 +273,95 @@ def repo_search_command(workspace: Path, question: str | None, passages: str) ->
     click.echo(output)
 
 
-def _task_question() -> str:
-    """The question text from FLIGHTDECK_TASK, else from the task JSON on stdin."""
+@agent.command("attached")
+@click.option(
+    "--model",
+    required=True,
+    help="An inspect_ai model, e.g. anthropic/claude-sonnet-4-5 or openai-api/SERVICE/MODEL.",
+)
+@click.option(
+    "--attach",
+    "folder",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    required=True,
+    metavar="DIR",
+    help="The attached documents, laid out as <repo>/<path> (as import-answers --snapshot).",
+)
+@click.option(
+    "--context-window",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="TOKENS",
+    help="The model's context window [default: inspect's model database].",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=2048,
+    show_default=True,
+    help="The answer's budget; the prompt must leave room for it.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="inspect's retries of a failed call (rate limits, timeouts).",
+)
+def attached_command(
+    model: str, folder: Path, context_window: int | None, max_tokens: int, max_retries: int
+) -> None:
+    """Answer one question with the documents of DIR in the model's context; no tools.
+
+    The chat-product baseline ("a project with the documents attached") through the API: one
+    model call per question (inspect_ai), with every text file of DIR under its name, then the
+    question. The answer's "Sources:" names are cited as <repo>/<path> and hashed from the
+    attached bytes, so an attachment older than as_of scores stale. Before the call the
+    prompt's tokens are counted (the provider's count where inspect has one, else a stated
+    estimate) and a prompt that does not fit the context window is refused (exit 2). Reads
+    the task from FLIGHTDECK_TASK or stdin; prints the result JSON (also to FLIGHTDECK_RESULT)
+    with the tokens used and the arm's provenance; logs to FLIGHTDECK_TRACE.
+
+    \b
+    Example:
+        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-projects-api \\
+            --harness "flightdeck experiment agent attached \\
+                --model anthropic/claude-sonnet-4-5 --attach demo/projects-attachments"
+    """
+    from flightdeck.arms.agents.attached import answer, load_attachments
+    from flightdeck.arms.agents.inspect_call import ContextTooLarge, ModelFailed
+    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
+    from flightdeck.jsonl import atomic_write
+
+    task = _read_task()
+    attachments = load_attachments(folder)
+    trace_path = os.environ.get(ENV_TRACE)
+    with open(trace_path or os.devnull, "a", encoding="utf-8") as trace:
+        try:
+            result = answer(
+                task,
+                attachments,
+                model,
+                max_tokens=max_tokens,
+                context_window=context_window,
+                max_retries=max_retries,
+                trace=trace,
+            )
+        except ModelFailed as exc:  # the provider's fault, not the input's: exit 1, one line
+            trace.write(f"model call failed: {exc}\n")
+            click.echo(f"error: the model call failed: {exc}", err=True)
+            sys.exit(1)
+        except ContextTooLarge as exc:
+            trace.write(f"refused: {exc}\n")
+            raise InputError(folder, None, str(exc)) from None
+    output = json.dumps(result, ensure_ascii=False)
+    if os.environ.get(ENV_RESULT):
+        atomic_write(Path(os.environ[ENV_RESULT]), output + "\n")
+    click.echo(output)
+
+
+def _read_task() -> dict[str, Any]:
+    """The task (the question record) from FLIGHTDECK_TASK, else from its JSON on stdin."""
     from flightdeck.arms.protocol import ENV_TASK
 
     source = ENV_TASK
@@ -295,7 +382,10 @@ def _task_question() -> str:
         ) from None
     if not isinstance(task, dict) or not isinstance(task.get("question"), str):
         raise InputError(source, None, 'the task needs a "question" string; pass the record')
-    return task["question"]  # type: ignore[no-any-return]
+    as_of = task.setdefault("as_of", {})
+    if not isinstance(as_of, dict):
+        raise InputError(source, None, 'the task\'s "as_of" must map repositories to commits')
+    return task
 
 
 def _add_llm_commands() -> None:

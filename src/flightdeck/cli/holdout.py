@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from flightdeck.cli._options import json_option
+from flightdeck.cli._options import json_option, params_file_option
 
 if TYPE_CHECKING:  # the scanner loads when a command runs, keeping --help fast
     from flightdeck.holdouts.registry import ScanResult
@@ -21,13 +21,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _holdouts_option(func: F) -> F:
+    func = params_file_option(func)
     return click.option(
         "--holdouts",
         "holdouts_dir",
-        required=True,
+        default=None,
         type=click.Path(file_okay=False, path_type=Path),
-        help="The holdouts folder that holds manifest.json (the registered canaries).",
+        help="The holdouts folder that holds manifest.json [params: holdouts, holdouts/].",
     )(func)
+
+
+def _holdouts_dir(holdouts_dir: Path | None, params_file: Path | None) -> Path:
+    """--holdouts, else params.yaml ``holdouts`` (found as every command finds it)."""
+    if holdouts_dir is not None:
+        return holdouts_dir
+    from flightdeck.cli._options import load_params_from_cli
+
+    return Path(load_params_from_cli(params_file, ()).holdouts)
 
 
 @click.group("holdout")
@@ -55,7 +65,12 @@ def holdout() -> None:
 )
 @click.pass_context
 def canary_scan_command(
-    ctx: click.Context, holdouts_dir: Path, paths: tuple[Path, ...], as_json: bool, jobs: int | None
+    ctx: click.Context,
+    holdouts_dir: Path | None,
+    params_file: Path | None,
+    paths: tuple[Path, ...],
+    as_json: bool,
+    jobs: int | None,
 ) -> None:
     """Scan traces and logs for registered canaries; a hit voids its suite and exits 1.
 
@@ -63,7 +78,9 @@ def canary_scan_command(
     Trials leave their traces in traces/<suite>/<arm>/. Every suite with a hit is marked void
     in DIR/manifest.json, with the first hit and the count as evidence. The registered suites'
     sealed keys.jsonl files (matching their manifest.json) hold the canaries by design: they
-    are skipped and listed. Exit 0 when clean, 1 on any hit, 2 on bad input.
+    are skipped and listed. Every scan, clean or not, is recorded in DIR/manifest.json, so the
+    report can say when a suite's traces were last scanned. With --json, hits are also printed
+    on stderr. Exit 0 when clean, 1 on any hit, 2 on bad input.
 
     \b
     Example:
@@ -73,6 +90,7 @@ def canary_scan_command(
     """
     from flightdeck.holdouts import registry as core
 
+    holdouts_dir = _holdouts_dir(holdouts_dir, params_file)
     plan = core.plan_scan(holdouts_dir, list(paths))
     if plan.size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
         with click.progressbar(length=plan.size, label="scanning", file=sys.stderr) as bar:
@@ -82,6 +100,8 @@ def canary_scan_command(
     newly_void = core.mark_void(holdouts_dir, result)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
+        for line in _as_text(holdouts_dir, result, newly_void) if not result.clean else ():
+            click.echo(line, err=True)  # a hit must not hide in a pipeline's JSON output
     else:
         for line in _as_text(holdouts_dir, result, newly_void):
             click.echo(line)
@@ -170,7 +190,9 @@ def _size(n: int) -> str:
 @click.argument("suite")
 @click.option("--by", "by", required=True, help="Who decides to unvoid (recorded).")
 @click.option("--why", "why", required=True, help="Why the hit does not mean a leak (recorded).")
-def unvoid_command(holdouts_dir: Path, suite: str, by: str, why: str) -> None:
+def unvoid_command(
+    holdouts_dir: Path | None, params_file: Path | None, suite: str, by: str, why: str
+) -> None:
     """Lift a suite's void status on purpose; who and why stay in the manifest's history.
 
     SUITE is the name it was sealed under. Scanning the same traces again voids it again:
@@ -183,6 +205,7 @@ def unvoid_command(holdouts_dir: Path, suite: str, by: str, why: str) -> None:
     """
     from flightdeck.holdouts.registry import manifest_path, unvoid
 
+    holdouts_dir = _holdouts_dir(holdouts_dir, params_file)
     evidence = unvoid(holdouts_dir, suite, by=by, why=why)
     click.echo(
         f"unvoided {suite}: was void on {evidence['file']}:{evidence['line']} "

@@ -34,17 +34,28 @@ def knowledge() -> None:
     "--holdouts",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Register the suite's canaries in DIR/manifest.json for the canary scan.",
+    help="Register the suite's canaries in DIR/manifest.json [params: holdouts, holdouts/].",
+)
+@click.option(
+    "--unchecked",
+    is_flag=True,
+    help="Seal although a repository of as_of is not at hand; the manifest records which.",
 )
 @params_options
 def seal_command(
-    suite: Path, holdouts: Path | None, params_file: Path | None, repo: tuple[str, ...]
+    suite: Path,
+    holdouts: Path | None,
+    unchecked: bool,
+    params_file: Path | None,
+    repo: tuple[str, ...],
 ) -> None:
     """Validate a suite, give each key a canary, and write manifest.json.
 
     Every valid source is checked to exist at its question's as_of commit with the
-    recorded sha256, in each repository at hand. A sealed suite is never sealed again: a
-    changed question is a new suite version.
+    recorded sha256, in each repository at hand. The canaries join the holdouts manifest
+    (params `holdouts`, or --holdouts; seal is the one command that creates that folder).
+    Sealing an intact, registered suite again does nothing and exits 0; a changed question
+    is a new suite version, never an edit.
 
     \b
     Example:
@@ -53,17 +64,26 @@ def seal_command(
     from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
-    params = load_params_from_cli(params_file, repo, near=suite)
+    params = load_params_from_cli(params_file, repo, near=suite, holdouts=holdouts)
+    holdouts = params.holdouts
     result = seal(
-        suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"), holdouts=holdouts
+        suite,
+        repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"),
+        holdouts=holdouts,
+        unchecked=unchecked,
     )
     if result.unchecked_repos:
         click.echo(
-            "warning: sources not checked in repositories not at hand: "
-            f"{', '.join(result.unchecked_repos)} (add them under repos: in params.yaml or "
-            "pass --repo NAME=PATH)",
+            "warning: sealed --unchecked: sources not checked in repositories not at hand: "
+            f"{', '.join(result.unchecked_repos)} (recorded in manifest.json)",
             err=True,
         )
+    if result.already:
+        click.echo(
+            f"{result.suite} is already sealed, intact and registered in "
+            f"{holdouts / 'manifest.json'}; nothing to do"
+        )
+        return
     if result.registered_only:
         click.echo(
             f"{result.suite} was already sealed and intact; registered its canaries in "
@@ -78,6 +98,40 @@ def seal_command(
         click.echo(f"canaries registered in {holdouts / 'manifest.json'}")
 
 
+@knowledge.command("check")
+@suite_argument
+@params_options
+@click.pass_context
+def check_command(
+    ctx: click.Context, suite: Path, params_file: Path | None, repo: tuple[str, ...]
+) -> None:
+    """Run every check of seal and list every problem; write nothing (sealing is for good).
+
+    One line per problem, in file and line order, at most 50. Exit 0 when the suite would
+    seal, 2 when there is a problem.
+
+    \b
+    Example:
+        flightdeck knowledge check suites/knowledge-gold-v1
+        flightdeck knowledge check suites/knowledge-gold-v1 --repo sdlc=../sdlc
+    """
+    from flightdeck.suite.repos import RepoSet
+    from flightdeck.tasks.knowledge import check
+
+    params = load_params_from_cli(params_file, repo, near=suite)
+    problems = check(suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"))
+    for problem in problems[:CHECK_LIMIT]:
+        click.echo(f"error: {problem}", err=True)
+    if len(problems) > CHECK_LIMIT:
+        click.echo(f"error: ... and {len(problems) - CHECK_LIMIT} more problems", err=True)
+    if problems:
+        ctx.exit(2)
+    click.echo(f"{suite}: every seal check passes; seal it with `flightdeck knowledge seal`")
+
+
+CHECK_LIMIT = 50
+
+
 @knowledge.command("status")
 @suite_argument
 @click.option(
@@ -89,7 +143,9 @@ def seal_command(
 @click.option("--min-raters", type=int, default=None, help="Raters per answer [2].")
 @params_options
 @json_option
+@click.pass_context
 def status_command(
+    ctx: click.Context,
     suite: Path,
     holdouts: Path | None,
     min_raters: int | None,
@@ -98,6 +154,9 @@ def status_command(
     as_json: bool,
 ) -> None:
     """Show whether a suite is sealed and intact, and each arm's files, before scoring.
+
+    Exit 0 when the suite is ready to score (only the arms params.yaml scores count, when
+    it names them), 1 when it is not or is void.
 
     \b
     Example:
@@ -116,7 +175,7 @@ def status_command(
         data = dataclasses.asdict(st)
         data["ready"] = st.ready
         click.echo(json.dumps(data, indent=2, sort_keys=True))
-        return
+        ctx.exit(0 if st.ready else 1)
 
     def mark(ok: bool) -> str:
         return "ok " if ok else "!! "
@@ -130,10 +189,20 @@ def status_command(
         )
     else:
         click.echo(f"{mark(True)}sealed {st.sealed_at}, files match manifest.json")
+    if st.unchecked_repos:
+        click.echo(
+            f"{mark(False)}sealed --unchecked: its sources in {', '.join(st.unchecked_repos)} "
+            "were never checked at as_of"
+        )
     if st.void is not None:
         click.echo(f"{mark(False)}VOID: a canary leaked ({_evidence(st.void)})")
     elif st.holdouts == "sealed":
+        from flightdeck.holdouts.custody import describe_custody
+
         click.echo(f"{mark(True)}not void (canaries registered for the scan)")
+        if st.custody is not None:
+            words = describe_custody(st.custody, params.holdouts / "manifest.json")
+            click.echo(f"{mark(st.custody.last_scan is not None)}{words}")
     else:
         click.echo(
             f"{mark(False)}not registered in {params.holdouts / 'manifest.json'}: a leaked key "
@@ -152,13 +221,17 @@ def status_command(
             problems.append(f"{a.short_of_raters} answers short of {params.min_raters} raters")
         if a.scored == "changed since scored":
             problems.append("answers changed since scored: use a new arm name")
-        ok = a.meta and a.answers > 0 and not a.short_of_raters
+        ok = a.ok
+        if st.scoring and a.arm not in st.scoring:
+            problems.append("not in params arms: not needed to score")
         click.echo(
             f"{mark(ok)}{a.arm}: answers {a.answers}/{st.questions}, "
             f"meta {'present' if a.meta else 'missing'}, labels {a.labels} by {raters}, "
             f"{SCORED_WORDS[a.scored]}" + (f" — {'; '.join(problems)}" if problems else "")
         )
     click.echo("ready to score" if st.ready else "not ready to score")
+    if not st.ready:
+        ctx.exit(1)
 
 
 SCORED_WORDS = {
@@ -200,6 +273,11 @@ def _evidence(evidence: dict[str, Any]) -> str:
     default=None,
     help="Per-question results folder [results/<suite>/].",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Take unrated arms' correctness from this calibrated judge [params: judge].",
+)
 @stats_options
 @params_options
 def score_command(
@@ -210,6 +288,7 @@ def score_command(
     json_path: Path | None,
     report_path: Path | None,
     results_dir: Path | None,
+    judge: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     **overrides: Any,
@@ -229,7 +308,7 @@ def score_command(
     from flightdeck.scoring.report import write_outputs
     from flightdeck.tasks.knowledge import record_scores, score
 
-    params = load_params_from_cli(params_file, repo, near=suite, **overrides)
+    params = load_params_from_cli(params_file, repo, near=suite, judge=judge, **overrides)
     name = suite.resolve().name
     with gc_paused():
         result = score(
@@ -258,6 +337,8 @@ def _print_score(result: Any) -> None:
     click.echo(f"suite {result.suite}: {result.n} questions")
     for s in result.arms.values():
         click.echo(_meta_lines(s)[0].replace("**", ""))
+    for arm, words in result.sources.items():
+        click.echo(f"{arm}: correctness from {words}")
     for s in result.arms.values():
         c = s.citations
         click.echo(
@@ -287,6 +368,11 @@ def _print_score(result: Any) -> None:
     default=None,
     help="Allowed loss in points [params: gate_margin, 10].",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Take unrated arms' correctness from this calibrated judge [params: judge].",
+)
 @stats_options
 @params_options
 @json_option
@@ -295,6 +381,7 @@ def gate_command(
     pinned: str,
     candidate: str,
     gate_margin: float | None,
+    judge: str | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     as_json: bool,
@@ -314,7 +401,7 @@ def gate_command(
     from flightdeck.tasks.knowledge import gate
 
     params = load_params_from_cli(
-        params_file, repo, near=suite, gate_margin=gate_margin, **overrides
+        params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
     )
     result = gate(suite, pinned=pinned, candidate=candidate, params=params)
     if as_json:
@@ -324,6 +411,7 @@ def gate_command(
                     "passed": result.passed,
                     "failed": list(result.failed),
                     "margin": result.margin,
+                    "correctness_from": result.sources,
                     "metrics": {
                         m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi}
                         for m, mc in result.comparison.metrics.items()
@@ -334,6 +422,8 @@ def gate_command(
             )
         )
     else:
+        for arm, words in result.sources.items():
+            click.echo(f"{arm}: correctness from {words}")
         for m, mc in result.comparison.metrics.items():
             verdict = "FAIL" if m in result.failed else "ok"
             click.echo(
@@ -356,12 +446,15 @@ def gate_command(
 
 def _attach() -> None:
     """Commands that live in their own modules but belong to the knowledge group."""
+    from flightdeck.cli.judge import calibrate_command, judge_command
     from flightdeck.cli.knowledge_import import import_answers_command
     from flightdeck.cli.rating import agreement_command, rate_command
 
     knowledge.add_command(import_answers_command)
     knowledge.add_command(rate_command)
     knowledge.add_command(agreement_command)
+    knowledge.add_command(judge_command)
+    knowledge.add_command(calibrate_command)
 
 
 _attach()

@@ -37,6 +37,15 @@ if TYPE_CHECKING:
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=0, help="Port to serve on [a free one]."
 )
+@click.option("--arm", default=None, help="Rate only this arm's answers.")
+@click.option(
+    "--adjudicate",
+    is_flag=True,
+    help="Rate only the answers the first two raters split on (a third rater's view).",
+)
+@click.option(
+    "--review", is_flag=True, help="Open the review list even when every answer is rated."
+)
 @params_options
 def rate_command(
     suite: Path,
@@ -44,6 +53,9 @@ def rate_command(
     tui: bool,
     no_browser: bool,
     port: int,
+    arm: str | None,
+    adjudicate: bool,
+    review: bool,
     params_file: Path | None,
     repo: tuple[str, ...],
 ) -> None:
@@ -51,13 +63,18 @@ def rate_command(
 
     Serves a page on 127.0.0.1 and opens it in your browser; without a browser (or with
     --tui) it asks in the terminal. Each label is saved as you confirm it, so you can stop
-    at any time (Ctrl-C) and the next run resumes at your first unrated answer. A sealed
+    at any time (Ctrl-C) and the next run resumes at your first unrated answer. Every
+    action has a button (mouse and touch) as well as a key. Once all are rated the page
+    lists your labels to revise any of them (a revision rewrites the label in place) until
+    you press Finish; --review reopens that list later. --arm rates one arm only;
+    --adjudicate shows a third rater only the answers the first two split on. A sealed
     suite whose questions or keys changed is refused; an unsealed one gets a warning.
 
     \b
     Example:
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater ada
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater bob --tui
+        flightdeck knowledge rate suites/knowledge-gold-v1 --rater cy --adjudicate
     """
     from flightdeck.cli._options import check_seal
     from flightdeck.rating.session import RatingSession
@@ -66,8 +83,8 @@ def rate_command(
     params = load_params_from_cli(params_file, repo, near=suite)
     check_seal(suite)
     repos = RepoSet(params.repos, params.root / ".flightdeck" / "cache")
-    with RatingSession(suite, rater, repos) as session:
-        if session.first_unlabelled() is None:
+    with RatingSession(suite, rater, repos, arm=arm, adjudicate=adjudicate) as session:
+        if session.first_unlabelled() is None and not (review and not tui):
             click.echo(f"nothing left to rate: {rater} has rated all {session.total} answers")
             return
         if not tui and not no_browser and not browser_available():
@@ -95,7 +112,7 @@ def _rate_in_browser(session: RatingSession, *, port: int, open_page: bool) -> N
     left = session.total - session.labelled
     click.echo(f"rating {left} of {session.total} answers as {session.rater}; open:")
     click.echo(server.url)
-    click.echo("Ctrl-C stops; every confirmed label is already saved.")
+    click.echo("Finish on the page (or Ctrl-C) stops; every confirmed label is already saved.")
     if open_page:
         webbrowser.open(server.url)
     try:
@@ -103,7 +120,7 @@ def _rate_in_browser(session: RatingSession, *, port: int, open_page: bool) -> N
     except KeyboardInterrupt:
         click.echo(f"stopped: {session.labelled} of {session.total} rated; run again to resume")
         raise
-    click.echo(f"done: all {session.total} answers rated by {session.rater}")
+    click.echo(f"done: {session.labelled} of {session.total} answers rated by {session.rater}")
 
 
 # --- terminal mode ---------------------------------------------------------------------

@@ -7,7 +7,10 @@
      "suites": {"<suite>": {"manifest_sha256": "<hex>", "status": "sealed" | "void",
                             "registered_at": "<UTC>", "evidence": {...}  # when void
                             }},
-     "history": [{"event": "registered" | "void" | "unvoid", "suite": ..., "at": ...}, ...]}
+     "history": [{"event": "registered" | "void" | "unvoid" | "scan", "at": ..., ...}, ...]}
+
+A ``scan`` event (one per ``canary-scan``, clean or not) records the paths, files, bytes and
+hits, and per registered suite the files and bytes it read under that suite's own folder.
 
 Evidence of a leak (``evidence``, and :func:`void_evidence`'s answer) is the first hit and the
 count: ``{"canary", "question_id", "file", "line", "count", "at"}``. A void suite stays void
@@ -28,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -84,6 +87,10 @@ class ScanResult:
     unregistered: int
     canaries: int
     sealed_keys: tuple[Path, ...] = ()
+    # registered suite -> (files, bytes on disk) of the scanned files under a folder named
+    # after it (traces/<suite>/...): what the scan covered of that suite's traces
+    coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
+    paths: tuple[str, ...] = ()  # what the scan was asked to read, as given
 
     @property
     def clean(self) -> bool:
@@ -101,10 +108,26 @@ class ScanPlan:
     files: tuple[Path, ...]
     sealed_keys: tuple[Path, ...]
     size: int
+    paths: tuple[Path, ...] = ()  # what the plan was made of, as given
 
 
 def manifest_path(holdouts_dir: Path) -> Path:
     return holdouts_dir / MANIFEST
+
+
+def require_folder(holdouts_dir: Path) -> None:
+    """Refuse a holdouts folder that does not exist: a typo must never switch the leak check off.
+
+    Only ``knowledge seal`` creates the folder (at the first registration); every other
+    command that reads the registry calls this first.
+    """
+    if not holdouts_dir.is_dir():
+        raise InputError(
+            holdouts_dir,
+            None,
+            "the holdouts folder does not exist; fix `holdouts` in params.yaml or --holdouts "
+            "(only `flightdeck knowledge seal` creates it, when it registers a suite)",
+        )
 
 
 def register_suite(
@@ -175,6 +198,7 @@ def suite_state(holdouts_dir: Path, suite: str) -> SuiteState:
     registered and no canary of it found; ``"void"``: a scan found one of its canaries
     (:func:`void_evidence` says where). A malformed manifest is an :class:`InputError`.
     """
+    require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
     if not path.exists():
         return "no-manifest"
@@ -186,6 +210,7 @@ def suite_state(holdouts_dir: Path, suite: str) -> SuiteState:
 
 def void_evidence(holdouts_dir: Path, suite: str) -> dict[str, Any] | None:
     """The evidence that voided ``suite``, or None when it is not void (or not registered)."""
+    require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
     if not path.exists():
         return None
@@ -211,6 +236,7 @@ def canary_scan(
     (see :func:`plan_scan`). ``jobs`` processes (default: every core) share the work;
     ``on_progress`` receives increments of on-disk bytes scanned (``ScanPlan.size`` in all).
     """
+    require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
     manifest = _load(path, missing_ok=False)
     owners = {
@@ -238,7 +264,23 @@ def canary_scan(
         unregistered=found.unregistered,
         canaries=len(owners),
         sealed_keys=plan.sealed_keys,
+        coverage=_coverage(files, manifest["suites"]),
+        paths=tuple(str(p) for p in (plan.paths if isinstance(paths, ScanPlan) else paths)),
     )
+
+
+def _coverage(files: Sequence[Path], suites: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """Per registered suite, the scanned files that lie under a folder named after it."""
+    covered: dict[str, list[int]] = {}
+    for file in files:
+        for part in file.parent.parts:
+            if part in suites:
+                entry = covered.setdefault(part, [0, 0])
+                entry[0] += 1
+                with contextlib.suppress(OSError):
+                    entry[1] += file.stat().st_size
+                break
+    return {suite: (n, size) for suite, (n, size) in sorted(covered.items())}
 
 
 def plan_scan(holdouts_dir: Path, paths: Sequence[Path]) -> ScanPlan:
@@ -254,6 +296,7 @@ def plan_scan(holdouts_dir: Path, paths: Sequence[Path]) -> ScanPlan:
     whole sealed suite folder matches too; ``sealed_keys`` lists every file left out, so the
     scan's summary shows where each one was.
     """
+    require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
     return _plan(path, _load(path, missing_ok=False), paths)
 
@@ -269,7 +312,7 @@ def _plan(path: Path, manifest: dict[str, Any], paths: Sequence[Path]) -> ScanPl
         files.append(file)
         with contextlib.suppress(OSError):  # the scan itself reports an unreadable file
             size += file.stat().st_size
-    return ScanPlan(tuple(files), tuple(sealed_keys), size)
+    return ScanPlan(tuple(files), tuple(sealed_keys), size, tuple(paths))
 
 
 def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
@@ -295,18 +338,19 @@ def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
 
 
 def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
-    """Mark every suite with a hit void, with its evidence; return the suites newly voided.
+    """Record the scan, mark every suite with a hit void; return the suites newly voided.
 
-    A suite that is already void keeps its first evidence, so scanning the same traces again
-    changes nothing.
+    Every scan is recorded in the history (when, which paths, files and bytes read, hits,
+    and per suite what of its traces it covered), so a report can say when a suite's traces
+    were last scanned, and never claims a scan that did not run. A suite that is already void
+    keeps its first evidence.
     """
-    if result.clean:
-        return []
     path = manifest_path(holdouts_dir)
     newly: list[str] = []
     with _locked(holdouts_dir):
         manifest = _load(path, missing_ok=False)
         now = utc_now()
+        manifest["history"].append(_scan_event(result, now))
         for suite, count in result.suite_counts.items():
             entry = manifest["suites"].get(suite)
             if entry is None or entry["status"] == "void":
@@ -325,9 +369,26 @@ def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
                 {"event": "void", "suite": suite, "at": now, "evidence": evidence}
             )
             newly.append(suite)
-        if newly:
-            _write(path, manifest)
+        _write(path, manifest)
     return newly
+
+
+def _scan_event(result: ScanResult, at: str) -> dict[str, Any]:
+    suites = {
+        suite: {"files": n, "bytes": size, "hits": result.suite_counts.get(suite, 0)}
+        for suite, (n, size) in result.coverage.items()
+    }
+    for suite, count in result.suite_counts.items():  # a hit outside the suite's own folder
+        suites.setdefault(suite, {"files": 0, "bytes": 0, "hits": count})
+    return {
+        "event": "scan",
+        "at": at,
+        "paths": list(result.paths),
+        "files": result.files,
+        "bytes": result.bytes_read,
+        "hits": result.hit_count,
+        "suites": dict(sorted(suites.items())),
+    }
 
 
 def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> dict[str, Any]:
@@ -336,6 +397,7 @@ def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> dict[str, An
     Returns the evidence that had voided the suite. A suite that is not registered or not
     void, or an empty ``by`` or ``why``, is an :class:`InputError`.
     """
+    require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
     if not by.strip() or not why.strip():
         raise InputError(path, None, "unvoiding needs --by WHO and --why TEXT, both non-empty")

@@ -8,9 +8,14 @@ can neither read items nor write labels. The API is small:
 - ``GET /api/start``: where to begin (the first unlabelled item) and the rater's progress
 - ``GET /api/item?pos=N``: the item at position N of this rater's order
 - ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers]}``: saves the
-  label (durably, before answering) and returns the next unlabelled item, or ``null``
+  label (durably, before answering) and returns the next unlabelled item, or ``null``, and
+  under ``rated`` where a judge disagreed with the label just given (never before it is given)
+- ``GET /api/review``: every item in the rater's order with their own verdict, for the
+  review list shown once all are rated (any label can be revised from there)
+- ``POST /api/finish``: the rater is done; the server stops
 
-The server stops by itself once every item is labelled.
+Once every item is labelled the page shows the review list; the server stops when the rater
+presses Finish (or Ctrl-C in the terminal).
 """
 
 from __future__ import annotations
@@ -110,6 +115,13 @@ class RatingServer:
     def item(self, position: int) -> dict[str, Any]:
         return self.session.view(position).to_json()
 
+    def review(self) -> dict[str, Any]:
+        return {
+            "items": self.session.review(),
+            "labelled": self.session.labelled,
+            "total": self.session.total,
+        }
+
     def label(self, body: dict[str, Any]) -> dict[str, Any]:
         item_id, correct, unsupported = (
             body.get("item"),
@@ -128,8 +140,15 @@ class RatingServer:
             raise ValueError("unknown item; reload the page") from None
         result = self.session.save(position, correct, unsupported)
         nxt = result.next_position
+        rated = self.session.view(position)
         return {
             "saved": result.written,
+            # Where a judge disagreed with the label just given: shown only now, after it.
+            "rated": {
+                "question_id": rated.question_id,
+                "position": position,
+                "judges": list(rated.judges),
+            },
             "labelled": self.session.labelled,
             "total": self.session.total,
             "next": None if nxt is None else self.session.view(nxt).to_json(),
@@ -172,6 +191,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, self.app.page(name), kind)
         elif path == "/api/start":
             self._json(self.app.start())
+        elif path == "/api/review":
+            self._json(self.app.review())
         elif path == "/api/item":
             try:
                 position = int(query.get("pos", [""])[0])
@@ -184,6 +205,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         routed = self._route()
         if routed is None:
+            return
+        if routed[0] == "/api/finish":
+            self._json({"finished": True, "labelled": self.app.session.labelled})
+            self.app.finish()
             return
         if routed[0] != "/api/label":
             self._send(HTTPStatus.NOT_FOUND, b"not found\n")
@@ -200,8 +225,6 @@ class _Handler(BaseHTTPRequestHandler):
             self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
             return
         self._json(reply)
-        if reply["next"] is None:
-            self.app.finish()
 
     def _json(self, obj: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
         data = json.dumps(obj, ensure_ascii=False).encode()

@@ -30,6 +30,7 @@ from typing import Any
 from flightdeck.clock import format_utc
 from flightdeck.errors import InputError
 from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line, locked_folder
+from flightdeck.rating.judges import Judgement, disagreements, judgements_of
 from flightdeck.rating.lines import CitationView, LineReader, cited_lines
 from flightdeck.suite.citations import is_flagged_unsupported
 from flightdeck.suite.records import (
@@ -84,6 +85,8 @@ class ItemView:
     answer: str
     citations: tuple[CitationView, ...]
     own: OwnLabel | None
+    # Judges that disagreed with this rater's label: empty until the rater has rated (#14).
+    judges: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,6 +108,7 @@ class ItemView:
                 "unsupported": list(self.own.unsupported),
                 "time": self.own.time,
             },
+            "judges": list(self.judges),
         }
 
 
@@ -137,12 +141,16 @@ class RatingSession:
         repos: RepoSet,
         *,
         clock: Callable[[], datetime] | None = None,
+        arm: str | None = None,
+        adjudicate: bool = False,
     ) -> None:
         if not rater.strip() or rater != rater.strip():
             raise InputError("--rater", None, f"rater {rater!r} must be a non-empty name")
         self.suite = suite
         self.suite_name = suite.resolve().name
         self.rater = rater
+        self.only_arm = arm
+        self.adjudicate = adjudicate
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.RLock()
         self._secret = secrets.token_bytes(32)
@@ -186,15 +194,32 @@ class RatingSession:
         keys_path = self.suite / "keys.jsonl"
         keys = {k.id: k for k in read_keys(keys_path)}
         folder = self.suite / "answers"
-        arms = sorted(p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl"))
+        arms = sorted(
+            p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl") if not p.name.startswith(".")
+        )
         if not arms:
             raise InputError(
                 folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first"
             )
+        if self.only_arm is not None:
+            if self.only_arm not in arms:
+                raise InputError(
+                    "--arm",
+                    None,
+                    f"no answers for arm {self.only_arm!r}; the arms are {', '.join(arms)}",
+                )
+            arms = [self.only_arm]
         items = []
+        self._judged: dict[tuple[str, str], list[Judgement]] = {}
         for arm in arms:
             path = folder / f"{arm}.jsonl"
-            for answer in read_answers(path, questions):
+            arm_answers = read_answers(path, questions)
+            judged = judgements_of(self.suite, arm, {a.id: a for a in arm_answers})
+            self._judged.update({(arm, qid): js for qid, js in judged.items()})
+            split = self._split_ids(arm, questions) if self.adjudicate else None
+            for answer in arm_answers:
+                if split is not None and answer.id not in split:
+                    continue
                 if answer.id not in keys:
                     raise InputError(
                         keys_path, None, f"no key for question {answer.id!r}; add its answer key"
@@ -204,9 +229,34 @@ class RatingSession:
                     _Item(mac.hexdigest()[:20], arm, questions[answer.id], keys[answer.id], answer)
                 )
         items.sort(key=lambda i: order_key(self.suite_name, self.rater, i.arm, i.answer.id))
+        if not items and self.adjudicate:
+            raise InputError(
+                self.suite / "labels",
+                None,
+                "the first two raters split on no answer: nothing to adjudicate",
+            )
         if not items:
             raise InputError(folder, None, "the answers files hold no answers to rate")
         return items
+
+    def _split_ids(self, arm: str, questions: dict[str, Question]) -> set[str]:
+        """Ids the first two other raters of ``arm`` (in file order) marked differently.
+
+        The adjudication view: a third person rates only what the first two split on,
+        and their label makes the majority.
+        """
+        path = self._labels_path(arm)
+        if not path.exists():
+            return set()
+        labels = [la for la in read_labels(path, questions) if la.rater != self.rater]
+        raters = list(dict.fromkeys(la.rater for la in labels))[:2]
+        if len(raters) < 2:
+            return set()
+        marks: dict[str, dict[str, bool]] = {}
+        for label in labels:
+            if label.rater in raters:
+                marks.setdefault(label.id, {})[label.rater] = label.correct
+        return {qid for qid, m in marks.items() if len(m) == 2 and len(set(m.values())) == 2}
 
     # --- reading ---------------------------------------------------------------------
 
@@ -242,6 +292,26 @@ class RatingSession:
                     return pos
             return None
 
+    def review(self) -> list[dict[str, Any]]:
+        """Every item in this rater's order with their label, for the review list.
+
+        Only the question and the rater's own verdict: nothing that names the arm.
+        """
+        with self._lock:
+            out = []
+            for pos, item in enumerate(self._items):
+                label = self._current_label(item)
+                text = item.question.question
+                out.append(
+                    {
+                        "position": pos,
+                        "question_id": item.question.id,
+                        "question": text if len(text) <= 70 else text[:67] + "...",
+                        "correct": None if label is None else label.correct,
+                    }
+                )
+            return out
+
     def position_of(self, item_id: str) -> int:
         pos = self._by_id.get(item_id)
         if pos is None:
@@ -269,6 +339,8 @@ class RatingSession:
                 if is_flagged_unsupported(cite.uri, label.unsupported)
             )
             own = OwnLabel(label.correct, flagged, time)
+        judged = self._judged.get((item.arm, item.answer.id), [])
+        notes = () if label is None else tuple(disagreements(judged, label.correct))
         return ItemView(
             item_id=item.item_id,
             position=position,
@@ -282,6 +354,7 @@ class RatingSession:
             answer=item.answer.answer,
             citations=citations,
             own=own,
+            judges=notes,
         )
 
     # --- writing ---------------------------------------------------------------------

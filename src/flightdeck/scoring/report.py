@@ -42,6 +42,8 @@ def metrics_json(result: ScoreResult) -> dict[str, Any]:
             "kappa_agreement": None if s.kappa.agreement is None else _r(s.kappa.agreement),
             "kappa_n": s.kappa.n,
         }
+        if result.sources:  # a judge was named (#14): say where correctness came from
+            arms[arm]["correctness_from"] = result.sources[arm]
     comparisons: dict[str, Any] = {}
     for c in result.comparisons:
         comparisons[c.key] = {
@@ -127,6 +129,9 @@ def _meta_lines(s: ArmScore) -> list[str]:
     snapshot = f.get("knowledge_snapshot")
     if snapshot:
         parts.append(f"snapshot {_snapshot(snapshot)}")
+    provenance = f.get("provenance")
+    if isinstance(provenance, dict) and isinstance(provenance.get("prompt_sha256"), str):
+        parts.append(f"prompt sha256 {provenance['prompt_sha256'][:16]}")
     return [f"- **{s.arm}**: " + ", ".join(str(p) for p in parts)]
 
 
@@ -168,7 +173,8 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out = [f"# Knowledge evals: {result.suite}", ""]
     out += [
         f"{_count(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
-        f"their manifest (score refuses otherwise), and {_custody(result)}. Scored with "
+        f"their manifest (score refuses otherwise){_unchecked(result)}, and "
+        f"{_custody(result)}. Scored with "
         f"flightdeck {__version__}. Intervals are {level}: Wilson for "
         "proportions, a paired percentile bootstrap over questions for differences (seed "
         f"{p.seed}, {p.resamples} resamples).",
@@ -179,6 +185,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     out += ["## Arms", ""]
     for s in result.arms.values():
         out += _meta_lines(s)
+    out += _sources_section(result)
     out += ["", "## Metrics", ""]
     out += [
         "| arm | answered | correctness | citation validity | raters | κ (agreement) |",
@@ -223,13 +230,31 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _custody(result: ScoreResult) -> str:
-    if result.holdouts == "sealed":
-        return "no canary scan has found its keys (the holdouts manifest does not mark it void)"
+def _unchecked(result: ScoreResult) -> str:
+    repos = getattr(result, "unchecked_repos", ())
+    if not repos:
+        return ""
     return (
-        f"**the suite is not registered in {result.params.holdouts / 'manifest.json'}, so a "
-        "leaked key would go unnoticed** (seal with --holdouts)"
+        f"; **it was sealed --unchecked: its sources in {', '.join(repos)} were never "
+        "checked at as_of**"
     )
+
+
+def _sources_section(result: ScoreResult) -> list[str]:
+    """Where each arm's correctness came from, when a judge was named (#14)."""
+    if not result.sources:
+        return []
+    out = ["", "### Where correctness comes from", ""]
+    out += [f"- **{arm}**: {words}" for arm, words in result.sources.items()]
+    return out
+
+
+def _custody(result: ScoreResult) -> str:
+    from flightdeck.holdouts.custody import Custody, describe_custody
+
+    told = result.custody or Custody("no-manifest", None, None)
+    words = describe_custody(told, result.params.holdouts / "manifest.json")
+    return words if told.state in ("sealed", "void") else f"**{words}**"
 
 
 def _count(n: int, noun: str) -> str:

@@ -85,8 +85,26 @@ def check_labels(
     *,
     min_raters: int,
 ) -> None:
-    """Every label rates an existing, unchanged answer; every answer has enough raters."""
+    """Every label rates an existing, unchanged answer; every answer has enough raters.
+
+    Two typos that would change results are refused on the label's line: an ``unsupported``
+    entry that flags none of the answer's citations, and a rater name that differs from
+    another only in case or surrounding spaces (one person under two names would count as two
+    raters; we refuse rather than guess which spelling is meant).
+    """
+    from flightdeck.suite.citations import is_flagged_unsupported
+
+    spelled: dict[str, str] = {}
     for label in labels:
+        key = label.rater.strip().casefold()
+        first = spelled.setdefault(key, label.rater)
+        if first != label.rater:
+            raise InputError(
+                labels_path,
+                label.line,
+                f"rater {label.rater!r} differs from {first!r} only in case or spaces; "
+                "write one name for one person",
+            )
         answer = answers.get(label.id)
         if answer is None:
             raise InputError(
@@ -101,6 +119,14 @@ def check_labels(
                 f"answer {label.id!r} changed after {label.rater!r} rated it (answer_sha256 "
                 "differs); rate the new answer again",
             )
+        for entry in label.unsupported:
+            if not any(is_flagged_unsupported(c.uri, [entry]) for c in answer.citations):
+                raise InputError(
+                    labels_path,
+                    label.line,
+                    f"unsupported entry {entry!r} is not a citation of answer {label.id!r}; "
+                    "copy the cited uri exactly (or drop its #L span to flag the whole file)",
+                )
     raters_by_id = Counter(label.id for label in labels)
     short = [qid for qid in answers if raters_by_id[qid] < min_raters]
     if short:

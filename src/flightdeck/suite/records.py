@@ -125,15 +125,20 @@ class Manifest:
     sealed_at: str
     files: dict[str, str]  # file name -> sha256
     flightdeck_version: str
+    # repositories sealed with --unchecked: their sources were never checked at as_of
+    unchecked_repos: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """manifest.json as written (``files`` is stored under ``sha256``)."""
-        return {
+        out: dict[str, Any] = {
             "suite": self.suite,
             "sealed_at": self.sealed_at,
             "sha256": dict(self.files),
             "flightdeck_version": self.flightdeck_version,
         }
+        if self.unchecked_repos:
+            out["unchecked_repos"] = list(self.unchecked_repos)
+        return out
 
 
 class _Record:
@@ -409,7 +414,9 @@ def read_meta(path: Path) -> ArmMeta:
 
 def read_manifest(path: Path) -> Manifest:
     obj = read_json(path)
-    r = _Record(path, None, obj, ("suite", "sealed_at", "sha256", "flightdeck_version"))
+    r = _Record(
+        path, None, obj, ("suite", "sealed_at", "sha256", "flightdeck_version", "unchecked_repos")
+    )
     suite, sealed_at, version = (
         r.string("suite"),
         r.string("sealed_at"),
@@ -423,4 +430,7 @@ def read_manifest(path: Path) -> Manifest:
     for name, digest in files.items():
         if not isinstance(digest, str) or not SHA256_RE.match(digest):
             r.fail(f"sha256 of {name} must be 64 hex digits")
-    return Manifest(suite, sealed_at, dict(files), version)
+    unchecked = obj.get("unchecked_repos", [])
+    if not isinstance(unchecked, list) or not all(isinstance(u, str) for u in unchecked):
+        r.fail("unchecked_repos must be a list of repository names")
+    return Manifest(suite, sealed_at, dict(files), version, tuple(unchecked))

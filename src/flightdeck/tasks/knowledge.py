@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck import __version__
 from flightdeck.clock import utc_now
@@ -30,8 +30,8 @@ from flightdeck.project import (
     SEALED_FILES,
     SuitePaths,
     changed_files,
-    next_version,
     open_suite,
+    read_ledger,
     verify_sealed,
 )
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
@@ -52,6 +52,11 @@ from flightdeck.suite.records import (
 )
 from flightdeck.suite.repos import RepoSet
 
+if TYPE_CHECKING:
+    from flightdeck.holdouts.custody import Custody
+    from flightdeck.rating.calibration import JudgedBy
+    from flightdeck.suite.checks import Problem
+
 
 def new_canary() -> str:
     """The shared prefix plus 128 random bits, so one scan pass finds every suite's canaries."""
@@ -69,6 +74,7 @@ class SealResult:
     checked_sources: int
     unchecked_repos: tuple[str, ...]  # repositories not at hand: their sources were not checked
     registered_only: bool = False  # already sealed: only its canaries were registered now
+    already: bool = False  # already sealed, intact and registered: nothing was done
 
 
 def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
@@ -107,7 +113,35 @@ def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Qu
     return questions, keys
 
 
-def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> SealResult:
+def check(suite_dir: Path, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
+    """Every problem a seal would refuse, in file and line order; writes nothing.
+
+    A questions or keys file that cannot be read line by line stops there (its first bad
+    line is the problem); everything else is listed.
+    """
+    from flightdeck.suite.checks import Problem, check_suite, sort_problems
+
+    suite = open_suite(suite_dir)
+    problems: list[Problem] = []
+    try:
+        questions = read_questions(suite.questions)
+    except InputError as exc:
+        problems.append(Problem(exc.path or "", exc.line or 0, exc.message))
+        questions = []
+    try:
+        keys = read_keys(suite.keys, sealed=None)
+    except InputError as exc:
+        problems.append(Problem(exc.path or "", exc.line or 0, exc.message))
+        keys = []
+    if problems:
+        return sort_problems(problems)
+    found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
+    return list(found.problems)
+
+
+def seal(
+    suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None, unchecked: bool = False
+) -> SealResult:
     """Validate a suite, give every key a fresh canary, write manifest.json, register canaries.
 
     manifest.json is written after keys.jsonl: a crash before it leaves a suite that simply
@@ -119,8 +153,14 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
     suite = open_suite(suite_dir)
     if suite.manifest.exists():
         return _register_sealed(suite, holdouts)
-    questions, keys = load_suite_files(suite, sealed=None)
-    checked, unchecked = _check_sources(suite, questions, keys, repos)
+    from flightdeck.suite.checks import check_suite
+
+    questions = read_questions(suite.questions)
+    keys = read_keys(suite.keys, sealed=None)
+    found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
+    if found.first is not None:
+        raise found.first.error()
+    checked, not_checked = found.checked_sources, found.unchecked_repos
     # Fresh canaries always: a canary copied from an earlier version may have leaked.
     sealed_keys = [
         Key(k.id, k.answer_key, k.required_facts, k.valid_sources, new_canary()) for k in keys
@@ -131,11 +171,12 @@ def seal(suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None) -> Se
         sealed_at=utc_now(),
         files={name: sha256_file(suite.root / name) for name in SEALED_FILES},
         flightdeck_version=__version__,
+        unchecked_repos=not_checked,
     )
     write_json(suite.manifest, manifest.to_json())
     if holdouts is not None:
         _register(holdouts, suite, manifest, sealed_keys)
-    return SealResult(suite.name, manifest, len(questions), checked, tuple(sorted(unchecked)))
+    return SealResult(suite.name, manifest, len(questions), checked, not_checked)
 
 
 def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Sequence[Key]) -> None:
@@ -155,69 +196,18 @@ def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
     from flightdeck.holdouts.registry import suite_state
 
     manifest = verify_sealed(suite)  # refuses a changed file or a copied folder
-    if holdouts is not None and suite_state(holdouts, suite.name) in (
-        "no-manifest",
-        "unregistered",
+    if holdouts is not None and (
+        not holdouts.is_dir()
+        or suite_state(holdouts, suite.name) in ("no-manifest", "unregistered")
     ):
         keys = read_keys(suite.keys, sealed=True)
         _register(holdouts, suite, manifest, keys)
         questions = len(read_questions(suite.questions))
         return SealResult(suite.name, manifest, questions, 0, (), registered_only=True)
-    raise InputError(
-        suite.manifest,
-        None,
-        "suite is already sealed; a changed question is a new suite version: copy "
-        f"questions.jsonl and keys.jsonl (not manifest.json) to {next_version(suite.name)} "
-        "and seal that, never an edit",
-    )
-
-
-def _check_sources(
-    suite: SuitePaths, questions: Sequence[Question], keys: Sequence[Key], repos: RepoSet
-) -> tuple[int, set[str]]:
-    """Each repo source exists at ``as_of`` with the recorded sha256, where the repo is at hand."""
-    by_id = {q.id: q for q in questions}
-    needed = {repo for q in questions for repo in q.as_of}
-    # A repository params.yaml or --repo names must be there; only unnamed ones are skipped.
-    unchecked = {name for name in needed if name not in repos.locations}
-    for q in questions:
-        for name, commit in q.as_of.items():
-            if name not in unchecked and not repos.get(name).has_commit(commit):
-                raise InputError(
-                    suite.questions,
-                    q.line,
-                    f"commit {commit} is not in repository {name!r} "
-                    f"({repos.locations[name]}); fix as_of or fetch the commit",
-                )
-    checked = 0
-    for name in sorted(needed - unchecked):
-        from flightdeck.suite.repos import sha256_at
-
-        wanted = []
-        for key in keys:
-            for source in key.valid_sources:
-                parsed = parse_source_uri(source.uri)
-                if parsed is not None and parsed.repo == name:
-                    wanted.append((key, source, by_id[key.id].as_of[name], parsed.path))
-        hashes = sha256_at(repos.get(name), [(commit, path) for _, _, commit, path in wanted])
-        for key, source, commit, path in wanted:
-            actual = hashes[(commit, path)]
-            if actual is None:
-                raise InputError(
-                    suite.keys,
-                    key.line,
-                    f"valid source {source.uri!r} does not exist at as_of {commit[:12]} of "
-                    f"{name!r}; fix the path or the commit",
-                )
-            if actual != source.sha256:
-                raise InputError(
-                    suite.keys,
-                    key.line,
-                    f"valid source {source.uri!r} has sha256 {actual} at as_of {commit[:12]}, "
-                    f"not {source.sha256}; record the hash of the file at as_of",
-                )
-            checked += 1
-    return checked, unchecked
+    # Sealed, intact (verify_sealed refused anything else) and registered: a no-op, so the
+    # pipeline's seal stage and `dvc repro -f` pass on a sealed suite. Canaries never change.
+    questions = len(read_questions(suite.questions))
+    return SealResult(suite.name, manifest, questions, 0, (), already=True)
 
 
 # --- status -----------------------------------------------------------------------------
@@ -233,6 +223,16 @@ class ArmStatus:
     short_of_raters: int  # answers with fewer than min_raters raters
     scored: str  # "never", "scored", "changed since scored"
 
+    @property
+    def ok(self) -> bool:
+        """Answers, meta and raters present, and answers unchanged since scored."""
+        return (
+            self.meta
+            and self.answers > 0
+            and not self.short_of_raters
+            and self.scored != "changed since scored"
+        )
+
 
 @dataclass(frozen=True)
 class SuiteStatus:
@@ -244,15 +244,25 @@ class SuiteStatus:
     void: dict[str, Any] | None
     arms: tuple[ArmStatus, ...]
     holdouts: str = "sealed"  # holdout.suite_state: no-manifest, unregistered, sealed, void
+    custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
+    unchecked_repos: tuple[str, ...] = ()  # sealed --unchecked: sources never checked there
+
+    scoring: tuple[str, ...] = ()  # the arms params.yaml scores; empty: every arm shown
 
     @property
     def ready(self) -> bool:
+        """Sealed, intact, not void, and every arm to be scored has what scoring needs.
+
+        Only the arms params.yaml scores count (when it names any): a scratch arm beside them
+        does not make the suite "not ready".
+        """
+        counted = [a for a in self.arms if not self.scoring or a.arm in self.scoring]
         return (
             self.sealed
             and not self.changed
             and self.void is None
-            and bool(self.arms)
-            and all(a.meta and a.answers and not a.short_of_raters for a in self.arms)
+            and bool(counted)
+            and all(a.ok for a in counted)
         )
 
 
@@ -294,28 +304,45 @@ def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
                 scored,
             )
         )
+    told = holdouts_custody(params, suite.name, sealed=sealed)
     return SuiteStatus(
         suite=suite.name,
         questions=len(questions),
         sealed=sealed,
         changed=changed,
         sealed_at=manifest.sealed_at if manifest else None,
-        void=_void_evidence(params.holdouts, suite.name),
+        void=_void_evidence(params, suite.name) if sealed else None,
         arms=tuple(arms),
-        holdouts=_holdouts_state(params.holdouts, suite.name),
+        holdouts=told.state,
+        custody=told,
+        scoring=params.arms,
+        unchecked_repos=manifest.unchecked_repos if manifest else (),
     )
 
 
-def _holdouts_state(holdouts: Path, suite: str) -> str:
-    from flightdeck.holdouts.registry import suite_state
+def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Custody:
+    """What the holdouts registry says of ``suite``: the one place commands ask it.
 
-    return str(suite_state(holdouts, suite))
+    A holdouts folder that params.yaml or --holdouts names must exist once the suite is
+    sealed (a typo must never switch the leak check off); the default ``holdouts/``, never
+    named, may be missing, and the suite then reads as not registered.
+    """
+    from flightdeck.holdouts.custody import Custody, custody
+    from flightdeck.holdouts.registry import require_folder
+
+    if not params.holdouts.is_dir():
+        if params.holdouts_named and sealed:
+            require_folder(params.holdouts)
+        return Custody("no-manifest", None, None)
+    return custody(params.holdouts, suite)
 
 
-def _void_evidence(holdouts: Path, suite: str) -> dict[str, Any] | None:
+def _void_evidence(params: Params, suite: str) -> dict[str, Any] | None:
     from flightdeck.holdouts.registry import void_evidence
 
-    evidence: dict[str, Any] | None = void_evidence(holdouts, suite)
+    if holdouts_custody(params, suite).state != "void":
+        return None
+    evidence: dict[str, Any] | None = void_evidence(params.holdouts, suite)
     return evidence
 
 
@@ -331,19 +358,13 @@ class ScoreResult:
     params: Params
     sealed_at: str = ""
     holdouts: str = "sealed"  # see SuiteStatus.holdouts
+    custody: Custody | None = None  # see SuiteStatus.custody
+    unchecked_repos: tuple[str, ...] = ()  # see SuiteStatus.unchecked_repos
+    # arm -> where its correctness came from, when a judge was named (#14); else empty
+    sources: dict[str, str] = field(default_factory=dict)
 
 
-def _read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
-    """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
-    first: dict[str, tuple[int, str, str]] = {}
-    if not suite.ledger.is_file():
-        return first
-    for line, record in read_jsonl(suite.ledger):
-        arm, answers = record.get("arm"), record.get("answers_sha256")
-        if not isinstance(arm, str) or not isinstance(answers, str):
-            raise InputError(suite.ledger, line, "ledger record needs arm and answers_sha256")
-        first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
-    return first
+_read_ledger = read_ledger
 
 
 ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
@@ -365,8 +386,12 @@ def load_arm(
     questions: Sequence[Question],
     keys: dict[str, Key],
     params: Params,
+    judge: JudgedBy | None = None,
 ) -> ArmScore:
-    """Read and check one arm's answers, labels and meta, then score it."""
+    """Read and check one arm's answers, labels and meta, then score it.
+
+    An arm no person rated takes its labels from ``judge`` (a calibrated judge), if given.
+    """
     ids = [q.id for q in questions]
     check_arm_name(arm)
     if not suite.answers(arm).is_file():
@@ -384,7 +409,11 @@ def load_arm(
     labels_path = suite.labels(arm)
     labels_data = read_bytes(labels_path) if labels_path.is_file() else None
     labels = [] if labels_data is None else read_labels(labels_path, ids, data=labels_data)
-    check_labels(labels_path, answers, labels, min_raters=params.min_raters)
+    if judge is not None and not labels:
+        labels = judge.labels(suite, arm, answers)
+        check_labels(labels_path, answers, labels, min_raters=1)
+    else:
+        check_labels(labels_path, answers, labels, min_raters=params.min_raters)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
         arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta
@@ -401,10 +430,10 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 
 def _prepare(
     suite_dir: Path, arms: Sequence[str], params: Params
-) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest]:
+) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest, dict[str, str]]:
     suite = open_suite(suite_dir)
     manifest = verify_sealed(suite)
-    evidence = _void_evidence(params.holdouts, suite.name)
+    evidence = _void_evidence(params, suite.name)
     if evidence is not None:
         raise InputError(
             params.holdouts / "manifest.json",
@@ -414,8 +443,28 @@ def _prepare(
         )
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
-    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params) for arm in arms}
-    return suite, questions, scores, manifest
+    judge = _calibrated_judge(suite, params)
+    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params, judge) for arm in arms}
+    return suite, questions, scores, manifest, _sources(scores, judge)
+
+
+def _calibrated_judge(suite: SuitePaths, params: Params) -> JudgedBy | None:
+    from flightdeck.rating.calibration import calibrated_judge
+
+    return calibrated_judge(suite, params)
+
+
+def _sources(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, str]:
+    """Where each arm's correctness came from, in words; empty when no judge was named."""
+    from flightdeck.rating.calibration import people_words
+
+    if judge is None:
+        return {}
+    judged = f"judge:{judge.spec.name}"
+    return {
+        arm: judge.words() if s.raters == (judged,) else people_words(s.raters)
+        for arm, s in scores.items()
+    }
 
 
 def describe_void(evidence: dict[str, Any]) -> str:
@@ -452,7 +501,7 @@ def score(
     from flightdeck.perf import gc_paused
 
     with gc_paused():
-        suite, questions, scores, manifest = _prepare(suite_dir, arms, params)
+        suite, questions, scores, manifest, sources = _prepare(suite_dir, arms, params)
     _check_ledger(suite, scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
@@ -468,6 +517,7 @@ def score(
                 threshold=params.threshold,
             ),
         )
+    told = holdouts_custody(params, suite.name)
     return ScoreResult(
         suite.name,
         len(questions),
@@ -475,7 +525,10 @@ def score(
         comparisons,
         params,
         manifest.sealed_at,
-        _holdouts_state(params.holdouts, suite.name),
+        told.state,
+        told,
+        manifest.unchecked_repos,
+        sources,
     )
 
 
@@ -531,6 +584,7 @@ class GateResult:
     margin: float  # points
     comparison: Comparison
     failed: tuple[str, ...]  # metrics whose lower bound is below -margin
+    sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
 
     @property
     def passed(self) -> bool:
@@ -543,7 +597,7 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
 
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _ = _prepare(suite_dir, [pinned, candidate], params)
+    suite, _, scores, _, sources = _prepare(suite_dir, [pinned, candidate], params)
     _check_ledger(suite, scores)
     comparison = compare_arms(
         scores[pinned],
@@ -556,4 +610,6 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
     bar = -params.gate_margin / 100
     # "not >=" rather than "<", so that a NaN bound fails the gate instead of passing it.
     failed = tuple(m for m in METRICS if not comparison.metrics[m].lo >= bar - TOLERANCE)
-    return GateResult(suite.name, pinned, candidate, params.gate_margin, comparison, failed)
+    return GateResult(
+        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources
+    )

@@ -142,9 +142,9 @@ def run_agent(
         all_tools += mcp_tool_sources(options.mcp, env)
         snapshots = read_snapshots(options.mcp, env)
         if snapshots:
-            provenance["knowledge_snapshot"] = redact_json(snapshots)
+            provenance["knowledge_snapshot"] = {"retrieval": redact_json(snapshots)}
     if options.snapshot is not None:
-        provenance["knowledge_snapshot"] = redact_json(dict(options.snapshot))
+        provenance["knowledge_snapshot"] = {"retrieval": redact_json(dict(options.snapshot))}
 
     agent = react(
         prompt=options.system_prompt,

@@ -4,8 +4,11 @@
 
 - the tool ``search(query)``: the passages :func:`flightdeck.arms.agents.repo_search.search`
   ranks best for the query, each headed by its ``<repo>/<path>#L<a>-L<b>`` uri;
-- the resource ``knowledge_snapshot``: what the index holds (the file count and a SHA-256
-  over every ``<repo>/<path>`` and its bytes' hash), which the agent records in the meta.
+- the resource ``knowledge_snapshot``: what the index is (the search and flightdeck's
+  version), which the agent records in the arm's meta. It is the same for every trial: the
+  runner fails a trial whose provenance differs from the arm's, and the workspace (the
+  question's ``as_of`` files in scope) is recorded beside it. :func:`workspace_snapshot`, a
+  digest of the files the index read, goes to the server's log (the trial's trace).
 
 It reads ``FLIGHTDECK_WORKSPACE`` (or ``--workspace``), the same read-only folder the agent's
 own tools read, so the retrieval path runs offline end to end. A real retrieval service
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,16 @@ def workspace_snapshot(workspace: Path) -> dict[str, Any]:
         "index": "flightdeck repo-search (BM25 over passages)",
         "files": len(corpus.paths),
         "sha256": digest.hexdigest(),
+    }
+
+
+def index_snapshot() -> dict[str, Any]:
+    """What the reference index is, the same for every trial of an arm."""
+    from flightdeck import __version__
+
+    return {
+        "index": "flightdeck repo-search (BM25 over passages) of the trial's workspace",
+        "flightdeck_version": __version__,
     }
 
 
@@ -65,6 +79,8 @@ def serve(workspace: Path) -> None:
         description="What this index holds: file count and a digest of the files.",
     )
     def knowledge_snapshot() -> str:
-        return json.dumps(workspace_snapshot(workspace), sort_keys=True)
+        return json.dumps(index_snapshot(), sort_keys=True)
+
+    sys.stderr.write(f"indexed: {json.dumps(workspace_snapshot(workspace), sort_keys=True)}\n")
 
     server.run("stdio")

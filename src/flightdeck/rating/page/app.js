@@ -12,6 +12,7 @@
   let flags = []; // one boolean per citation: true = does not support the claim
   let override = null; // null, or the verdict the rater set against the ticks
   let busy = false;
+  let reviewing = false; // true once the rater has seen the review list: confirm returns there
   // Milliseconds from a confirming key press to the next item painted (read by the tests).
   window.flightdeckTimings = [];
 
@@ -71,13 +72,41 @@
     $("own").textContent = own
       ? "You rated this answer" + (own.time ? " at " + own.time : "") + "; confirming again keeps or replaces that label."
       : "";
+    $("judges").replaceChildren(...(item.judges || []).map(judgeNode));
+    $("judges").hidden = !(item.judges || []).length;
     $("item").dataset.position = String(item.position);
     $("item").dataset.item = item.item;
     showError("");
     refresh();
     $("item").hidden = false;
     $("done").hidden = true;
+    $("btn-back").disabled = item.position === 0;
     window.scrollTo(0, 0);
+  }
+
+  // A judge that disagreed with the rater's label: sent by the server only once the rater
+  // has rated the answer, so it can never sway the label it is compared with.
+  function judgeText(j) {
+    const said = j.correct ? "correct" : "not correct";
+    const missing = j.missing.length ? "; it did not find: " + j.missing.join("; ") : "";
+    const found = j.found.length
+      ? "; it found: " + j.found.map((f) => f.fact + " (\u201c" + f.quote + "\u201d)").join("; ")
+      : "";
+    return "Judge " + j.judge + " disagreed: it said " + said + missing + found + ".";
+  }
+
+  function judgeNode(j) {
+    return el("li", { class: "judge" }, judgeText(j));
+  }
+
+  function showAfter(rated) {
+    const box = $("after");
+    const judges = (rated && rated.judges) || [];
+    box.hidden = judges.length === 0;
+    box.textContent = judges.length
+      ? "On the answer you just rated (" + rated.question_id + "): " +
+        judges.map(judgeText).join(" ") + " Backspace goes back to it."
+      : "";
   }
 
   function citationNode(c) {
@@ -147,11 +176,62 @@
     refresh();
   }
 
-  function finished(labelled, total) {
-    view = null;
-    $("item").hidden = true;
-    $("done").hidden = false;
-    $("progress").textContent = labelled + " of " + total + " rated";
+  // The review list: every answer in this rater's order with their own verdict (nothing
+  // that names the arm); picking one opens it, and confirming returns here.
+  function showReview() {
+    return api("/api/review").then((review) => {
+      view = null;
+      reviewing = true;
+      $("item").hidden = true;
+      $("done").hidden = false;
+      $("review-title").textContent =
+        review.labelled === review.total
+          ? "All answers rated"
+          : review.labelled + " of " + review.total + " answers rated";
+      $("progress").textContent = review.labelled + " of " + review.total + " rated";
+      $("review").replaceChildren(
+        ...review.items.map((r) => {
+          const mark = r.correct === null ? "not rated" : r.correct ? "correct" : "not correct";
+          const button = el(
+            "button",
+            { type: "button", class: "review-item", "data-position": String(r.position) },
+            el("span", { class: "review-id" }, r.question_id),
+            " " + r.question + " ",
+            el("span", { class: "review-mark " + (r.correct ? "correct" : "incorrect") }, mark),
+          );
+          button.addEventListener("click", () => openAt(r.position));
+          return el("li", {}, button);
+        }),
+      );
+      window.scrollTo(0, 0);
+    });
+  }
+
+  function openAt(position) {
+    if (busy) return;
+    busy = true;
+    api("/api/item?pos=" + position)
+      .then((item) => {
+        showAfter(null);
+        show(item);
+      })
+      .catch((err) => showError(err.message))
+      .finally(() => (busy = false));
+  }
+
+  function finish() {
+    api("/api/finish", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" })
+      .then(() => {
+        view = null;
+        $("item").hidden = true;
+        $("done").hidden = true;
+        $("finished").hidden = false;
+      })
+      .catch((err) => showError(err.message));
+  }
+
+  function finished() {
+    return showReview();
   }
 
   function confirmLabel() {
@@ -169,8 +249,10 @@
       body: JSON.stringify(body),
     })
       .then((reply) => {
-        if (reply.next) show(reply.next);
-        else finished(reply.labelled, reply.total);
+        const after = reviewing || !reply.next ? showReview() : Promise.resolve(show(reply.next));
+        return after.then(() => showAfter(reply.rated));
+      })
+      .then(() => {
         // After the next frame is painted: the time the rater waits for the next item.
         requestAnimationFrame(() =>
           setTimeout(() => window.flightdeckTimings.push(performance.now() - started), 0),
@@ -182,12 +264,15 @@
 
   function goBack() {
     if (!view || busy || view.position === 0) return;
-    busy = true;
-    api("/api/item?pos=" + (view.position - 1))
-      .then(show)
-      .catch((err) => showError(err.message))
-      .finally(() => (busy = false));
+    openAt(view.position - 1);
   }
+
+  // Buttons for every action, so mouse and touch work as well as the keyboard.
+  $("btn-back").addEventListener("click", goBack);
+  $("btn-verdict").addEventListener("click", () => view && flipVerdict());
+  $("btn-confirm").addEventListener("click", confirmLabel);
+  $("btn-review").addEventListener("click", () => !busy && showReview());
+  $("btn-finish").addEventListener("click", finish);
 
   document.addEventListener("keydown", (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || !view) return;
@@ -206,7 +291,7 @@
   api("/api/start")
     .then((start) => {
       if (start.item) show(start.item);
-      else finished(start.labelled, start.total);
+      else finished();
     })
     .catch((err) => {
       $("item").hidden = false;

@@ -1,0 +1,90 @@
+"""What the holdouts registry can truthfully say of one suite: its state, its last scan, unvoids.
+
+The report and ``status`` say only what happened: "last canary scan: <date>, <n> files,
+<bytes>, no hit" when a recorded scan read the suite's traces, and "no canary scan has been
+run on this suite's traces" when none did; never a clean bill from a scan that did not run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flightdeck.holdouts.registry import (
+    SuiteState,
+    _load,
+    manifest_path,
+    suite_state,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Custody:
+    """What the holdouts registry can truthfully say about one suite's traces.
+
+    ``last_scan`` is the newest recorded scan that read files under the suite's own folder
+    (``{"at", "files", "bytes", "hits", "paths"}``), or None when none did; ``unvoided`` the
+    newest unvoid of the suite (``{"at", "by", "why"}``), or None.
+    """
+
+    state: SuiteState
+    last_scan: dict[str, Any] | None
+    unvoided: dict[str, Any] | None
+
+
+def custody(holdouts_dir: Path, suite: str) -> Custody:
+    """The suite's registry state, its last recorded scan and its last unvoid."""
+    state = suite_state(holdouts_dir, suite)
+    if state == "no-manifest":
+        return Custody(state, None, None)
+    history = _load(manifest_path(holdouts_dir), missing_ok=False)["history"]
+    last_scan = unvoided = None
+    for event in history:
+        if event.get("event") == "scan" and suite in event.get("suites", {}):
+            mine = event["suites"][suite]
+            if mine.get("files"):
+                last_scan = {"at": event["at"], "paths": event.get("paths", []), **mine}
+        elif event.get("event") == "unvoid" and event.get("suite") == suite:
+            unvoided = {k: event.get(k) for k in ("at", "by", "why")}
+    return Custody(state, last_scan, unvoided)
+
+
+def describe_custody(told: Custody, manifest: Path) -> str:
+    """One sentence for the report and ``status``: what was checked, and when."""
+    if told.state in ("no-manifest", "unregistered"):
+        return (
+            f"the suite is not registered in {manifest}, so a leaked key would go unnoticed "
+            "(seal with --holdouts)"
+        )
+    scan = told.last_scan
+    if scan is None:
+        words = "no canary scan has been run on this suite's traces"
+    else:
+        hits = scan.get("hits", 0)
+        found = "no hit" if not hits else f"{hits} {'hit' if hits == 1 else 'hits'}"
+        words = (
+            f"last canary scan: {_day(scan['at'])}, {_count(scan['files'], 'file')}, "
+            f"{size_words(scan['bytes'])}, {found}"
+        )
+    if told.unvoided is not None:
+        u = told.unvoided
+        words += f"; unvoided by {u['by']} on {_day(u['at'])}: {u['why']}"
+    return words
+
+
+def _day(at: str) -> str:
+    """``2026-12-01T14:25:28Z`` -> ``2026-12-01 14:25 UTC``."""
+    return f"{at[:10]} {at[11:16]} UTC" if len(at) >= 16 else at
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def size_words(n: int) -> str:
+    """Bytes in words, as the scan's summary prints them."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return _count(n, "byte")

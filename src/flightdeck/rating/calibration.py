@@ -1,0 +1,348 @@
+"""Calibrate a judge against the people: may it stand in for them on arms they never rated?
+
+Over every answer that both the people (at least ``min_raters`` current labels; their
+majority, a tie counting as incorrect, as in scoring) and the judge (a current judgement by
+the judge as it is now) rated, across all arms: Cohen's kappa of judge vs majority on
+``correct``, with a seeded percentile bootstrap interval over answers, percent agreement,
+the 2x2 table, kappa per question kind, and the answers they disagree on, for adjudication.
+
+A judge is *calibrated* when kappa >= ``judge_min_kappa`` (0.6: "substantial" agreement in
+Landis & Koch 1977, "The measurement of observer agreement for categorical data",
+Biometrics 33:159-174) on at least :data:`MIN_ANSWERS` answers. The point estimate decides,
+as the issue asks; the interval beside it says how far to trust it (with 30-60 answers it is
+wide). The calibration holds for the judge's identity only (kind, model, prompt sha256,
+temperature, rules): :func:`require_calibrated` refuses a judge that changed since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flightdeck.errors import InputError
+from flightdeck.jsonl import read_json, write_json
+from flightdeck.params import JudgeSpec
+from flightdeck.project import SuitePaths
+from flightdeck.rating.judges import (
+    Judgement,
+    current_judgements,
+    judge_identity,
+    judgements_path,
+    resolve_judge,
+)
+from flightdeck.scoring.stats import cohens_kappa
+from flightdeck.suite.records import Answer, Label, read_answers, read_labels, read_questions
+
+MIN_ANSWERS = 30
+
+
+def calibration_path(suite: SuitePaths, judge: str) -> Path:
+    return suite.root / "judgements" / judge / "calibration.json"
+
+
+def bootstrap_kappa(
+    judge: Sequence[bool],
+    people: Sequence[bool],
+    *,
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> tuple[float | None, float | None, int]:
+    """Percentile bootstrap interval of Cohen's kappa over answers, and the undefined draws.
+
+    One index matrix ``default_rng(seed).integers(0, n, (resamples, n))`` resamples answers
+    (judge and people together); kappa is computed per row with the same formula as
+    :func:`flightdeck.scoring.stats.cohens_kappa`. A row in which p_e = 1 (every drawn answer
+    got one label from both) has no kappa and is left out; the count comes back so a reader
+    can see it. The bounds are numpy's linear-interpolation percentiles of the rest.
+    """
+    import numpy as np
+
+    a = np.asarray(judge, dtype=np.float64)
+    b = np.asarray(people, dtype=np.float64)
+    n = len(a)
+    if n == 0:
+        return None, None, resamples
+    idx = np.random.default_rng(seed).integers(0, n, (resamples, n))
+    ra, rb = a[idx], b[idx]
+    po = np.mean(ra == rb, axis=1)
+    pa, pb = ra.mean(axis=1), rb.mean(axis=1)
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    defined = pe < 1
+    kappas = (po[defined] - pe[defined]) / (1 - pe[defined])
+    undefined = int(resamples - defined.sum())
+    if kappas.size == 0:
+        return None, None, undefined
+    tail = 100 * (1 - confidence) / 2
+    lo, hi = np.percentile(kappas, [tail, 100 - tail])
+    return float(lo), float(hi), undefined
+
+
+@dataclass(frozen=True)
+class Rated:
+    """One answer both rated."""
+
+    arm: str
+    id: str
+    kind: str
+    people: bool  # the majority
+    votes: dict[str, bool]
+    judgement: Judgement
+    labels: tuple[Label, ...]
+
+
+def _people(
+    answers: dict[str, Answer], labels: Sequence[Label], min_raters: int
+) -> dict[str, list[Label]]:
+    """Current labels (bound to the answer as it is) of answers with enough raters."""
+    by_id: dict[str, list[Label]] = {}
+    for label in labels:
+        answer = answers.get(label.id)
+        if answer is None or label.answer_sha256 not in (None, answer.sha256):
+            continue
+        by_id.setdefault(label.id, []).append(label)
+    return {qid: ls for qid, ls in by_id.items() if len(ls) >= min_raters}
+
+
+def collect(
+    suite: SuitePaths, spec: JudgeSpec, *, min_raters: int
+) -> tuple[list[Rated], dict[str, Any]]:
+    """The answers both rated, across arms, and counts of what was left out and why."""
+    identity = judge_identity(spec)
+    questions = {q.id: q for q in read_questions(suite.questions)}
+    rated: list[Rated] = []
+    counts: dict[str, Any] = {}
+    for arm in suite.arms():
+        answers = {a.id: a for a in read_answers(suite.answers(arm), list(questions))}
+        labels_path = suite.labels(arm)
+        labels = read_labels(labels_path, list(questions)) if labels_path.is_file() else []
+        people = _people(answers, labels, min_raters)
+        judged = current_judgements(judgements_path(suite, spec.name, arm), answers, identity)
+        both = [qid for qid in questions if qid in people and qid in judged]
+        counts[arm] = {
+            "answers": len(answers),
+            "rated_by_people": len(people),
+            "judged": len(judged),
+            "both": len(both),
+        }
+        for qid in both:
+            votes = {lb.rater: lb.correct for lb in people[qid]}
+            yes = sum(votes.values())
+            rated.append(
+                Rated(
+                    arm,
+                    qid,
+                    questions[qid].kind,
+                    yes > len(votes) - yes,
+                    votes,
+                    judged[qid],
+                    tuple(people[qid]),
+                )
+            )
+    return rated, counts
+
+
+def _kappa_json(judge: Sequence[bool], people: Sequence[bool]) -> dict[str, Any]:
+    k = cohens_kappa(list(judge), list(people))
+    return {"n": k.n, "kappa": k.value, "agreement": k.agreement, "reason": k.reason}
+
+
+def _fact_level(rated: Sequence[Rated]) -> dict[str, Any]:
+    """Judge vs people per fact, where the people ticked facts (labels with ``facts``)."""
+    pairs = []
+    for r in rated:
+        for label in r.labels:
+            ticks = getattr(label, "facts", None)  # labels carry no fact ticks (yet)
+            if not ticks:
+                continue
+            for verdict in r.judgement.facts:
+                if verdict.fact in ticks:
+                    pairs.append((verdict.present, bool(ticks[verdict.fact])))
+    if not pairs:
+        return {
+            "available": False,
+            "reason": "the people's labels carry no fact ticks (a label says correct or not, "
+            "not which facts it found), so fact-level agreement cannot be measured",
+        }
+    k = _kappa_json([p[0] for p in pairs], [p[1] for p in pairs])
+    return {"available": True, **k}
+
+
+def calibrate(
+    suite_dir: Path, *, params: Any, judge: str, now: str | None = None
+) -> dict[str, Any]:
+    """Measure the judge against the people and write ``judgements/<judge>/calibration.json``."""
+    from flightdeck.clock import utc_now
+    from flightdeck.project import open_suite
+
+    spec = resolve_judge(params, judge)
+    suite = open_suite(suite_dir)
+    identity = judge_identity(spec)
+    rated, counts = collect(suite, spec, min_raters=params.min_raters)
+    j = [r.judgement.correct for r in rated]
+    p = [r.people for r in rated]
+    overall = cohens_kappa(j, p)
+    lo, hi, undefined = bootstrap_kappa(
+        j, p, resamples=params.resamples, confidence=params.confidence, seed=params.seed
+    )
+    table = {
+        "judge_correct_people_correct": sum(a and b for a, b in zip(j, p, strict=True)),
+        "judge_correct_people_incorrect": sum(a and not b for a, b in zip(j, p, strict=True)),
+        "judge_incorrect_people_correct": sum(b and not a for a, b in zip(j, p, strict=True)),
+        "judge_incorrect_people_incorrect": sum(not a and not b for a, b in zip(j, p, strict=True)),
+    }
+    by_kind = {}
+    for kind in sorted({r.kind for r in rated}):
+        sub = [r for r in rated if r.kind == kind]
+        by_kind[kind] = _kappa_json([r.judgement.correct for r in sub], [r.people for r in sub])
+    disagreements = [
+        {
+            "arm": r.arm,
+            "id": r.id,
+            "kind": r.kind,
+            "people": r.people,
+            "votes": r.votes,
+            "judge": r.judgement.correct,
+            "facts_missing": [f.fact for f in r.judgement.facts if not f.present],
+        }
+        for r in rated
+        if r.judgement.correct != r.people
+    ]
+    calibrated = (
+        overall.value is not None
+        and overall.value >= params.judge_min_kappa
+        and overall.n >= MIN_ANSWERS
+    )
+    result = {
+        "suite": suite.name,
+        "judge": identity,
+        "kappa": overall.value,
+        "kappa_lo": lo,
+        "kappa_hi": hi,
+        "kappa_reason": overall.reason,
+        "bootstrap_undefined": undefined,
+        "n": overall.n,
+        "agreement": overall.agreement,
+        "table": table,
+        "by_kind": by_kind,
+        "arms": counts,
+        "disagreements": disagreements,
+        "facts": _fact_level(rated),
+        "calibrated": calibrated,
+        "min_kappa": params.judge_min_kappa,
+        "min_answers": MIN_ANSWERS,
+        "seed": params.seed,
+        "resamples": params.resamples,
+        "confidence": params.confidence,
+        "min_raters": params.min_raters,
+        "calibrated_at": now or utc_now(),
+    }
+    write_json(calibration_path(suite, judge), result)
+    return result
+
+
+def require_calibrated(suite: SuitePaths, spec: JudgeSpec, *, min_kappa: float) -> dict[str, Any]:
+    """The judge's calibration, or an InputError naming the calibration file and the fix."""
+    path = calibration_path(suite, spec.name)
+    fix = f"run `flightdeck knowledge calibrate {suite.root} --judge {spec.name}`"
+    if not path.is_file():
+        raise InputError(path, None, f"judge {spec.name!r} was never calibrated; {fix}")
+    record = read_json(path)
+    identity = judge_identity(spec)
+    if record.get("judge") != identity:
+        old = record.get("judge") or {}
+        changed = (
+            [k for k in identity if old.get(k) != identity[k]] if isinstance(old, dict) else []
+        )
+        raise InputError(
+            path,
+            None,
+            f"judge {spec.name!r} changed since it was calibrated "
+            f"({', '.join(changed) or 'identity'} differ), so the calibration does not hold for "
+            "it: judge the rated arms again, then " + fix.removeprefix("run "),
+        )
+    kappa, n = record.get("kappa"), record.get("n", 0)
+    if not (isinstance(kappa, int | float) and kappa >= min_kappa and n >= MIN_ANSWERS):
+        shown = "undefined" if kappa is None else f"{kappa:.2f}"
+        raise InputError(
+            path,
+            None,
+            f"judge {spec.name!r} is not calibrated: kappa {shown} against the people on {n} "
+            f"answers (needs >= {min_kappa:g} on >= {MIN_ANSWERS}); have people rate more "
+            "answers, improve the judge, or keep people rating",
+        )
+    return record
+
+
+def describe(record: dict[str, Any]) -> str:
+    """ "judge facts, kappa 0.71 [0.55, 0.84] against people on 64 answers, calibrated <date>"."""
+    lo, hi = record.get("kappa_lo"), record.get("kappa_hi")
+    interval = "" if lo is None or hi is None else f" [{lo:.2f}, {hi:.2f}]"
+    return (
+        f"judge {record['judge']['name']}, kappa {record['kappa']:.2f}{interval} against people "
+        f"on {record['n']} answers, calibrated {record['calibrated_at']}"
+    )
+
+
+def judged_labels(
+    suite: SuitePaths, spec: JudgeSpec, arm: str, answers: dict[str, Answer]
+) -> list[Label]:
+    """The judge's verdicts on every answer of an unrated arm, as labels of one "rater".
+
+    The rater is named ``judge:<name>``; every answer must have a current judgement by the
+    judge as it is now, else the arm is refused with the command that judges it.
+    """
+    path = judgements_path(suite, spec.name, arm)
+    judged = current_judgements(path, answers, judge_identity(spec))
+    missing = [qid for qid in answers if qid not in judged]
+    if missing:
+        raise InputError(
+            path,
+            None,
+            f"judge {spec.name!r} has no current judgement of {len(missing)} answer(s) of arm "
+            f"{arm!r} (first: {missing[0]!r}); run `flightdeck knowledge judge {suite.root} "
+            f"--judge {spec.name} --arm {arm}`",
+        )
+    return [
+        Label(j.id, f"judge:{spec.name}", j.correct, j.unsupported, j.answer_sha256, j.line)
+        for j in judged.values()
+    ]
+
+
+def citation_basis(spec: JudgeSpec) -> str:
+    """What a judged arm's citation validity rests on, in words for the report."""
+    return (
+        "citation validity rests on the mechanical checks alone (a citation is fabricated "
+        "unless it names a valid source, stale unless its hash matches): the "
+        f"{spec.kind} judge flags no citation as unsupported, so a valid source cited for a "
+        "claim it does not support counts as valid; have a person rate the citations where "
+        "that matters"
+    )
+
+
+@dataclass(frozen=True)
+class JudgedBy:
+    """A calibrated judge that `knowledge score` may take unrated arms' correctness from."""
+
+    spec: JudgeSpec
+    calibration: dict[str, Any]
+
+    def labels(self, suite: SuitePaths, arm: str, answers: dict[str, Answer]) -> list[Label]:
+        return judged_labels(suite, self.spec, arm, answers)
+
+    def words(self) -> str:
+        return f"{describe(self.calibration)}; {citation_basis(self.spec)}"
+
+
+def calibrated_judge(suite: SuitePaths, params: Any) -> JudgedBy | None:
+    """params ``judge`` (or ``--judge``) as a calibrated judge; None when none is named."""
+    if params.judge is None:
+        return None
+    spec = resolve_judge(params, params.judge)
+    return JudgedBy(spec, require_calibrated(suite, spec, min_kappa=params.judge_min_kappa))
+
+
+def people_words(raters: Sequence[str]) -> str:
+    return f"people: the majority of {', '.join(raters) or 'no rater'}"
