@@ -136,6 +136,11 @@ def llm_command(
     task = {"question": question} if question is not None else read_task()
     result_path, trace_path = os.environ.get(ENV_RESULT), os.environ.get(ENV_TRACE)
     scratch = Path(result_path).parent if result_path else None
+    if scratch is not None:
+        # inspect keeps its data and cache under the XDG folders: in the trial's scratch, a
+        # sandboxed trial needs nothing writable but it, and nothing outlives the trial
+        os.environ["XDG_DATA_HOME"] = str(scratch / "xdg-data")
+        os.environ["XDG_CACHE_HOME"] = str(scratch / "xdg-cache")
     try:
         run = run_agent(options, workspace, task, scratch=scratch)
     except AgentError as exc:

@@ -8,7 +8,7 @@
   version), which the agent records in the arm's meta. It is the same for every trial: the
   runner fails a trial whose provenance differs from the arm's, and the workspace (the
   question's ``as_of`` files in scope) is recorded beside it. :func:`workspace_snapshot`, a
-  digest of the files the index read, goes to the server's log (the trial's trace).
+  digest of the files the index read, goes to the server's stderr.
 
 It reads ``FLIGHTDECK_WORKSPACE`` (or ``--workspace``), the same read-only folder the agent's
 own tools read, so the retrieval path runs offline end to end. A real retrieval service
