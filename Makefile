@@ -21,6 +21,7 @@ repro: $(STAMP)
 	@echo "report: reports/knowledge-demo-v1.md"
 
 test: $(STAMP)
+	sh scripts/install-sandbox.sh
 	sh scripts/install-browser.sh
 	$(BIN)/python -m pytest
 

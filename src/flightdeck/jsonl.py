@@ -38,10 +38,11 @@ def read_jsonl(path: Path, data: bytes | None = None) -> Iterator[tuple[int, dic
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
-        yield number, _decode_object(path, number, raw)
+        yield number, decode_object(path, number, raw)
 
 
-def _decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+def decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+    """One line as a JSON object, or an InputError that says what is wrong with it."""
     if raw.startswith(b"\xef\xbb\xbf"):
         raise InputError(
             path, number, "starts with a byte-order mark; save the file as UTF-8 without BOM"

@@ -27,10 +27,14 @@ class Params:
     threshold: float = 15.0  # points
     min_raters: int = 2
     gate_margin: float = 10.0  # points
+    decision: str = "calibrated"  # or "percentile" (scoring/decision.py)
     holdouts: Path = Path("holdouts")
     # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
     holdouts_named: bool = False
     repos: dict[str, Path] = field(default_factory=dict)
+    sandbox: str = "bwrap"  # how harness arms run: "bwrap" or "none"
+    # per harness arm: {network: bool, pass_env: [names], sandbox: bwrap|none}
+    harness_sandbox: dict[str, dict[str, Any]] = field(default_factory=dict)
     judges: dict[str, JudgeSpec] = field(default_factory=dict)
     judge: str | None = None  # the judge `knowledge score` takes unrated arms' correctness from
     judge_min_kappa: float = 0.6
@@ -73,8 +77,11 @@ KNOWN_KEYS = {
     "threshold",
     "min_raters",
     "gate_margin",
+    "decision",
     "holdouts",
     "repos",
+    "sandbox",
+    "harness_sandbox",
     "judges",
     "judge",
     "judge_min_kappa",
@@ -134,6 +141,8 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
             if not ok or (kind is int and not isinstance(value, int)):
                 raise InputError(path, _line_of(path, name), f"{name} must be a {kind.__name__}")
             values[name] = kind(value)
+    if "decision" in data:
+        values["decision"] = data["decision"]
     if data.get("suite") is not None:
         values["suite"] = str(data["suite"])
     if "arms" in data:
@@ -152,6 +161,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     if not isinstance(repos, dict) or not all(isinstance(v, str) for v in repos.values()):
         raise InputError(path, _line_of(path, "repos"), "repos must map names to paths")
     values["repos"] = {str(k): root / v for k, v in repos.items()}
+    values.update(_sandbox_values(data, path))
     values["judges"] = _parse_judges(path, data.get("judges"), root)
     if data.get("judge") is not None:
         judge = data["judge"]
@@ -173,6 +183,45 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         )
         params = dataclasses.replace(params, warnings=(warning,))
     return params
+
+
+_SANDBOX_KEYS: dict[str, type] = {"network": bool, "pass_env": list, "sandbox": str}
+
+
+def _sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``sandbox: bwrap|none`` and ``harness_sandbox: {arm: {network, pass_env, sandbox}}``."""
+    values: dict[str, Any] = {}
+    if data.get("sandbox") is not None:
+        if data["sandbox"] not in ("bwrap", "none"):
+            raise InputError(path, _line_of(path, "sandbox"), "sandbox must be bwrap or none")
+        values["sandbox"] = data["sandbox"]
+    arms = data.get("harness_sandbox") or {}
+    line = _line_of(path, "harness_sandbox")
+    if not isinstance(arms, dict) or not all(isinstance(v, dict) for v in arms.values()):
+        raise InputError(
+            path, line, "harness_sandbox must map arm names to {network, pass_env, sandbox}"
+        )
+    for arm, settings in arms.items():
+        for key, value in settings.items():
+            kind = _SANDBOX_KEYS.get(key)
+            if kind is None:
+                raise InputError(
+                    path,
+                    line,
+                    f"harness_sandbox.{arm}: unknown key {key!r}; use "
+                    + ", ".join(sorted(_SANDBOX_KEYS)),
+                )
+            bad = (
+                not isinstance(value, kind)
+                or (isinstance(value, list) and not all(isinstance(v, str) for v in value))
+                or (key == "sandbox" and value not in ("bwrap", "none"))
+            )
+            if bad:
+                raise InputError(
+                    path, line, f"harness_sandbox.{arm}.{key} has a bad value {value!r}"
+                )
+    values["harness_sandbox"] = {str(arm): dict(v) for arm, v in arms.items()}
+    return values
 
 
 def _parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
@@ -261,6 +310,8 @@ def _range_problems(params: Params) -> list[tuple[str, str]]:
         problems.append(("min_raters", f"must be at least 1, got {params.min_raters}"))
     if params.seed < 0:
         problems.append(("seed", f"must be non-negative, got {params.seed}"))
+    if params.decision not in ("calibrated", "percentile"):
+        problems.append(("decision", f"must be calibrated or percentile, got {params.decision!r}"))
     if not 0 <= params.gate_margin <= 100:
         problems.append(("gate_margin", f"must be 0 to 100 points, got {params.gate_margin}"))
     elif 0 < params.gate_margin < 1:

@@ -75,7 +75,13 @@ def run(
     runner: CliRunner, project: Project, command: str, *extra: str, arm: str = "projects-api"
 ) -> Result:
     args = ["experiment", "run", str(project.suite), "--arm", arm, "--harness", command]
+    # The sandbox passes no network and no variable unless named: the stub is a server on
+    # this machine's loopback, reached through its URL and key variables.
+    args += ["--network", *(f"--pass-env={name}" for name in STUB_VARIABLES)]
     return runner.invoke(cli, [*args, *extra], catch_exceptions=False)
+
+
+STUB_VARIABLES = ("STUB_BASE_URL", "STUB_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
 
 
 def answers(project: Project) -> dict[str, dict[str, Any]]:

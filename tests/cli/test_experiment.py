@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -239,10 +240,47 @@ def test_the_agent_refuses_a_task_that_is_not_json(runner: CliRunner, tmp_path: 
     )
 
 
+def command_lines(marker: str) -> dict[int, str]:
+    """Live processes whose command line holds ``marker`` (any pid namespace, seen from here)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:  # gone while we looked
+            continue
+        if marker.encode() in cmdline and alive(int(entry.name)):
+            found[int(entry.name)] = cmdline.decode(errors="replace")
+    return found
+
+
+def processes_naming(marker: str) -> list[int]:
+    return list(command_lines(marker))
+
+
+def wait_for(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + 120  # a bound on a hang, not a timing assertion
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.02)
+
+
+def held_trials(project: Project) -> list[str]:
+    """The "holding <id>" lines of running trials' FLIGHTDECK_TRACE files."""
+    logs = (project.root / ".flightdeck" / "workspaces").glob("run-*/trial-*/out/trace.log")
+    lines = []
+    for log in logs:
+        with contextlib.suppress(OSError):
+            lines += [x for x in log.read_text().splitlines() if x.startswith("holding")]
+    return lines
+
+
 def test_sigkill_mid_run_loses_no_finished_trial_and_a_rerun_does_the_rest(
     project: Project,
 ) -> None:
-    """Kill the runner with SIGKILL after two answers landed; the rerun runs only the rest."""
+    """Kill the runner with SIGKILL after two answers landed; the sandboxed harness dies
+    with it (bubblewrap's --die-with-parent) and the rerun runs only the rest."""
     seal_suite(project)
     gate = project.root / "hold"
     gate.mkdir()
@@ -254,17 +292,13 @@ def test_sigkill_mid_run_loses_no_finished_trial_and_a_rerun_does_the_rest(
     answers = project.suite / "answers" / "arm1.jsonl"
     proc = subprocess.Popen(argv, cwd=project.root, stdout=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120  # a bound on a hang, not a timing assertion
-        while proc.poll() is None and time.monotonic() < deadline:
-            if (gate / "q3").read_text():
-                break
-            time.sleep(0.02)
+        wait_for(lambda: held_trials(project) or proc.poll() is not None, "q3 to hold")
+        assert held_trials(project) == ["holding q3"]
+        assert processes_naming(str(gate)), "the held harness is not running"
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         proc.wait()
-        held = (gate / "q3").read_text()
-        if held:  # the harness runs in its own session, which outlives the runner
-            os.killpg(int(held), signal.SIGKILL)
+    wait_for(lambda: not processes_naming(str(gate)), "the sandboxed harness to die")
     landed = [json.loads(line)["id"] for line in answers.read_bytes().splitlines()]
     assert landed == ["q1", "q2"]
     assert (project.root / ".flightdeck" / "workspaces").exists()
@@ -292,34 +326,84 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
-    project: Project, signum: signal.Signals
+    project: Project, signum: signal.Signals, sandbox: str
 ) -> None:
     pidfile = project.root / "child.pid"
     command = harness("misbehave.py", "orphan", str(pidfile))
     argv = [sys.executable, "-m", "flightdeck", "experiment", "run", str(project.suite)]
-    argv += ["--arm", "arm1", "--harness", command, "--jobs", "1"]
+    argv += ["--arm", "arm1", "--harness", command, "--jobs", "1", "--sandbox", sandbox]
     proc = subprocess.Popen(argv, cwd=project.root, stderr=subprocess.PIPE, text=True)
+
+    def child_started() -> bool:
+        return any("time.sleep(60)" in marker for marker in command_lines(str(pidfile)).values())
+
     try:
-        deadline = time.monotonic() + 60
-        while not pidfile.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.1)  # the pid is written; let the harness reach its sleep
+        wait_for(lambda: child_started() or proc.poll() is not None, "the harness's child")
+        time.sleep(0.1)  # the child is there; let the harness reach its sleep
         proc.send_signal(signum)
         _, stderr = proc.communicate(timeout=60)
     finally:
         proc.kill()
     assert proc.returncode == 130, stderr
     assert stderr.endswith("interrupted\n")
-    child = int(pidfile.read_text())
-    deadline = time.monotonic() + 60  # a bound on a hang, not a timing assertion
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child)
+    wait_for(lambda: not processes_naming(str(pidfile)), "the harness and its child to die")
     ledger = (project.root / "runs" / "demo-v1" / "arm1.jsonl").read_text().splitlines()
     assert [json.loads(line)["reason"] for line in ledger] == ["killed: the run was interrupted"]
     assert list((project.root / ".flightdeck" / "workspaces").iterdir()) == []
+
+
+def test_params_give_an_arm_its_network_and_variables_and_flags_override(
+    runner: CliRunner, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FD_KEY", "k-123")
+    with (project.root / "params.yaml").open("a") as params:
+        params.write("harness_sandbox:\n  arm1: {network: true, pass_env: [FD_KEY]}\n")
+    command = shlex.join(
+        [
+            sys.executable,
+            "-c",
+            "import os, json; print(json.dumps({'answer': os.environ.get("
+            "'FD_KEY', 'unset'), 'citations': []}))",
+        ]
+    )
+    result = run(runner, project, command, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["sandbox"]["mode"] == "bwrap"
+    assert summary["sandbox"]["network"] is True
+    assert summary["sandbox"]["pass_env"] == ["FD_KEY"]
+    assert {a["answer"] for a in answer_lines(project)} == {"k-123"}
+    other = invoke(
+        runner,
+        "experiment",
+        "run",
+        str(project.suite),
+        "--arm",
+        "arm2",
+        "--harness",
+        command,
+        "--sandbox",
+        "none",
+    )
+    assert other.exit_code == 0, other.output
+    assert "sandbox: none (the arm ran without a sandbox)\n" in other.stdout
+    meta = read_meta(project.suite / "answers" / "arm2.meta.json").fields["sandbox"]
+    assert meta["note"] == "arm ran without a sandbox"
+
+
+def test_a_bad_sandbox_setting_in_params_is_one_line(runner: CliRunner, project: Project) -> None:
+    with (project.root / "params.yaml").open("a") as params:
+        params.write("harness_sandbox:\n  arm1: {network: yes-please}\n")
+    result = runner.invoke(
+        cli, ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", "true"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: params.yaml:10: harness_sandbox.arm1.network has a bad value 'yes-please'\n"
+    )
 
 
 def test_a_scored_arm_runs_again_only_to_the_same_answers(

@@ -330,10 +330,19 @@ def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     report = (project.root / "reports" / "demo-v1.md").read_text()
     assert "| decision-why | 1 |" in report
     assert "What this set can show" in report
-    assert (
-        "baseline is not shown to lose by 15 points on citation validity; a loss of 15 points or more is ruled out"
-        in report
-    )
+    # Identical arms: the seeded interval is [0, 0], but no claim reads a zero-width bound.
+    # Tango's score bound at n = 4 is far above 15 points, so nothing is ruled out.
+    assert "baseline is not shown to lose by 15 points on citation validity.**" in report
+    assert comp["citation_validity"]["ruled_out"] is False
+    assert comp["citation_validity"]["decision_hi"] > 0.15
+    assert comp["citation_validity"]["decision_lo"] < 0.0
+    assert set(comp["correctness"]) >= {
+        "decision_lo",
+        "decision_hi",
+        "decision_level",
+        "p_exact",
+        "size",
+    }
     assert (project.root / "reports" / "demo-v1.svg").read_text().startswith("<?xml")
     results = (project.root / "results" / "demo-v1" / "search.jsonl").read_text().splitlines()
     first = json.loads(results[0])
@@ -543,11 +552,23 @@ def test_gate(runner: CliRunner, project: Project) -> None:
     good_arm(project, "pinned", [True, True, True, True])
     good_arm(project, "same", [True, True, True, True])
     good_arm(project, "worse", [False, False, False, False])
-    ok = invoke(
-        runner, "knowledge", "gate", str(project.suite), "--pinned", "pinned", "--candidate", "same"
-    )
+    gate = ["knowledge", "gate", str(project.suite), "--pinned", "pinned", "--candidate", "same"]
+    # Four identical answers cannot show "at most 10 points worse" with a 2.5% false pass:
+    # a candidate truly 10 points worse agrees on all four 0.9^4 = 66% of the time or more.
+    honest = invoke(runner, *gate, "--json")
+    assert honest.exit_code == 1, honest.output
+    report = json.loads(honest.stdout)
+    assert report["decision"] == "calibrated"
+    assert report["failed"] == ["correctness", "citation_validity"]
+    assert report["metrics"]["correctness"]["size"] <= 0.025
+    assert report["metrics"]["correctness"]["decision_lo"] < -0.10  # Tango's, not [0, 0]
+    # The plain percentile reading (params decision: percentile) still passes them.
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("decision: percentile\n")
+    ok = invoke(runner, *gate)
     assert ok.exit_code == 0, ok.output
     assert "gate passed" in ok.stdout
+    assert "percentile bound +0.0 (must be >= -10" in ok.stdout
     bad = invoke(
         runner,
         "knowledge",

@@ -61,6 +61,13 @@ def run_arm(
             "2",
             "--timeout",
             "120",
+            # the bubblewrap sandbox lets through the network (the model on 127.0.0.1) and
+            # the model's two variables, nothing else
+            "--network",
+            "--pass-env",
+            "LOCAL_BASE_URL",
+            "--pass-env",
+            "LOCAL_API_KEY",
         ],
         cwd=project.root,
         env=env,
@@ -123,6 +130,9 @@ def test_the_llm_arm_runs_through_an_openai_compatible_server(
     # provenance in the meta, usage in the run log, totalled by the summary
     meta = read_meta(project.suite / "answers" / "llm-grep.meta.json").fields
     assert meta["model"] == "openai-api/local/stand-in"
+    sandbox = meta["sandbox"]
+    assert (sandbox["mode"], sandbox["network"]) == ("bwrap", True)
+    assert sandbox["pass_env"] == ["LOCAL_API_KEY", "LOCAL_BASE_URL"]
     harness = meta["provenance"]
     assert harness["system_prompt_sha256"] == hashlib.sha256(SYSTEM_PROMPT.encode()).hexdigest()
     assert harness["limits"] == {"max_steps": 30, "token_limit": None}

@@ -107,7 +107,8 @@ def test_it_cites_the_best_passage_with_the_file_hash(tmp_path: Path) -> None:
         "## Decision\nWe chose Postgres because of JSONB.\nIt replaced MySQL."
     )
     log = trace.getvalue()
-    assert "read sdlc/README.md (19 bytes)" in log
+    assert "files read, 0 skipped (" in log
+    assert "read sdlc/README.md" not in log  # counted, not listed: the trace stays short
     assert "query words: choose postgres" in log
     assert f"cite sdlc/docs/adr/0002-database.md#L41-L43 sha256={sha(adr)}" in log
 

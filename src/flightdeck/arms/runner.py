@@ -2,15 +2,17 @@
 
 :func:`run_experiment` is what ``flightdeck experiment run`` calls. For each question it has
 no answer for yet, it gives the harness a read-only workspace (:mod:`flightdeck.arms.workspace`)
-and the question (never the key), and collects the result (:mod:`flightdeck.arms.protocol`).
+and the question (never the key) in a bubblewrap sandbox (:mod:`flightdeck.arms.sandbox`),
+and collects the result (:mod:`flightdeck.arms.protocol`, :mod:`flightdeck.arms.trial`).
 
 Guarantees:
 
 - each finished trial is appended to ``suites/<suite>/answers/<arm>.jsonl`` with a flush and
   an fsync before the next is recorded, so killing the runner (even with SIGKILL) loses no
   finished trial; a rerun drops a torn last line and runs only the questions still missing;
-- a trial runs in its own session, so ``timeout`` kills the harness and every process it
-  started; leftovers of a harness that exited are killed too;
+- a trial runs in its own session (and, sandboxed, its own pid namespace), so ``timeout``
+  kills the harness and every process it started; leftovers of a harness that exited are
+  killed too, and a killed runner takes its sandboxes with it (``--die-with-parent``);
 - a failed trial (timeout, non-zero exit, output that is not the result JSON, a citation
   outside the question's ``as_of``) is recorded with its reason in ``runs/<suite>/<arm>.jsonl``
   and never stops the others;
@@ -31,14 +33,16 @@ import shutil
 import signal
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from flightdeck import __version__
-from flightdeck.arms.protocol import TrialControl, TrialOutcome, TrialSpec, run_trial
-from flightdeck.arms.workspace import WorkspaceCache
+from flightdeck.arms import sandbox
+from flightdeck.arms.trial import TrialControl, TrialOutcome, TrialSpec, run_trial
+from flightdeck.arms.workspace import DEFAULT_CAP_MB, Workspace, WorkspaceCache, commit_order
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, dumps_line, write_json
@@ -61,6 +65,11 @@ class RunConfig:
     timeout: float | None = None
     model: str | None = None
     by: str | None = None  # who ran the arm, for the meta; None: the login name
+    sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
+    network: bool = False  # let the harness reach the network (an LLM arm's API)
+    pass_env: tuple[str, ...] = ()  # environment variables the harness gets
+    holdouts: Path | None = None  # masked from the harness; None: <root>/holdouts
+    workspace_cache_mb: int = DEFAULT_CAP_MB
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,9 @@ class RunResult:
     runs_path: Path
     traces_dir: Path
     repaired: str | None  # what was repaired in the answers file, if anything
+    sandbox: dict[str, Any] = field(default_factory=dict)  # as the meta records it
+    omissions: dict[str, int] = field(default_factory=dict)  # files left out, by reason
+    workspace_peak_bytes: int = 0
 
     @property
     def failed(self) -> list[TrialOutcome]:
@@ -245,8 +257,32 @@ def _check_meta(path: Path, meta: dict[str, Any], has_answers: bool) -> dict[str
                 f"the arm's answers came from {name} {old.get(name)!r}, not {meta[name]!r}; "
                 "rerun with the same one, or use a new arm name",
             )
+    was = old.get("sandbox")
+    if was is not None and _sandbox_terms(was) != _sandbox_terms(meta["sandbox"]):
+        raise InputError(
+            path,
+            None,
+            f"the arm's answers ran with sandbox {_sandbox_terms(was)}, not "
+            f"{_sandbox_terms(meta['sandbox'])}; rerun with the same --sandbox, --network and "
+            "--pass-env, or use a new arm name",
+        )
     snapshot = old.get("knowledge_snapshot") if "provenance" in old else meta["knowledge_snapshot"]
-    return {**old, "knowledge_snapshot": snapshot, "last_run": meta["date"]}
+    return {
+        **old,
+        "knowledge_snapshot": snapshot,
+        "last_run": meta["date"],
+        "sandbox": was if was is not None else meta["sandbox"],
+    }
+
+
+def _sandbox_terms(value: Any) -> str:
+    """The settings that change what a harness can do, as one comparable string."""
+    if not isinstance(value, dict):
+        return repr(value)
+    if value.get("mode") == "none":
+        return "none"
+    names = ",".join(value.get("pass_env") or []) or "-"
+    return f"bwrap (network {'on' if value.get('network') else 'off'}, env {names})"
 
 
 def _check_repos(questions: list[Question], repos: RepoSet, source: Path) -> None:
@@ -328,6 +364,10 @@ def run_experiment(
         raise InputError("--timeout", None, f"timeout must be positive, got {config.timeout:g}")
     if config.by is not None and not config.by.strip():
         raise InputError("--by", None, "is empty; say who ran the arm, or leave --by out")
+    if config.workspace_cache_mb < 1:
+        raise InputError(
+            "--workspace-cache-mb", None, f"must be at least 1, got {config.workspace_cache_mb}"
+        )
     named = harness_model(config.command)
     if config.model is not None and named is not None and named != config.model:
         raise InputError(
@@ -341,6 +381,7 @@ def run_experiment(
     suite_dir = config.suite_dir
     if not suite_dir.is_dir():
         raise InputError(suite_dir, None, "suite folder not found; pass suites/<suite>")
+    policy = sandbox_policy(config, argv, path)
     suite = suite_dir.resolve().name
     questions_path = suite_dir / "questions.jsonl"
     questions = read_questions(questions_path)
@@ -359,7 +400,7 @@ def run_experiment(
             done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
         pending = [q for q in questions if q.id not in done]
         date = utc_now()
-        meta = {
+        meta: dict[str, Any] = {
             "runner": "harness",
             "by": config.by or _user(),
             "via": "flightdeck experiment run",
@@ -368,6 +409,7 @@ def run_experiment(
             "command": config.command,
             "knowledge_snapshot": snapshot(questions),
             "flightdeck_version": __version__,
+            "sandbox": policy.meta(),
         }
         meta = _check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / ".flightdeck" / "cache")
@@ -378,9 +420,9 @@ def run_experiment(
             on_start(len(pending), len(questions))
         run_id = f"{date}-{os.getpid()}"
         spec = TrialSpec(
-            argv, config.command, config.timeout, traces_dir, config.root, env={"PATH": path}
+            argv, config.command, config.timeout, traces_dir, config.root, path, policy
         )
-        outcomes = _run_all(
+        ran = _run_all(
             pending,
             spec,
             repos,
@@ -390,6 +432,7 @@ def run_experiment(
             meta,
             on_trial,
         )
+        outcomes, omissions, peak = ran
         if any(o.ok for o in outcomes):
             _sort_answers(answers_path, [q.id for q in questions])
         if answers_path != scored_path:
@@ -407,6 +450,24 @@ def run_experiment(
         runs_path,
         traces_dir,
         repaired,
+        meta["sandbox"],
+        omissions,
+        peak,
+    )
+
+
+def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.SandboxPolicy:
+    """The arm's sandbox, from the run's settings (bwrap tried once before any trial)."""
+    return sandbox.policy_for(
+        config.sandbox,
+        network=config.network,
+        pass_env=config.pass_env,
+        root=config.root,
+        suite_dir=config.suite_dir,
+        repos=list(config.repos.values()),
+        holdouts=config.holdouts if config.holdouts is not None else config.root / "holdouts",
+        argv=argv,
+        path=path,
     )
 
 
@@ -467,20 +528,46 @@ def _run_all(
     paths: tuple[Path, Path, Path],
     meta: dict[str, Any],
     on_trial: Callable[[TrialOutcome], None] | None,
-) -> list[TrialOutcome]:
+) -> tuple[list[TrialOutcome], dict[str, int], int]:
+    """The trials, and what the workspaces left out (by reason) and their peak disk."""
     if not pending:
-        return []
+        return [], {}, 0
     answers_path, runs_path, meta_path = paths
-    cache = WorkspaceCache(repos, config.root / ".flightdeck" / "workspaces")
+    checked = spec.policy.mode == "none"  # the sandbox mounts workspaces read-only
+    cache = WorkspaceCache(
+        repos,
+        config.root / ".flightdeck" / "workspaces",
+        cap_bytes=config.workspace_cache_mb << 20,
+        checked=checked,
+    )
     answers = _Appender(answers_path)
     ledger = _Appender(runs_path)
     record_lock = threading.Lock()
     control = TrialControl()
+    ordered = commit_order(repos, pending)
+    cache.plan(ordered)
 
     def one(question: Question) -> TrialOutcome | None:
         if control.stop.is_set():
             return None
-        outcome = run_trial(question, cache.workspace, cache.root, spec, control, cache.verify)
+        held: list[Workspace] = []
+
+        def workspace_for(q: Question) -> Workspace:
+            held.append(cache.acquire(q))
+            return held[0]
+
+        try:
+            outcome = run_trial(
+                question,
+                workspace_for,
+                cache.root,
+                spec,
+                control,
+                cache.verify if checked else None,
+            )
+        finally:
+            if held:
+                cache.release(held[0])
         with record_lock:  # answer first: the ledger entry is a log, the answer is the result
             if outcome.ok and outcome.provenance is not None:
                 outcome = _record_provenance(outcome, meta, meta_path)
@@ -493,7 +580,7 @@ def _run_all(
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs)
     previous = _interrupt_on_sigterm()
     try:
-        futures = [pool.submit(one, q) for q in pending]
+        futures = [pool.submit(one, q) for q in ordered]
         for future in concurrent.futures.as_completed(futures):
             outcome = future.result()
             if outcome is not None:
@@ -512,7 +599,8 @@ def _run_all(
         with contextlib.suppress(OSError):
             cache.close()
     order = {q.id: i for i, q in enumerate(pending)}
-    return sorted(outcomes, key=lambda o: order[o.id])
+    omissions = dict(sorted(Counter(cache.omissions.values()).items()))
+    return sorted(outcomes, key=lambda o: order[o.id]), omissions, cache.peak
 
 
 def _record_provenance(

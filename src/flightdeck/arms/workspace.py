@@ -1,48 +1,89 @@
-"""Read-only workspaces: what a trial may read, materialised from git, built once, shared.
+"""Read-only workspaces: what a trial may read, as trees of hard links into a blob store.
 
 A question's workspace holds the files of its ``as_of`` commits that its ``scope`` allows,
-laid out as ``<repo>/<path>``: no ``.git``, no suite file, nothing newer. One tree is built
-per (repository, commit, scope) with a single ``git cat-file --batch`` process; a question
-over several repositories gets a folder of hard links to those trees. Everything lives in
-one cache folder that :meth:`WorkspaceCache.close` removes.
+laid out as ``<repo>/<path>``: no ``.git``, no suite file, no symlink or submodule, no file
+holding a sealed-key canary, nothing newer. One tree is made per (repository, commit,
+scope), of hard links into :class:`~flightdeck.arms.blobstore.BlobStore`, so a blob costs
+its bytes once however many commits share it.
 
-Files are made read-only (0444, or 0555 when git records them executable) and so are the
-folders (0555), so a harness cannot change what the next trial reads.
+The cache knows the run's plan (:meth:`WorkspaceCache.plan`): a tree that no pending trial
+needs is removed at once, or, when a tree of the same repository and scope is still to be
+made, turned into it by relinking only the files that differ between the two commits. The
+cache stays under a disk cap: past it, unneeded trees and unlinked blobs go first, then a
+new tree waits for a running trial to give one back.
+
+Inside the sandbox the trees are mounted read-only. Without one (``--sandbox none``) file
+modes are all that protect them, which root ignores: :meth:`WorkspaceCache.verify` then
+compares a workspace with how it was built, and a changed one (and every tree sharing a
+changed blob) is dropped.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import itertools
 import os
-import shutil
-import stat
+import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flightdeck.suite.records import CANARY_PREFIX, Question
+from flightdeck.arms.blobstore import BLOCK, BlobStore, disk_size
+from flightdeck.arms.trees import (
+    fingerprint,
+    link_files,
+    make_read_only,
+    merge_trees,
+    relink,
+    remove_stale,
+    remove_tree,
+)
+from flightdeck.suite.records import Question
 from flightdeck.suite.repos import RepoSet, scope_filter
 
 SUITE_FILES = frozenset({"questions.jsonl", "keys.jsonl"})
-_CANARY = CANARY_PREFIX.encode()
+DEFAULT_CAP_MB = 4096
+SYMLINK, SUBMODULE, SUITE = "symlink", "submodule", "inside a suite folder"
+TreeKey = tuple[str, str, tuple[str, ...]]  # repository, commit, scope
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """What one trial reads: a host folder per repository, or one folder of them all."""
+
+    mounts: tuple[tuple[str, Path], ...]  # repository name -> folder of its files
+    path: Path | None  # folder holding <repo>/... (None in the sandbox: it mounts each)
+    files: int
+    omitted: tuple[tuple[str, str], ...]  # (<repo>/<path>, why)
+    label: str
+    trees: tuple[BuiltTree, ...] = ()
+
+
+@dataclass
+class _Listing:
+    files: dict[str, tuple[str, int]]  # path -> (blob id, size)
+    omitted: list[tuple[str, str]]
+    executable: dict[str, bool]
 
 
 @dataclass
 class BuiltTree:
-    """One materialised (repository, commit, scope): where it is and what was left out."""
+    """One (repository, commit, scope) made of links: where, which files, what was left out."""
 
-    path: Path  # holds <repo>/<path> files
-    files: int
-    bytes: int
-    excluded: list[str] = field(default_factory=list)  # "<repo>/<path>: why"
+    key: TreeKey
+    path: Path  # holds <repo>/<path>
+    files: dict[str, str]  # path -> store name
+    omitted: list[tuple[str, str]]
+    disk: int
+    users: int = 0
+    stale: bool = False
+    fingerprint: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
-
-def _key(*parts: str) -> str:
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+    @property
+    def excluded(self) -> list[str]:
+        return [f"{uri}: {why}" for uri, why in self.omitted]
 
 
 def suite_folders(paths: Iterable[str]) -> set[str]:
@@ -62,206 +103,364 @@ def _under(path: str, folders: set[str]) -> bool:
 
 
 class WorkspaceCache:
-    """Builds and hands out read-only workspaces; thread-safe; one per run.
+    """Builds, hands out and removes workspaces for one run; thread-safe.
 
-    File modes do not stop a harness running as root (or one that chmods its own files), so
-    :meth:`verify` compares a workspace with how it was built; a changed one is dropped and
-    the next trial that needs it gets a fresh copy.
+    ``checked`` (no sandbox) keeps a fingerprint of every tree and makes folders read-only.
     """
 
-    def __init__(self, repos: RepoSet, parent: Path) -> None:
+    def __init__(
+        self,
+        repos: RepoSet,
+        parent: Path,
+        *,
+        cap_bytes: int = DEFAULT_CAP_MB << 20,
+        checked: bool = True,
+    ) -> None:
         self._repos = repos
         parent.mkdir(parents=True, exist_ok=True)
         remove_stale(parent)
         self.root = Path(tempfile.mkdtemp(dir=parent, prefix=f"run-{os.getpid()}-"))
-        self._lock = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
-        self._trees: dict[str, BuiltTree] = {}
-        self._workspaces: dict[str, Path] = {}
-        self._fingerprints: dict[Path, dict[str, tuple[int, ...]]] = {}
+        self.store = BlobStore(self.root / "blobs", read_only=checked)
+        self.cap = cap_bytes
+        self.checked = checked
+        self.peak = 0
+        self._cond = threading.Condition()
+        self._build_lock = threading.Lock()
+        self._trees: dict[TreeKey, BuiltTree] = {}
+        self._free: list[BuiltTree] = []
+        self._pending: Counter[TreeKey] = Counter()
+        self._listings: dict[tuple[str, str], list[tuple[str, str, str, int]]] = {}
         self._serial = itertools.count()
+        self._active = 0  # workspaces handed out whole and not yet released
+        self._merged: dict[Path, dict[str, tuple[int, ...]]] = {}
+        self._held: list[tuple[tuple[TreeKey, ...], Workspace]] = []
+        self.omissions: dict[tuple[str, str], str] = {}  # (commit, uri) -> why, for the run
 
-    def _lock_for(self, key: str) -> threading.Lock:
-        with self._lock:
-            return self._locks.setdefault(key, threading.Lock())
+    # --- the plan ---------------------------------------------------------------------
 
-    def _target(self, kind: str, key: str) -> Path:
-        with self._lock:
-            return self.root / kind / f"{key}-{next(self._serial)}"
+    def plan(self, questions: Iterable[Question]) -> None:
+        """Count the trials that will need each tree, so a tree goes once none do."""
+        with self._cond:
+            for question in questions:
+                for key in _tree_keys(question):
+                    self._pending[key] += 1
+
+    def acquire(self, question: Question) -> Workspace:
+        """The question's workspace, built or reused; :meth:`release` it after the trial."""
+        keys = _tree_keys(question)
+        trees: list[BuiltTree] = []
+        try:
+            for key in keys:
+                trees.append(self._tree(key))
+        except BaseException:
+            for tree in trees:
+                self._release_tree(tree, count=False)
+            raise
+        with self._cond:
+            self._active += 1
+        omitted = tuple(o for t in trees for o in t.omitted)
+        mounts = tuple((t.key[0], t.path / t.key[0]) for t in trees)
+        label = ", ".join(f"{r}@{c[:12]}" for r, c, _ in keys)
+        scope = keys[0][2]
+        label += f"; scope {' '.join(scope)}" if scope else "; whole repositories"
+        files = sum(len(t.files) for t in trees)
+        path = trees[0].path if len(trees) == 1 else None
+        if path is None and self.checked:
+            path = self._merge([t.path for t in trees])
+        return Workspace(mounts, path, files, omitted, label, tuple(trees))
+
+    def release(self, workspace: Workspace) -> None:
+        """The trial is over: trees no pending trial needs are reused or removed."""
+        for tree in workspace.trees:
+            self._release_tree(tree)
+        with self._cond:  # after its trees are gone, so a waiting build sees the room
+            self._active -= 1
+            self._cond.notify_all()
+        if workspace.path is not None and len(workspace.trees) > 1:
+            with self._cond:
+                self._merged.pop(workspace.path, None)
+            remove_tree(workspace.path)
 
     def workspace(self, question: Question) -> Path:
-        """The folder for this question's trials, built on first use."""
-        scope, parts = _parts(question)
-        trees = [self.tree(repo, commit, scope) for repo, commit in parts]
-        if len(trees) == 1:
-            return trees[0].path
-        key = _key("ws", *scope, *(f"{r}@{c}" for r, c in parts))
-        with self._lock_for(key):
-            if key not in self._workspaces:
-                target = self._target("ws", key)
-                _link_trees([t.path for t in trees], target)
-                self._remember(target)
-                self._workspaces[key] = target
-            return self._workspaces[key]
-
-    def tree(self, repo: str, commit: str, scope: tuple[str, ...]) -> BuiltTree:
-        """The tree of one repository at one commit, filtered by scope."""
-        key = _key("tree", repo, commit, *scope)
-        with self._lock_for(key):
-            if key not in self._trees:
-                built = self._build(repo, commit, scope, self._target("trees", key))
-                self._remember(built.path)
-                self._trees[key] = built
-            return self._trees[key]
+        """The host folder of a question's workspace, held until :meth:`close` (for tests)."""
+        keys = tuple(_tree_keys(question))
+        held = next((w for k, w in self._held if k == keys and not _stale(w)), None)
+        if held is None:
+            held = self.acquire(question)
+            if held.path is None:
+                merged = self._merge([t.path for t in held.trees])
+                held = Workspace(
+                    held.mounts, merged, held.files, held.omitted, held.label, held.trees
+                )
+            self._held.append((keys, held))
+        assert held.path is not None
+        return held.path
 
     def trees(self) -> list[BuiltTree]:
-        with self._lock:
+        with self._cond:
             return list(self._trees.values())
 
-    def _remember(self, path: Path) -> None:
-        fingerprint = _fingerprint(path)
-        with self._lock:
-            self._fingerprints[path] = fingerprint
+    @property
+    def disk(self) -> int:
+        """Bytes the cache holds on disk now (blobs, and the folders of every tree)."""
+        with self._cond:
+            return (
+                self.store.disk
+                + sum(t.disk for t in self._trees.values())
+                + sum(t.disk for t in self._free)
+            )
 
-    def verify(self, question: Question, path: Path) -> str | None:
-        """None when ``path`` is as built; else the first changed entry, and it is dropped."""
-        with self._lock:
-            expected = self._fingerprints.get(path)
-        if expected is None:
-            return None
-        actual = _fingerprint(path)
-        if actual == expected:
-            return None
-        changed = sorted(
-            set(actual) ^ set(expected)
-            | {name for name in set(actual) & set(expected) if actual[name] != expected[name]}
-        )
-        scope, parts = _parts(question)
-        with self._lock:  # later trials get fresh copies; running ones keep their paths
-            self._fingerprints.pop(path, None)
-            self._workspaces.pop(_key("ws", *scope, *(f"{r}@{c}" for r, c in parts)), None)
-            for repo, commit in parts:
-                self._trees.pop(_key("tree", repo, commit, *scope), None)
-        return changed[0] or "."
+    # --- trees ------------------------------------------------------------------------
 
-    def _build(self, repo: str, commit: str, scope: tuple[str, ...], target: Path) -> BuiltTree:
-        repository = self._repos.get(repo)
+    def _tree(self, key: TreeKey) -> BuiltTree:
+        with self._build_lock:
+            with self._cond:
+                tree = self._trees.get(key)
+                if tree is not None and not tree.stale:
+                    tree.users += 1
+                    return tree
+            listing = self._listing(key)
+
+            def new_blobs() -> int:  # what the store must still write for this tree
+                return sum(
+                    disk_size(size)
+                    for path, (oid, size) in listing.files.items()
+                    if not self.store.has(BlobStore.name(oid, listing.executable[path]))
+                )
+
+            donor = self._room(key, _tree_disk(listing.files), new_blobs)
+            repository = self._repos.get(key[0])
+            self.store.ensure(
+                repository, ((oid, listing.executable[p]) for p, (oid, _) in listing.files.items())
+            )
+            linked: dict[str, str] = {}
+            omitted = list(listing.omitted)
+            for path, (oid, _size) in listing.files.items():
+                why = self.store.refused(oid)
+                if why is None:
+                    linked[path] = BlobStore.name(oid, listing.executable[path])
+                else:
+                    omitted.append((f"{key[0]}/{path}", why))
+            omitted.sort()
+            if donor is not None:
+                relink(
+                    donor.path,
+                    donor.path / donor.key[0],
+                    donor.files,
+                    linked,
+                    self.store,
+                    checked=self.checked,
+                )
+                donor.key, donor.files, donor.omitted = key, linked, omitted
+                donor.disk = _tree_disk(linked)
+                tree = donor
+            else:
+                top = self.root / "trees" / str(next(self._serial))
+                link_files(top / key[0], linked, self.store)
+                tree = BuiltTree(key, top, linked, omitted, _tree_disk(linked))
+            if self.checked:
+                make_read_only(tree.path)
+                tree.fingerprint = fingerprint(tree.path)
+            with self._cond:
+                tree.users = 1
+                self._trees[key] = tree
+                if not any(  # no other pending tree lists this commit: forget its listing
+                    n > 0 and k[:2] == key[:2] and k not in self._trees
+                    for k, n in self._pending.items()
+                ):
+                    self._listings.pop(key[:2], None)
+                for uri, why in tree.omitted:
+                    self.omissions[(key[1], uri)] = why
+                self.peak = max(self.peak, self._disk_locked())
+            return tree
+
+    def _disk_locked(self) -> int:
+        trees = itertools.chain(self._trees.values(), self._free)
+        return self.store.disk + sum(t.disk for t in trees)
+
+    def _listing(self, key: TreeKey) -> _Listing:
+        """The files a tree would link, what it leaves out (and why), which are executable."""
+        repo, commit, scope = key
+        entries = self._listings.get((repo, commit))
+        if entries is None:
+            entries = self._repos.get(repo).list_entries(commit)
+            self._listings[(repo, commit)] = entries
         allowed = scope_filter(scope)
-        listing = repository.list_files(commit)
-        hidden = suite_folders(path for path, _ in listing)
-        built = BuiltTree(target, 0, 0)
-        staging = target.with_name(target.name + ".tmp")
-        base = staging / repo
-        base.mkdir(parents=True)
-        made_dirs = {base}
-        with repository.blobs() as reader:
-            for path, oid in listing:
-                if not allowed(f"{repo}/{path}"):
-                    continue
-                if _under(path, hidden) or path.rpartition("/")[2] in SUITE_FILES:
-                    built.excluded.append(f"{repo}/{path}: inside a suite folder")
-                    continue
-                data = reader.read(oid)
-                if data is None:
-                    continue
-                if _CANARY in data:
-                    built.excluded.append(f"{repo}/{path}: holds a sealed-key canary")
-                    continue
-                out = base / path
-                if out.parent not in made_dirs:
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    made_dirs.add(out.parent)
-                out.write_bytes(data)
-                built.files += 1
-                built.bytes += len(data)
-        _make_read_only(staging)
-        os.replace(staging, target)
-        return built
+        hidden = suite_folders(path for path, *_ in entries)
+        listing = _Listing({}, [], {})
+        for path, oid, mode, size in entries:
+            uri = f"{repo}/{path}"
+            if not allowed(uri):
+                continue
+            if mode == "120000":
+                listing.omitted.append((uri, SYMLINK))
+            elif mode == "160000":
+                listing.omitted.append((uri, SUBMODULE))
+            elif _under(path, hidden) or path.rpartition("/")[2] in SUITE_FILES:
+                listing.omitted.append((uri, SUITE))
+            elif mode in ("100644", "100755"):
+                listing.files[path] = (oid, size)
+                listing.executable[path] = mode == "100755"
+        return listing
+
+    def _room(self, key: TreeKey, folders: int, blobs: Callable[[], int]) -> BuiltTree | None:
+        """A free tree to turn into this one, or None once a new one fits under the cap.
+
+        Past the cap: drop free trees and blobs no tree links, then wait for a running trial
+        to give a tree back; with nothing running, build anyway (one tree over the cap is
+        better than no trial).
+        """
+        with self._cond:
+            while True:
+                donor = next(
+                    (t for t in self._free if t.key[0] == key[0] and t.key[2] == key[2]), None
+                )
+                if donor is not None:
+                    self._free.remove(donor)
+                    return donor
+                if self._disk_locked() + folders + blobs() <= self.cap:
+                    return None
+                self._drop_unneeded_locked()
+                self.store.evict_unlinked()
+                if self._disk_locked() + folders + blobs() <= self.cap:
+                    return None
+                if not self._active:  # only a trial that holds its whole workspace
+                    return None  # will give one back; a half-acquired one may wait on us
+                self._cond.wait()
+
+    def _drop_unneeded_locked(self) -> None:
+        for tree in self._free:
+            remove_tree(tree.path)
+        self._free.clear()
+
+    def _release_tree(self, tree: BuiltTree, *, count: bool = True) -> None:
+        key = tree.key
+        doomed = False
+        with self._cond:
+            tree.users -= 1
+            if count and self._pending[key] > 0:
+                self._pending[key] -= 1
+            current = self._trees.get(key) is tree
+            if tree.users > 0 or (current and self._pending[key] > 0 and not tree.stale):
+                return
+            if current:
+                del self._trees[key]
+            wanted = not tree.stale and any(
+                n > 0 and k[0] == key[0] and k[2] == key[2] and k not in self._trees
+                for k, n in self._pending.items()
+            )
+            if wanted:
+                self._free.append(tree)
+            else:
+                doomed = True
+            self._cond.notify_all()
+        if doomed:
+            remove_tree(tree.path)
+
+    def _merge(self, sources: list[Path]) -> Path:
+        target = self.root / "merged" / str(next(self._serial))
+        merge_trees(sources, target)
+        seen = fingerprint(target)
+        with self._cond:
+            self._merged[target] = seen
+        return target
+
+    # --- without a sandbox: did the harness change its workspace? ----------------------
+
+    def verify(self, question: Question, workspace: Workspace) -> str | None:
+        """None when the workspace is as built; else the first changed entry (all dropped)."""
+        if not self.checked:
+            return None
+        changed: set[str] = set()
+        for tree in workspace.trees:
+            diff = _changes(fingerprint(tree.path), tree.fingerprint)
+            if diff:
+                self._poison(tree, diff)
+                changed |= diff
+        with self._cond:
+            merged = self._merged.get(workspace.path) if workspace.path else None
+        if merged is not None and workspace.path is not None:
+            changed |= _changes(fingerprint(workspace.path), merged)
+        if not changed:
+            return None
+        files = sorted(p for p in changed if p and not p.endswith("/"))
+        return files[0] if files else (min(p for p in changed if p) if changed - {""} else ".")
+
+    def _poison(self, tree: BuiltTree, changed: set[str]) -> None:
+        """Mark a tree, and every tree linking a changed blob, stale; forget those blobs."""
+        cut = len(tree.key[0]) + 1
+        names = {tree.files[p[cut:]] for p in changed if p[cut:] in tree.files}
+        for name in names:
+            self.store.forget(name)
+        with self._cond:
+            tree.stale = True
+            for other in list(self._trees.values()) + self._free:
+                if names & set(other.files.values()):
+                    other.stale = True
+            self._free = [t for t in self._free if not t.stale]
 
     def close(self) -> None:
-        """Remove every workspace this cache built."""
+        """Stop the git readers and remove every workspace this cache built."""
+        self.store.close()
         remove_tree(self.root)
 
 
-def _parts(question: Question) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
-    """A question's normalised scope and its (repository, commit) pairs, sorted."""
+def _stale(workspace: Workspace) -> bool:
+    return any(t.stale for t in workspace.trees)
+
+
+def _changes(actual: dict[str, tuple[int, ...]], expected: dict[str, tuple[int, ...]]) -> set[str]:
+    return set(actual) ^ set(expected) | {
+        n for n in set(actual) & set(expected) if actual[n] != expected[n]
+    }
+
+
+def _tree_keys(question: Question) -> list[TreeKey]:
+    """A question's trees: one per repository of its ``as_of``, with its normalised scope."""
     scope = tuple(sorted(set(question.scope)))
-    return scope, [(repo, question.as_of[repo]) for repo in sorted(question.as_of)]
+    return [(repo, question.as_of[repo], scope) for repo in sorted(question.as_of)]
 
 
-def _fingerprint(top: Path) -> dict[str, tuple[int, ...]]:
-    """Every entry under ``top`` -> (inode, mode, size, mtime): what a write or chmod changes."""
-    found: dict[str, tuple[int, ...]] = {}
-    pending = [("", str(top))]
-    while pending:
-        prefix, folder = pending.pop()
-        info = os.stat(folder)
-        found[prefix] = (info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns)
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                name = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append((name + "/", entry.path))
-                else:
-                    st = entry.stat(follow_symlinks=False)
-                    found[name] = (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns)
-    return found
+def _tree_disk(files: Mapping[str, object]) -> int:
+    """The folders a tree of these files needs, in bytes (its links cost no blocks)."""
+    folders = {path.rpartition("/")[0] for path in files}
+    for folder in list(folders):
+        while folder:
+            folder = folder.rpartition("/")[0]
+            folders.add(folder)
+    return (len(folders) + 1) * BLOCK
 
 
-def _link_trees(sources: list[Path], target: Path) -> None:
-    """Merge several ``<repo>/...`` trees into ``target`` with hard links (copies if need be)."""
-    staging = target.with_name(target.name + ".tmp")
-    for source in sources:
-        for folder, dirs, files in os.walk(source):
-            dirs.sort()
-            relative = Path(folder).relative_to(source)
-            (staging / relative).mkdir(parents=True, exist_ok=True)
-            for name in files:
-                src, dst = Path(folder) / name, staging / relative / name
-                try:
-                    os.link(src, dst)
-                except OSError:
-                    shutil.copy2(src, dst)
-    _make_read_only(staging)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(staging, target)
+def commit_order(repos: RepoSet, questions: list[Question]) -> list[Question]:
+    """Questions grouped so trials sharing a tree run together, commits in time order.
 
+    Consecutive trees then differ little, so a freed tree is turned into the next one by
+    relinking a few files. Order among questions is otherwise kept.
+    """
+    times: dict[tuple[str, str], int] = {}
+    by_repo: dict[str, set[str]] = {}
+    for question in questions:
+        for repo, commit in question.as_of.items():
+            by_repo.setdefault(repo, set()).add(commit)
+    for repo, commits in by_repo.items():
+        git_dir = repos.get(repo).git_dir
+        proc = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "log", "--no-walk=unsorted", "--format=%H %ct"]
+            + sorted(commits),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        for line in proc.stdout.splitlines():
+            commit, _, when = line.partition(" ")
+            times[(repo, commit)] = int(when) if when.isdigit() else 0
+    first = {id(q): i for i, q in enumerate(questions)}
 
-def _make_read_only(top: Path) -> None:
-    for folder, _dirs, files in os.walk(top, topdown=False):
-        for name in files:
-            path = os.path.join(folder, name)
-            mode = os.stat(path).st_mode
-            os.chmod(path, 0o555 if mode & stat.S_IXUSR else 0o444)
-        os.chmod(folder, 0o555)
+    def key(question: Question) -> tuple[object, ...]:
+        repos_ = tuple(sorted(question.as_of))
+        scope = tuple(sorted(set(question.scope)))
+        when = tuple(times.get((r, question.as_of[r]), 0) for r in repos_)
+        commits = tuple(question.as_of[r] for r in repos_)
+        return (len(repos_) > 1, repos_, scope, when, commits, first[id(question)])
 
-
-def remove_tree(top: Path) -> None:
-    """``rm -rf`` for a tree whose folders were made read-only."""
-    if not top.exists():
-        return
-    for folder, _dirs, _files in os.walk(top):
-        with contextlib.suppress(OSError):
-            os.chmod(folder, 0o755)
-    shutil.rmtree(top, ignore_errors=True)
-
-
-def remove_stale(parent: Path) -> None:
-    """Remove workspaces left by runs that were killed (their process no longer exists)."""
-    for entry in parent.glob("run-*-*"):
-        try:
-            pid = int(entry.name.split("-")[1])
-        except (IndexError, ValueError):
-            continue
-        if pid != os.getpid() and not _alive(pid):
-            remove_tree(entry)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return sorted(questions, key=key)

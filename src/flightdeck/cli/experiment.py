@@ -20,8 +20,8 @@ from flightdeck.cli._options import (
 from flightdeck.errors import InputError
 
 if TYPE_CHECKING:
-    from flightdeck.arms.protocol import TrialOutcome
     from flightdeck.arms.runner import RunResult
+    from flightdeck.arms.trial import TrialOutcome
 
 
 @click.group("experiment")
@@ -65,6 +65,30 @@ def experiment() -> None:
     default=None,
     help="Who ran the arm, for the meta file [default: your login name].",
 )
+@click.option(
+    "--sandbox",
+    type=click.Choice(["bwrap", "none"]),
+    default=None,
+    help="Run each harness in a bubblewrap sandbox, or unconfined [params: sandbox, bwrap].",
+)
+@click.option(
+    "--network/--no-network",
+    default=None,
+    help="Let the sandboxed harness reach the network [params: harness_sandbox.<arm>.network].",
+)
+@click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    help="Pass environment variable NAME to the harness (repeat; e.g. an API key).",
+)
+@click.option(
+    "--workspace-cache-mb",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Disk cap for the run's workspaces, in MiB [default: 4096].",
+)
 @params_options
 @json_option
 @click.pass_context
@@ -77,6 +101,10 @@ def run_command(
     timeout: float | None,
     model: str | None,
     by: str | None,
+    sandbox: str | None,
+    network: bool | None,
+    pass_env: tuple[str, ...],
+    workspace_cache_mb: int | None,
     params_file: Path | None,
     repo: tuple[str, ...],
     as_json: bool,
@@ -100,11 +128,15 @@ def run_command(
             --harness "python -m flightdeck experiment agent repo-search" --jobs 4 --timeout 60
         flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
             --harness "python -m flightdeck experiment agent repo-search" --by ada
+        flightdeck experiment run suites/knowledge-demo-v1 --arm llm-claude \\
+            --harness "python examples/llm_harness.py" --network --pass-env ANTHROPIC_API_KEY
     """
     from flightdeck.arms.runner import RunConfig, run_experiment
+    from flightdeck.arms.workspace import DEFAULT_CAP_MB
 
     params = load_params_from_cli(params_file, repo, near=suite)
     check_seal(suite)
+    arm_sandbox = params.harness_sandbox.get(arm, {})
     config = RunConfig(
         suite_dir=suite,
         arm=arm,
@@ -115,6 +147,11 @@ def run_command(
         timeout=timeout,
         model=model,
         by=by,
+        sandbox=sandbox or arm_sandbox.get("sandbox") or params.sandbox,
+        network=network if network is not None else bool(arm_sandbox.get("network", False)),
+        pass_env=tuple(arm_sandbox.get("pass_env", ())) + pass_env,
+        holdouts=params.holdouts,
+        workspace_cache_mb=workspace_cache_mb or DEFAULT_CAP_MB,
     )
     progress = _Progress(quiet=as_json)
     try:
@@ -172,6 +209,9 @@ def _result_json(result: RunResult) -> dict[str, Any]:
         "meta": result.meta_path.as_posix(),
         "runs": result.runs_path.as_posix(),
         "repaired": result.repaired,
+        "sandbox": result.sandbox,
+        "left_out": result.omissions,
+        "workspace_peak_bytes": result.workspace_peak_bytes,
         "usage": {o.id: o.usage for o in result.outcomes if o.usage is not None},
     }
 
@@ -186,6 +226,14 @@ def _print_summary(result: RunResult) -> None:
         f"({ok} of {ran} trials this run succeeded, {result.already_answered} answered before)"
     )
     click.echo(f"answers: {result.answers_path}")
+    if result.sandbox.get("mode") == "none":
+        click.echo("sandbox: none (the arm ran without a sandbox)")
+    if result.omissions:
+        counts = ", ".join(f"{n} {why}" for why, n in result.omissions.items())
+        click.echo(
+            f"workspaces left out {sum(result.omissions.values())} files ({counts}); "
+            "each trial's trace lists them"
+        )
     _print_usage(result.outcomes)
     if result.failed:
         click.echo(f"{len(result.failed)} failed (recorded in {result.runs_path}):")

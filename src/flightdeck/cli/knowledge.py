@@ -389,15 +389,16 @@ def gate_command(
 ) -> None:
     """The regression gate: fail (exit 1) when the candidate may be worse than the margin.
 
-    Passes when, on each metric, the lower bound of candidate - pinned is at least
-    -gate_margin points. `dvc metrics diff` shows movement; this is what fails CI.
+    Passes when, on each metric, candidate - pinned is shown to be at least -gate_margin
+    points by the rule in force (params decision: calibrated, a false pass at most 2.5% at
+    the suite's n). `dvc metrics diff` shows movement; this is what fails CI.
 
     \b
     Example:
         flightdeck knowledge gate suites/knowledge-gold-v1 \\
             --pinned baseline-repo-search --candidate retrieval
     """
-    from flightdeck.scoring.report import _pts
+    from flightdeck.scoring.report import _pts, decision_json
     from flightdeck.tasks.knowledge import gate
 
     params = load_params_from_cli(
@@ -411,9 +412,16 @@ def gate_command(
                     "passed": result.passed,
                     "failed": list(result.failed),
                     "margin": result.margin,
+                    "decision": params.decision,
                     "correctness_from": result.sources,
                     "metrics": {
-                        m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi}
+                        m: {
+                            "diff": mc.diff,
+                            "lo": mc.lo,
+                            "hi": mc.hi,
+                            "passed": m not in result.failed,
+                        }
+                        | decision_json(result.decisions[m])
                         for m, mc in result.comparison.metrics.items()
                     },
                 },
@@ -425,11 +433,18 @@ def gate_command(
         for arm, words in result.sources.items():
             click.echo(f"{arm}: correctness from {words}")
         for m, mc in result.comparison.metrics.items():
+            d = result.decisions[m]
             verdict = "FAIL" if m in result.failed else "ok"
+            size = "" if d.shown.size is None else f", false pass <= {100 * d.shown.size:.2f}%"
             click.echo(
-                f"{verdict:4} {m}: {candidate} - {pinned} = {_pts(mc.diff)} points, lower bound "
-                f"{_pts(mc.lo, 'down')} (must be >= -{result.margin:g})"
+                f"{verdict:4} {m}: {candidate} - {pinned} = {_pts(mc.diff)} points, "
+                f"{params.decision} bound {_pts(d.shown.bound, 'down')} (must be >= "
+                f"-{result.margin:g}; level {100 * d.shown.level:.2f}%{size} at n = {d.n}); "
+                f"Tango score bound {_pts(d.tango.lo, 'down')}"
             )
+            if (d.tango.lo >= -result.margin / 100) != d.shown.holds:
+                alone = "fail" if d.shown.holds else "pass"
+                click.echo(f"     note: Tango's 95% bound alone would {alone} {m}")
         if result.passed:
             click.echo(
                 f"gate passed: {candidate} is shown to be at most {result.margin:g} "

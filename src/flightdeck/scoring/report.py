@@ -6,7 +6,6 @@ real movement only.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,11 @@ from typing import Any
 from flightdeck import __version__
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, write_json, write_jsonl
+from flightdeck.scoring.decision import Decision
+from flightdeck.scoring.report_comparison import _count as _count  # the CLI reads these
+from flightdeck.scoring.report_comparison import _pts as _pts
+from flightdeck.scoring.report_comparison import comparison_lines
 from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
-from flightdeck.scoring.stats import family_false_shown_rate
 from flightdeck.suite.records import KINDS
 from flightdeck.tasks.knowledge import ScoreResult
 
@@ -54,6 +56,7 @@ def metrics_json(result: ScoreResult) -> dict[str, Any]:
                 "shown": mc.shown,
                 "candidate_only": mc.candidate_only,
                 "baseline_only": mc.baseline_only,
+                **({} if mc.decision is None else decision_json(mc.decision)),
             }
             for m, mc in c.metrics.items()
         }
@@ -68,8 +71,39 @@ def metrics_json(result: ScoreResult) -> dict[str, Any]:
             "confidence": p.confidence,
             "threshold": p.threshold,
             "min_raters": p.min_raters,
+            "decision": p.decision,
         },
     }
+
+
+def _maybe(value: float | None) -> float | None:
+    return None if value is None else _r(value)
+
+
+def decision_json(d: Decision) -> dict[str, Any]:
+    """The decision's keys beside diff/lo/hi/shown (SPEC, Outputs); the gate's JSON too."""
+    out: dict[str, Any] = {
+        "decision_lo": _r(d.shown.bound),
+        "decision_level": _r(d.shown.level),
+        "p_exact": _r(d.shown.p_exact),
+        "size": _maybe(d.shown.size),
+        "size_exact": d.shown.exact,
+        "exact_lo": _r(d.exact_lo),
+        "seeded_flip": _r(d.flip),
+        "newcombe": [_r(d.newcombe.lo), _r(d.newcombe.hi)],
+        "tango": [_r(d.tango.lo), _r(d.tango.hi)],
+    }
+    if d.ruled_out is not None:
+        out.update(
+            decision_hi=_r(d.ruled_out.bound),
+            ruled_out=d.ruled_out.holds,
+            ruled_out_level=_r(d.ruled_out.level),
+            ruled_out_size=_maybe(d.ruled_out.size),
+        )
+    if d.min_detectable is not None or d.min_detectable_exact:
+        out["min_detectable"] = _maybe(d.min_detectable)
+        out["min_detectable_exact"] = d.min_detectable_exact
+    return out
 
 
 def _proportion(p: Any) -> dict[str, float]:
@@ -107,17 +141,6 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _pts(x: float, direction: str = "nearest") -> str:
-    """Points to one decimal; interval ends round outwards, so a bound just short of the
-    threshold never prints as the threshold itself beside "not shown"."""
-    value = 100 * x
-    if direction == "down":
-        value = math.floor(value * 10 + 1e-9) / 10
-    elif direction == "up":
-        value = math.ceil(value * 10 - 1e-9) / 10
-    return f"{value:+.1f}"
-
-
 def _meta_lines(s: ArmScore) -> list[str]:
     if s.meta is None:
         return [f"- **{s.arm}**: meta missing (who ran it, when, with which model is unknown)"]
@@ -129,6 +152,9 @@ def _meta_lines(s: ArmScore) -> list[str]:
     snapshot = f.get("knowledge_snapshot")
     if snapshot:
         parts.append(f"snapshot {_snapshot(snapshot)}")
+    sandbox = f.get("sandbox")
+    if isinstance(sandbox, dict) and sandbox.get("mode") == "none":
+        parts.append("**arm ran without a sandbox**")
     provenance = f.get("provenance")
     if isinstance(provenance, dict) and isinstance(provenance.get("prompt_sha256"), str):
         parts.append(f"prompt sha256 {provenance['prompt_sha256'][:16]}")
@@ -257,10 +283,6 @@ def _custody(result: ScoreResult) -> str:
     return words if told.state in ("sealed", "void") else f"**{words}**"
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _verdict(c: Comparison) -> list[str]:
     """The decision first: what a sceptic reads before any table."""
     shown = [METRIC_WORDS[m] for m in METRICS if c.metrics[m].shown]
@@ -311,63 +333,7 @@ def _kappa(s: ArmScore) -> str:
 
 
 def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
-    p = result.params
-    out = [f"## {c.candidate} vs {c.baseline}", ""]
-    out += [
-        f"The rule: the baseline is shown to lose by at least {p.threshold:g} points on a "
-        "metric when the lower bound of the "
-        f"{100 * p.confidence:g}% interval of {c.candidate} − {c.baseline} reaches "
-        f"+{p.threshold:g} points.",
-        "",
-    ]
-    out += [
-        "| metric | difference (points) | interval | C right, B wrong | B right, C wrong |",
-        "|---|---|---|---|---|",
-    ]
-    for m in METRICS:
-        mc = c.metrics[m]
-        out.append(
-            f"| {METRIC_WORDS[m]} | {_pts(mc.diff)} | [{_pts(mc.lo, 'down')}, "
-            f"{_pts(mc.hi, 'up')}] | "
-            f"{mc.candidate_only} | {mc.baseline_only} |"
-        )
-    out.append("")
-    for m in METRICS:
-        out.append(f"- **{c.metrics[m].statement}.**")
-    out.append(f"- (baseline: {c.baseline}; candidate: {c.candidate})")
-    out += ["", "### What this set can show", ""]
-    for m in METRICS:
-        mc = c.metrics[m]
-        discordance = (mc.candidate_only + mc.baseline_only) / result.n
-        if mc.min_detectable is None:
-            detect = "no true difference would be detected with 80% probability"
-        else:
-            detect = (
-                f"a true difference of about {100 * mc.min_detectable:.0f} points is "
-                'needed for an 80% chance of "shown"'
-            )
-        out.append(
-            f"- {METRIC_WORDS[m]}: with n = {result.n} and the observed discordance "
-            f"({100 * discordance:.0f}% of questions differ), {detect}."
-        )
-    out.append(
-        "- (A true difference of Δ points needs at least Δ% of questions to differ, so the "
-        "calculation uses the larger of the observed discordance and Δ; normal approximation "
-        "to the paired difference.)"
-    )
-    tests = 2 * len(result.comparisons)
-    one = (1 - p.confidence) / 2
-    out.append(
-        f'- Multiplicity: one application of the rule gives a false "shown" with chance '
-        f"{100 * one:.1f}% when the true difference is exactly {p.threshold:g} points. This "
-        f'report applies it {_count(tests, "time")} (two metrics), so a false "shown" on '
-        f"at least one has chance up to {100 * min(1.0, tests * one):.1f}% (union bound; "
-        f"{100 * family_false_shown_rate(tests, confidence=p.confidence):.1f}% if "
-        "independent). Deciding on two metrics against two baselines applies it four times: "
-        f'up to {100 * min(1.0, 4 * one):.1f}%. Read a single "shown" with that in mind.'
-    )
-    out.append("")
-    return out
+    return comparison_lines(c, result.n, result.params)
 
 
 def write_picture(result: ScoreResult, path: Path) -> None:

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flightdeck.errors import InputError
+from flightdeck.scoring.decision import Decision, decide
 from flightdeck.scoring.stats import (
     Kappa,
     Proportion,
     cohens_kappa,
-    min_detectable_difference,
     paired_bootstrap_many,
     wilson_interval,
 )
@@ -238,6 +238,7 @@ class MetricComparison:
     baseline_only: int  # baseline right, candidate wrong
     min_detectable: float | None
     statement: str
+    decision: Decision | None = None  # the rule in force, its bounds and sizes
 
 
 @dataclass(frozen=True)
@@ -260,16 +261,18 @@ def compare_arms(
     resamples: int,
     confidence: float,
     threshold: float,
+    decision: str = "calibrated",
+    cache_dir: Path | None = None,
 ) -> Comparison:
     """Paired difference candidate - baseline per metric, with the decision rule in words.
 
     Each metric's interval is what its own ``default_rng(seed)`` gives, so it does not
-    depend on which other metrics were compared.
+    depend on which other metrics were compared. The verdict is the rule ``decision``'s
+    (`scoring.decision`); ``cache_dir`` keeps its calibrated levels.
     """
     import numpy as np
 
     metrics = {}
-    bar = threshold / 100
     vectors = [
         (
             np.asarray(candidate.vector(m), dtype=np.float64),
@@ -284,8 +287,21 @@ def compare_arms(
         c_only = int(np.sum((c == 1) & (b == 0)))
         b_only = int(np.sum((b == 1) & (c == 0)))
         n = len(c)
-        shown = boot.lo >= bar - TOLERANCE
-        ruled_out = boot.hi < bar - TOLERANCE
+        verdict = decide(
+            n,
+            c_only,
+            b_only,
+            int(np.sum((c == 1) & (b == 1))),
+            threshold=threshold,
+            confidence=confidence,
+            rule=decision,
+            seeded_lo=float(boot.lo),
+            seeded_hi=float(boot.hi),
+            resamples=resamples,
+            cache_dir=cache_dir,
+        )
+        shown = verdict.shown.holds
+        ruled_out = verdict.ruled_out is not None and verdict.ruled_out.holds
         words = METRIC_WORDS[metric]
         if shown:
             statement = f"baseline is shown to lose by at least {threshold:g} points on {words}"
@@ -293,12 +309,6 @@ def compare_arms(
             statement = f"baseline is not shown to lose by {threshold:g} points on {words}"
             if ruled_out:
                 statement += f"; a loss of {threshold:g} points or more is ruled out"
-        mdd = min_detectable_difference(
-            n=n,
-            discordance=(c_only + b_only) / n if n else 0.0,
-            threshold=bar,
-            confidence=confidence,
-        )
         metrics[metric] = MetricComparison(
             metric,
             float(boot.diff),
@@ -308,7 +318,8 @@ def compare_arms(
             bool(ruled_out),
             c_only,
             b_only,
-            mdd,
+            verdict.min_detectable,
             statement,
+            verdict,
         )
     return Comparison(baseline.arm, candidate.arm, threshold, metrics)

@@ -65,6 +65,27 @@ class Repository:
                 files.append((path.decode("utf-8", errors="surrogateescape"), oid.decode()))
         return files
 
+    def list_entries(self, commit: str) -> list[tuple[str, str, str, int]]:
+        """``(path, object id, mode, size)`` of every entry at ``commit``, symlinks (mode
+        ``120000``) and submodules (``160000``, size -1) included, for a caller that says
+        what it leaves out."""
+        out = _git(self.git_dir, "ls-tree", "-r", "-l", "-z", "--full-tree", commit)
+        entries = []
+        for entry in out.split(b"\0"):
+            if not entry:
+                continue
+            meta, _, path = entry.partition(b"\t")
+            mode, _kind, oid, size = meta.split()
+            entries.append(
+                (
+                    path.decode("utf-8", errors="surrogateescape"),
+                    oid.decode(),
+                    mode.decode(),
+                    int(size) if size.isdigit() else -1,
+                )
+            )
+        return entries
+
     @contextmanager
     def blobs(self) -> Iterator[BlobReader]:
         reader = BlobReader(self.git_dir)
@@ -125,10 +146,35 @@ def _resolve_git_dir(location: Path, cache_dir: Path) -> Path:
 
 
 def _bundle_clone(bundle: Path, cache_dir: Path) -> Path:
-    digest = hashlib.sha256(bundle.read_bytes()).hexdigest()[:16]
-    target = cache_dir / "bundles" / f"{bundle.stem}-{digest}.git"
-    if target.is_dir():
-        return target
+    """The bare clone of a bundle: made once per bundle content, found again by its stat.
+
+    A bundle whose path, size, mtime and inode match one seen before is not read again; a
+    changed one is hashed (streamed, never held whole in memory) and cloned when new.
+    """
+    folder = cache_dir / "bundles"
+    info = bundle.stat()
+    seen = f"{bundle.resolve()}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ino}"
+    pointer = folder / "by-stat" / hashlib.sha256(seen.encode()).hexdigest()[:24]
+    try:
+        known = folder / pointer.read_text(encoding="utf-8").strip()
+    except OSError:
+        pass
+    else:
+        if known.is_dir():
+            return known
+    with bundle.open("rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()[:16]
+    target = folder / f"{bundle.stem}-{digest}.git"
+    if not target.is_dir():
+        _clone_bundle(bundle, target)
+    pointer.parent.mkdir(parents=True, exist_ok=True)
+    tmp = pointer.with_name(f".{pointer.name}.{os.getpid()}.tmp")
+    tmp.write_text(target.name + "\n", encoding="utf-8")
+    os.replace(tmp, pointer)
+    return target
+
+
+def _clone_bundle(bundle: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=".clone-"))
     try:
@@ -149,7 +195,6 @@ def _bundle_clone(bundle: Path, cache_dir: Path) -> Path:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 
 class RepoSet:

@@ -34,6 +34,7 @@ from flightdeck.project import (
     read_ledger,
     verify_sealed,
 )
+from flightdeck.scoring.decision import Decision
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
     CANARY_PREFIX,
@@ -515,6 +516,8 @@ def score(
                 resamples=params.resamples,
                 confidence=params.confidence,
                 threshold=params.threshold,
+                decision=params.decision,
+                cache_dir=cache_dir(params),
             ),
         )
     told = holdouts_custody(params, suite.name)
@@ -583,17 +586,30 @@ class GateResult:
     candidate: str
     margin: float  # points
     comparison: Comparison
-    failed: tuple[str, ...]  # metrics whose lower bound is below -margin
+    failed: tuple[str, ...]  # metrics whose decision bound is below -margin
     sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
+    decisions: dict[str, Decision] = field(default_factory=dict)  # per metric, at -margin
 
     @property
     def passed(self) -> bool:
         return not self.failed
 
 
+def cache_dir(params: Params) -> Path:
+    """The project cache folder (calibrated levels live under it)."""
+    return params.root / ".flightdeck" / "cache"
+
+
 def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> GateResult:
-    """Pass when, on each metric, the lower bound of candidate - pinned is >= -gate_margin."""
-    from flightdeck.scoring.rules import METRICS, TOLERANCE
+    """Pass when, on each metric, candidate - pinned is shown to be >= -gate_margin.
+
+    The claim is read by the rule in force (params ``decision``) at its own threshold: the
+    calibrated rule reads Tango's score statistic at a level found by exact enumeration, so a
+    candidate truly worse by the margin passes at most 2.5% of the time at this n (the plain
+    percentile bound: up to 8.2% at n = 40).
+    """
+    from flightdeck.scoring.decision import decide
+    from flightdeck.scoring.rules import METRICS
 
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
@@ -606,10 +622,31 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
         resamples=params.resamples,
         confidence=params.confidence,
         threshold=params.threshold,
+        decision=params.decision,
+        cache_dir=cache_dir(params),
     )
-    bar = -params.gate_margin / 100
-    # "not >=" rather than "<", so that a NaN bound fails the gate instead of passing it.
-    failed = tuple(m for m in METRICS if not comparison.metrics[m].lo >= bar - TOLERANCE)
+    decisions = {}
+    for m in METRICS:
+        mc = comparison.metrics[m]
+        both = zip(scores[candidate].vector(m), scores[pinned].vector(m), strict=True)
+        decisions[m] = decide(
+            scores[pinned].n,
+            mc.candidate_only,
+            mc.baseline_only,
+            sum(x and y for x, y in both),
+            threshold=-params.gate_margin,
+            confidence=params.confidence,
+            rule=params.decision,
+            seeded_lo=mc.lo,
+            seeded_hi=mc.hi,
+            resamples=params.resamples,
+            cache_dir=cache_dir(params),
+            mirror=False,
+            power=False,
+            by_score=True,
+        )
+    # "not holds" rather than a comparison, so that a NaN bound fails the gate.
+    failed = tuple(m for m in METRICS if not decisions[m].shown.holds)
     return GateResult(
-        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources
+        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources, decisions
     )

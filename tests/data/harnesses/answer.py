@@ -2,9 +2,10 @@
 
 Options: ``--result-file`` writes the result to FLIGHTDECK_RESULT instead of stdout;
 ``--sleep S`` waits first; ``--fail-if-exists DIR`` exits 1 when DIR/<id> exists (to make
-chosen questions fail until the file is removed); ``--hold-if-exists DIR`` writes its pid
-into DIR/<id>, when that file exists, and sleeps there until it is killed (so a test can
-act mid-run without racing the clock). The trace holds the task, the
+chosen questions fail until the file is removed); ``--hold-if-exists DIR``, when DIR/<id>
+exists, writes "holding <id>" to FLIGHTDECK_TRACE and sleeps there until it is killed (so a
+test can act mid-run without racing the clock; its command line names DIR, so a test finds
+it in /proc even inside the sandbox's pid namespace). The trace holds the task, the
 FLIGHTDECK_* variables and, for every workspace file, its path and its text, so a test can
 check what the harness could see.
 """
@@ -30,9 +31,8 @@ assert json.loads(stdin_task) == task, "stdin and FLIGHTDECK_TASK differ"
 if args.sleep:
     time.sleep(args.sleep)
 if args.hold_if_exists and (Path(args.hold_if_exists) / task["id"]).exists():
-    gate = Path(args.hold_if_exists) / task["id"]
-    gate.with_suffix(".tmp").write_text(str(os.getpid()))
-    os.replace(gate.with_suffix(".tmp"), gate)  # the pid appears whole
+    with open(os.environ["FLIGHTDECK_TRACE"], "w", encoding="utf-8") as held:
+        held.write(f"holding {task['id']}\n")  # the one file a sandboxed harness may write
     time.sleep(600)
     sys.exit("held for 600 s and never killed")
 if args.fail_if_exists and (Path(args.fail_if_exists) / task["id"]).exists():

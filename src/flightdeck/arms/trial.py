@@ -1,0 +1,419 @@
+"""One trial: one harness process on one question, in its sandbox, under its timeout.
+
+:func:`run_trial` never raises for the harness's faults: a crash, a timeout, output that is
+not the result JSON, a workspace that could not be built are all a failed
+:class:`TrialOutcome` with a one-line reason. Every trial leaves a trace: a short header
+(status, sandbox, what the workspace held and left out, what the harness says it read),
+then its stdout, stderr and ``FLIGHTDECK_TRACE`` log, for the canary scan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from flightdeck.arms import sandbox
+from flightdeck.arms.protocol import (
+    ENV_RESULT,
+    ENV_TASK,
+    ENV_TRACE,
+    ENV_WORKSPACE,
+    HarnessResult,
+    ProtocolError,
+    check_result,
+    decode_output,
+    task_record,
+)
+from flightdeck.clock import utc_now
+from flightdeck.errors import FlightdeckError
+from flightdeck.jsonl import atomic_writer
+from flightdeck.suite.records import Question
+
+if TYPE_CHECKING:
+    from flightdeck.arms.workspace import Workspace
+
+KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL when a trial times out
+_READ_LIMIT = 64 << 20  # a result larger than this is not read
+_LISTED = 20  # entries of a list the trace header shows before "and N more"
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """How every trial of a run is started."""
+
+    argv: list[str]
+    command: str
+    timeout: float | None
+    traces_dir: Path
+    root: Path
+    path: str  # PATH for the harness
+    policy: sandbox.SandboxPolicy
+    cwd: Path | None = None
+
+
+@dataclass(frozen=True)
+class TrialOutcome:
+    """One trial: its answer record when it succeeded, else the reason it failed."""
+
+    id: str
+    ok: bool
+    reason: str | None
+    exit_code: int | None
+    seconds: float
+    trace: Path
+    record: dict[str, Any] | None = None
+    usage: dict[str, int] | None = None
+    provenance: dict[str, Any] | None = None
+
+    def ledger_entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "id": self.id,
+            "status": "ok" if self.ok else "failed",
+            "reason": self.reason,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3),
+            "trace": self.trace.as_posix(),
+            "finished": utc_now(),
+        }
+        if self.usage is not None:
+            entry["usage"] = self.usage
+        return entry
+
+
+class TrialControl:
+    """Shared by a run's trials: a stop flag and the process groups running now."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self._lock = threading.Lock()
+        self._groups: set[int] = set()
+
+    def add(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+
+    def discard(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+
+    def kill_all(self) -> None:
+        self.stop.set()
+        with self._lock:
+            groups = list(self._groups)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGKILL)
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+def trace_file_name(question_id: str) -> str:
+    """A file name for any id: percent-escaped, so distinct ids never share a trace.
+
+    A name too long for a file system (over 200 bytes) keeps its start and gets a hash of
+    the whole id.
+    """
+    name = urllib.parse.quote(question_id, safe="")
+    if name.startswith("."):
+        name = "%2E" + name[1:]
+    if len(name) > 200:
+        digest = hashlib.sha256(question_id.encode("utf-8", "surrogatepass")).hexdigest()
+        name = f"{name[:150]}-{digest[:16]}"
+    return name + ".log"
+
+
+def _tail_line(handle: IO[bytes]) -> str:
+    handle.seek(0, os.SEEK_END)
+    handle.seek(max(0, handle.tell() - 4096))
+    lines = handle.read().decode("utf-8", "replace").strip().splitlines()
+    if not lines:
+        return ""
+    last = lines[-1].strip()
+    return last if len(last) <= 160 else last[:157] + "..."
+
+
+def _read_output(handle: IO[bytes], where: str) -> str:
+    handle.seek(0, os.SEEK_END)
+    if handle.tell() > _READ_LIMIT:
+        raise ProtocolError(f"{where} is larger than {_READ_LIMIT >> 20} MB; print only the result")
+    handle.seek(0)
+    try:
+        return handle.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
+
+
+def _collect(question: Question, out: Path, stdout: IO[bytes]) -> HarnessResult:
+    """The result from FLIGHTDECK_RESULT when the harness wrote it, else from stdout."""
+    where = "FLIGHTDECK_RESULT"
+    try:
+        result = (out / "result.json").open("rb")
+    except OSError:
+        text = _read_output(stdout, "stdout")
+        where = "stdout"
+    else:
+        with result:
+            text = _read_output(result, where)
+        if not text:
+            text, where = _read_output(stdout, "stdout"), "stdout"
+    return check_result(decode_output(text, where), question)
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Wait for the harness; on timeout SIGTERM its group, SIGKILL after a grace. True if so."""
+    done, fired = threading.Event(), threading.Event()
+
+    def expire() -> None:
+        fired.set()
+        _signal_group(proc.pid, signal.SIGTERM)
+        if not done.wait(KILL_GRACE):
+            _signal_group(proc.pid, signal.SIGKILL)
+
+    timer = None
+    if timeout is not None:
+        timer = threading.Timer(timeout, expire)
+        timer.daemon = True
+        timer.start()
+    try:
+        proc.wait()
+    finally:
+        done.set()
+        if timer is not None:
+            timer.cancel()
+    return fired.is_set()
+
+
+def run_trial(
+    question: Question,
+    workspace_for: Callable[[Question], Workspace],
+    scratch_parent: Path,
+    spec: TrialSpec,
+    control: TrialControl,
+    verify: Callable[[Question, Workspace], str | None] | None = None,
+) -> TrialOutcome:
+    """Run the harness on one question in a fresh scratch folder; never raises for its faults.
+
+    ``workspace_for`` builds (or reuses) the question's read-only workspace; a failure to
+    build it is the trial's failure. ``verify`` says what the harness changed in the
+    workspace, if anything (only needed without a sandbox, where file modes are all that
+    protect it): a harness that changes it fails, whatever it answered.
+    """
+    started = time.monotonic()
+    trace = spec.traces_dir / trace_file_name(question.id)
+    shown_trace = trace.relative_to(spec.root) if trace.is_relative_to(spec.root) else trace
+    scratch = Path(tempfile.mkdtemp(dir=scratch_parent, prefix="trial-"))
+    out = scratch / "out"
+    out.mkdir()
+    exit_code: int | None = None
+    result: HarnessResult | None = None
+    workspace: Workspace | None = None
+    try:
+        # Unnamed files (O_TMPFILE): creating named ones is what costs most on a slow disk.
+        with (
+            tempfile.TemporaryFile(dir=scratch) as stdout,
+            tempfile.TemporaryFile(dir=scratch) as stderr,
+        ):
+            try:
+                workspace = workspace_for(question)
+            except (FlightdeckError, OSError) as exc:
+                reason: str | None = f"could not build the workspace: {exc}"
+            else:
+                exit_code, reason = _start_and_wait(
+                    question, workspace, scratch, spec, control, stdout, stderr
+                )
+                if reason is None:
+                    try:
+                        result = _collect(question, out, stdout)
+                    except ProtocolError as exc:
+                        reason = str(exc)
+                changed = verify(question, workspace) if verify is not None else None
+                if changed is not None:
+                    result = None
+                    reason = (
+                        f"changed its read-only workspace ({changed}); "
+                        "later trials get a fresh copy"
+                    )
+            seconds = time.monotonic() - started
+            header = _header(question, spec, workspace, result, exit_code, reason, seconds)
+            _write_trace(trace, header, out, (stdout, stderr))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    ok = reason is None
+    if result is None:
+        return TrialOutcome(question.id, ok, reason, exit_code, seconds, shown_trace)
+    return TrialOutcome(
+        question.id,
+        ok,
+        reason,
+        exit_code,
+        seconds,
+        shown_trace,
+        result.record(question.id),
+        result.usage,
+        result.provenance,
+    )
+
+
+def _stdin_for(task: bytes) -> IO[bytes]:
+    """The task on a pipe (it fits in the pipe's buffer), else in an unnamed file."""
+    if len(task) < 65536:
+        read_end, write_end = os.pipe()
+        try:
+            os.write(write_end, task)
+        finally:
+            os.close(write_end)
+        return os.fdopen(read_end, "rb")
+    handle = tempfile.TemporaryFile()  # noqa: SIM115 - the caller closes it
+    handle.write(task)
+    handle.seek(0)
+    return handle
+
+
+def _command(
+    workspace: Workspace, scratch: Path, spec: TrialSpec, task: str
+) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of one trial: inside bwrap, or bare without a sandbox."""
+    policy = spec.policy
+    out = scratch / "out"
+    if policy.mode == "bwrap":
+        where, out_shown, home = sandbox.WORKSPACE, sandbox.OUT, "/tmp"
+    else:
+        assert workspace.path is not None
+        where, out_shown = str(workspace.path.resolve()), str(out.resolve())
+        home = str((scratch / "home").resolve())
+        os.mkdir(home)
+    protocol = {
+        ENV_TASK: task,
+        ENV_WORKSPACE: where,
+        ENV_RESULT: f"{out_shown}/result.json",
+        ENV_TRACE: f"{out_shown}/trace.log",
+    }
+    env = sandbox.harness_env(policy, spec.path, protocol, home)
+    if policy.mode != "bwrap":
+        return spec.argv, env
+    cwd = (spec.cwd or Path.cwd()).resolve()
+    argv = sandbox.bwrap_argv(policy, spec.argv, mounts=workspace.mounts, out_dir=out, cwd=cwd)
+    return argv, env
+
+
+def _start_and_wait(
+    question: Question,
+    workspace: Workspace,
+    scratch: Path,
+    spec: TrialSpec,
+    control: TrialControl,
+    stdout: IO[bytes],
+    stderr: IO[bytes],
+) -> tuple[int | None, str | None]:
+    task = json.dumps(task_record(question), ensure_ascii=False)
+    argv, env = _command(workspace, scratch, spec, task)
+    if control.stop.is_set():
+        return None, "not run: the run was interrupted"
+    with _stdin_for(task.encode()) as stdin:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                env=env,
+                cwd=spec.cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return None, f"could not start the harness: {exc.strerror or exc}"
+    control.add(proc.pid)
+    try:
+        timed_out = _wait(proc, spec.timeout)
+    finally:
+        _signal_group(proc.pid, signal.SIGKILL)  # whatever it left running
+        control.discard(proc.pid)
+    code = proc.returncode
+    if spec.policy.mode == "bwrap" and code is not None and code > 128:
+        with contextlib.suppress(ValueError):  # bwrap exits 128 + N for a signal N
+            signal.Signals(code - 128)
+            code = 128 - code
+    if timed_out:
+        return code, f"timed out after {spec.timeout:g} s; its process group was killed"
+    if control.stop.is_set():
+        return code, "killed: the run was interrupted"
+    if code != 0:
+        what = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        last = _tail_line(stderr)
+        return code, what + (f" (stderr: {last})" if last else "")
+    return code, None
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:_LISTED])
+    return shown + (f" and {len(items) - _LISTED} more" if len(items) > _LISTED else "")
+
+
+def _header(
+    question: Question,
+    spec: TrialSpec,
+    workspace: Workspace | None,
+    result: HarnessResult | None,
+    exit_code: int | None,
+    reason: str | None,
+    seconds: float,
+) -> str:
+    """What happened, briefly: status, sandbox, the workspace's omissions, what was read."""
+    policy = spec.policy
+    if policy.mode == "bwrap":
+        confined = "bwrap, network " + ("on" if policy.network else "off")
+        confined += ", env " + (" ".join(policy.pass_env) if policy.pass_env else "none passed")
+    else:
+        confined = sandbox.NO_SANDBOX_NOTE
+    lines = [
+        f"flightdeck trial {json.dumps(question.id, ensure_ascii=False)}",
+        f"command: {spec.command}",
+        f"status: {'ok' if reason is None else 'failed: ' + reason}",
+        f"exit: {exit_code}  seconds: {seconds:.3f}  finished: {utc_now()}",
+        f"sandbox: {confined}",
+    ]
+    if workspace is not None:
+        lines.append(f"workspace: {workspace.files} files ({workspace.label})")
+        if workspace.omitted:
+            counts = Counter(why for _, why in workspace.omitted)
+            summary = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
+            lines.append(f"left out: {len(workspace.omitted)} ({summary})")
+            lines.append("  " + _listed([f"{uri} ({why})" for uri, why in workspace.omitted]))
+    if result is not None:
+        if result.read is None:
+            lines.append("read: not reported by the harness")
+        else:
+            lines.append(f"read: {len(result.read)} files: {_listed(list(result.read))}")
+    return "\n".join(lines) + "\n"
+
+
+def _write_trace(path: Path, header: str, out: Path, outputs: tuple[IO[bytes], IO[bytes]]) -> None:
+    """Write the trial's trace atomically: the header, stdout, stderr, the harness's own log."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(path) as handle:
+        handle.write(header.encode())
+        for title, output in zip(("stdout", "stderr"), outputs, strict=True):
+            handle.write(f"==> {title} <==\n".encode())
+            output.seek(0)
+            shutil.copyfileobj(output, handle)
+            handle.write(b"\n")
+        handle.write(b"==> FLIGHTDECK_TRACE <==\n")
+        with contextlib.suppress(FileNotFoundError), (out / "trace.log").open("rb") as log:
+            shutil.copyfileobj(log, handle)
+        handle.write(b"\n")

@@ -1,0 +1,296 @@
+"""The verdict on one paired 0/1 metric: what is claimed, the bound it reads, how often it errs.
+
+Two rules (params ``decision``). "calibrated", the default: "shown" holds when the exact
+bootstrap tail q = P*(D* < t) is below alpha'(n, t), the largest level whose worst-case
+false-"shown" rate at this n is at most alpha = (1 - confidence)/2 (`calibration`); "ruled
+out" is the mirror claim P*(D* >= t) < alpha'' with the same guarantee. No seed and no line
+order enters. "percentile": the plain reading of the seeded interval (lower bound >= t,
+upper bound < t), whose exact size is computed from the law of the seeded bound over seeds
+and reported, since at n = 40 it is 4.3%, not 2.5% (stats-audit.md sections 2-5).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flightdeck.scoring.calibration import (
+    EXACT_MAX_N,
+    all_cells_statistic,
+    calibrate,
+    cell_weights,
+    cells,
+    claiming,
+    claims_cell,
+    rule_size,
+    statistic,
+)
+from flightdeck.scoring.exact import (
+    WINDOW_ABOVE_N,
+    bootstrap_table,
+    exact_pmf,
+    exact_pmfs,
+    is_point_mass,
+    lower_bound,
+    seeded_at_least,
+    threshold_index,
+    upper_bound,
+    window_pmf,
+)
+from flightdeck.scoring.intervals import (
+    Interval,
+    newcombe_interval,
+    tango_bounds,
+    tango_interval,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+RULES = ("calibrated", "percentile")
+TOLERANCE = 1e-9  # the percentile rule's "reaches": a bound within 1e-9 of t counts
+# The percentile rule's size needs the seeded law of every cell, O(n^2) each: above this n
+# that takes more than a second (benchmarks/bench_decision.py at load 8: 0.3 s at n = 40,
+# 0.4-1.1 s at n = 50, 0.9-2.7 s at n = 60) and the size is not computed.
+PERCENTILE_MAX_N = 45
+POWER = 0.8
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim about the difference at threshold t, as the rule in force reads it.
+
+    ``side`` "shown" (the difference is at least t) or "ruled_out" (it is below t). ``bound``
+    is the bound the claim reads (a proportion): the claim holds exactly when a "shown" bound
+    is >= t or a "ruled_out" bound is < t. ``level`` is the one-sided level it is read at,
+    ``p_exact`` the exact bootstrap tail beyond t, ``size`` the exact worst-case rate of a false
+    claim at this n (None when n is too large to enumerate, ``exact`` then False).
+    """
+
+    side: str
+    holds: bool
+    bound: float
+    level: float
+    p_exact: float
+    size: float | None
+    exact: bool
+    statistic: float | None = None  # what the claim compares with level (Tango's p for the gate)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Everything the report says about one metric's comparison with the threshold."""
+
+    rule: str
+    n: int
+    candidate_only: int
+    baseline_only: int
+    threshold: float  # points
+    alpha: float  # nominal one-sided level, (1 - confidence)/2
+    shown: Claim
+    ruled_out: Claim | None
+    exact_lo: float  # the exact (B -> infinity) bootstrap bound at alpha
+    seeded_shown: float  # P(the seeded percentile reading says "shown"), over seeds/orders
+    seeded_reading: bool  # what this seed and line order's percentile reading says
+    newcombe: Interval
+    tango: Interval
+    min_detectable: float | None  # smallest true difference shown with 80% probability
+    min_detectable_exact: bool  # True: exact enumeration at the observed discordance
+    point_mass: bool = False  # the bootstrap was a single point: read with half a question
+
+    @property
+    def flip(self) -> float:
+        """The chance that another seed or line order flips the plain percentile reading."""
+        return 1.0 - self.seeded_shown if self.seeded_reading else self.seeded_shown
+
+
+def decide(
+    n: int,
+    candidate_only: int,
+    baseline_only: int,
+    both_right: int,
+    *,
+    threshold: float,
+    confidence: float,
+    rule: str,
+    seeded_lo: float,
+    seeded_hi: float,
+    resamples: int,
+    cache_dir: Path | None = None,
+    mirror: bool = True,
+    power: bool = True,
+    by_score: bool = False,
+) -> Decision:
+    """The verdict on one metric at ``threshold`` points, with its guarantees.
+
+    ``both_right`` (questions both arms got right) matters only to Newcombe's interval.
+    ``seeded_lo``, ``seeded_hi`` are the seeded percentile interval (`stats.paired_bootstrap`)
+    at ``confidence``; ``mirror`` adds the "ruled out" claim; ``power`` the minimum
+    detectable difference. ``cache_dir`` keeps calibrated levels (per n, threshold, alpha).
+    """
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    alpha = (1.0 - confidence) / 2.0
+    b, c = candidate_only, baseline_only
+    kt = threshold_index(n, threshold)
+    t = threshold / 100
+    q = float(statistic(n, [b], [c], threshold, "shown")[0])
+    read = bootstrap_table(n, [b], [c])
+    start, pmf = (-n, exact_pmf(n, b, c)) if n <= WINDOW_ABOVE_N else window_pmf(n, b, c, kt)
+    cut = n * (t - TOLERANCE)
+    seeded = float(seeded_at_least(pmf, n, cut, resamples=resamples, quantile=alpha, start=start))
+    table = (both_right, b, c, n - both_right - b - c)
+    if rule == "calibrated":
+        side = "shown_by_score" if by_score else "shown"
+        shown = _calibrated(n, b, c, kt, threshold, alpha, side, cache_dir)
+        ruled = None
+        if mirror:
+            ruled = _calibrated(n, b, c, kt, threshold, alpha, "ruled_out", cache_dir)
+    else:
+        size, exact = _percentile_size(n, threshold, resamples, alpha, "shown")
+        shown = Claim("shown", seeded_lo >= t - TOLERANCE, seeded_lo, alpha, q, size, exact)
+        ruled = None
+        if mirror:
+            size_r, exact_r = _percentile_size(n, threshold, resamples, alpha, "ruled_out")
+            p_above = float(statistic(n, [b], [c], threshold, "ruled_out")[0])
+            ruled = Claim(
+                "ruled_out", seeded_hi < t - TOLERANCE, seeded_hi, alpha, p_above, size_r, exact_r
+            )
+    mdd, mdd_exact = (None, False)
+    if power:
+        mdd, mdd_exact = _min_detectable(n, b + c, threshold, confidence, rule, resamples, shown)
+    return Decision(
+        rule=rule,
+        n=n,
+        candidate_only=b,
+        baseline_only=c,
+        threshold=threshold,
+        alpha=alpha,
+        shown=shown,
+        ruled_out=ruled,
+        exact_lo=lower_bound(n, float(read[0][0]), float(read[1][0]), alpha, kt) / n,
+        point_mass=is_point_mass(n, b, c),
+        seeded_shown=seeded,
+        seeded_reading=seeded_lo >= t - TOLERANCE,
+        newcombe=newcombe_interval(*table, confidence=confidence),
+        tango=tango_interval(*table, confidence=confidence),
+        min_detectable=mdd,
+        min_detectable_exact=mdd_exact,
+    )
+
+
+def _calibrated(
+    n: int,
+    b: int,
+    c: int,
+    kt: int,
+    threshold: float,
+    alpha: float,
+    side: str,
+    cache_dir: Path | None,
+) -> Claim:
+    import numpy as np
+
+    cal = calibrate(n, threshold, alpha, side, cache_dir=cache_dir)
+    stat = float(statistic(n, [b], [c], threshold, side)[0])
+    holds = claims_cell(cal, stat, b, c)
+    # A cell that claims on a tie reads its bound at "<= level", so the bound passes t too.
+    level = cal.level if holds == (stat < cal.level) else float(np.nextafter(cal.level, 2.0))
+    (bb,), (cc,) = bootstrap_table(n, [b], [c])
+    t = threshold / 100
+    if side == "shown_by_score":  # Tango's bound at the calibrated level, held to the verdict
+        from scipy.special import ndtri
+
+        bound = tango_bounds(b, c, n, float(ndtri(1.0 - min(max(level, 1e-300), 0.5))))[0]
+        if holds != (bound >= t):
+            bound = t if holds else float(np.nextafter(t, -2.0))
+    elif side == "shown":
+        bound = lower_bound(n, float(bb), float(cc), level, kt) / n
+    else:
+        bound = upper_bound(n, float(bb), float(cc), level, kt) / n
+    if side == "shown_by_score":  # p_exact stays the exact bootstrap tail, as everywhere
+        q = float(statistic(n, [b], [c], threshold, "shown")[0])
+        return Claim(side, holds, bound, cal.level, q, cal.size, cal.exact, stat)
+    return Claim(side, holds, bound, cal.level, stat, cal.size, cal.exact, stat)
+
+
+@functools.lru_cache(maxsize=16)
+def seeded_claims(
+    n: int, threshold: float, resamples: int, alpha: float, side: str
+) -> npt.NDArray[np.float64]:
+    """P(the seeded percentile rule claims | cell) for every cell of `calibration.cells`."""
+    n10, n01 = cells(n)
+    pmfs = exact_pmfs(n, n10, n01)
+    c_k = n * (threshold / 100 - TOLERANCE)
+    if side == "shown":
+        claims = seeded_at_least(pmfs, n, c_k, resamples=resamples, quantile=alpha)
+    else:
+        claims = 1.0 - seeded_at_least(pmfs, n, c_k, resamples=resamples, quantile=1.0 - alpha)
+    claims.flags.writeable = False
+    return claims
+
+
+def _percentile_size(
+    n: int, threshold: float, resamples: int, alpha: float, side: str
+) -> tuple[float | None, bool]:
+    if n > PERCENTILE_MAX_N:
+        return None, False
+    return rule_size(n, threshold, seeded_claims(n, threshold, resamples, alpha, side))[0], True
+
+
+def _min_detectable(
+    n: int,
+    discordant: int,
+    threshold: float,
+    confidence: float,
+    rule: str,
+    resamples: int,
+    shown: Claim,
+) -> tuple[float | None, bool]:
+    """The smallest true gap "shown" with 80% probability at the observed discordance.
+
+    Exact: the power is a sum over all cells of their multinomial probability at (p10, p01) =
+    ((p + gap)/2, (p - gap)/2), p = max(observed discordance, gap), times the rule's claim;
+    the smallest gap on a grid of step 0.0005 with power >= 0.8 (stats-audit.md section 2.1).
+    Above the enumeration limit, the normal approximation of `stats.min_detectable_difference`.
+    """
+    import numpy as np
+
+    limit = EXACT_MAX_N if rule == "calibrated" else PERCENTILE_MAX_N
+    if n > limit:
+        from flightdeck.scoring.stats import min_detectable_difference
+
+        approx = min_detectable_difference(
+            n=n, discordance=discordant / n, threshold=threshold / 100, confidence=confidence
+        )
+        return approx, False
+    alpha = (1.0 - confidence) / 2.0
+    if rule == "calibrated":
+        cal = calibrate(n, threshold, alpha, "shown")
+        n10, n01 = cells(n)
+        stat = all_cells_statistic(n, threshold, "shown")
+        claims = claiming(stat, n10 - n01, cal.level, cal.tie).astype(np.float64)
+    else:
+        claims = np.asarray(seeded_claims(n, threshold, resamples, alpha, "shown"))
+    n10, n01 = cells(n)
+    observed = discordant / n
+
+    def power_at(gap: float) -> float:
+        p = max(observed, gap)
+        w = cell_weights(n, n10, n01, np.array([(p + gap) / 2]), np.array([(p - gap) / 2]))
+        return float(w[0] @ claims)
+
+    grid = np.round(np.arange(max(threshold / 100, 0.0), 1.0 + 1e-12, 0.0005), 10)
+    if power_at(float(grid[-1])) < POWER:
+        return None, True
+    lo, hi = -1, len(grid) - 1  # power(grid[hi]) >= 0.8; the power rises with the gap
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if power_at(float(grid[mid])) >= POWER:
+            hi = mid
+        else:
+            lo = mid
+    return float(grid[hi]), True

@@ -1,0 +1,163 @@
+"""Published closed-form intervals for a paired difference of proportions, beside the bootstrap.
+
+The table is (a, b, c, d): a = both arms right, b = only the candidate right (n10), c = only
+the baseline right (n01), d = both wrong; the difference is (b - c)/n. Each method reproduces
+the published values quoted in stats-audit.md section 5.3 (tests/unit/test_intervals.py).
+Fagerland, Lydersen and Laake (2014, "Recommended tests and confidence intervals for paired
+binomial proportions", Statistics in Medicine 33:2850-2875) recommend Tango's score interval,
+Bonett-Price and Newcombe's method 10; Wald and Agresti-Min are here as references.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from flightdeck.scoring.stats import wilson_interval
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A difference (a proportion) with its interval [lo, hi] and the method's name."""
+
+    method: str
+    diff: float
+    lo: float
+    hi: float
+
+
+def _z(confidence: float) -> float:
+    from scipy.special import ndtri
+
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
+    return float(ndtri(1.0 - (1.0 - confidence) / 2.0))
+
+
+def _check(a: int, b: int, c: int, d: int) -> int:
+    for name, value in (("a", a), ("b", b), ("c", c), ("d", d)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer count, got {value!r}")
+    n = a + b + c + d
+    if n == 0:
+        raise ValueError("the table is empty; give at least one pair")
+    return n
+
+
+def newcombe_interval(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Interval:
+    """Newcombe's square-and-add interval, method 10 (Newcombe 1998, Stat Med 17:2635-2650).
+
+    The Wilson limits of each arm's proportion, p1 = (a + b)/n and p2 = (a + c)/n, combined
+    with the continuity-corrected correlation phi* of the 2x2 table. The uncorrected phi does
+    not reproduce the paper's worked example (b), so the correction is part of the method.
+    """
+    n = _check(a, b, c, d)
+    w1 = wilson_interval(a + b, n, confidence=confidence)
+    w2 = wilson_interval(a + c, n, confidence=confidence)
+    p1, p2 = (a + b) / n, (a + c) / n
+    theta = (b - c) / n
+    margins = (a + b) * (c + d) * (a + c) * (b + d)
+    cross = a * d - b * c
+    if margins == 0 or 0 <= cross <= n / 2:
+        phi = 0.0
+    elif cross > n / 2:
+        phi = (cross - n / 2) / math.sqrt(margins)
+    else:
+        phi = cross / math.sqrt(margins)
+    d1, e2 = p1 - w1.lo, w2.hi - p2
+    e1, d2 = w1.hi - p1, p2 - w2.lo
+    lo = theta - math.sqrt(max(d1 * d1 - 2 * phi * d1 * e2 + e2 * e2, 0.0))
+    hi = theta + math.sqrt(max(e1 * e1 - 2 * phi * e1 * d2 + d2 * d2, 0.0))
+    return Interval("newcombe", theta, max(lo, -1.0), min(hi, 1.0))
+
+
+def tango_statistic(b: int, c: int, n: int, delta: float) -> float:
+    """Tango's score statistic T(delta) for H0: difference = delta (Tango 1998, Stat Med 17:891).
+
+    T = (b - c - n delta) / sqrt(n (2 p21 + delta (1 - delta))), with p21 the maximum
+    likelihood estimate of the baseline-only rate under the null. T falls as delta rises.
+    """
+    coef_a = 2.0 * n
+    coef_b = -b - c + (2.0 * n - b + c) * delta
+    coef_c = -c * delta * (1.0 - delta)
+    p21 = (math.sqrt(max(coef_b * coef_b - 4.0 * coef_a * coef_c, 0.0)) - coef_b) / (2 * coef_a)
+    numerator = b - c - n * delta
+    variance = n * (2.0 * p21 + delta * (1.0 - delta))
+    if numerator == 0.0:
+        return 0.0
+    if variance <= 0.0:
+        return math.copysign(math.inf, numerator)
+    return numerator / math.sqrt(variance)
+
+
+def tango_pvalue(b: int, c: int, n: int, delta: float, *, side: str) -> float:
+    """One-sided p-value of Tango's score test: side "above" tests H0 diff <= delta (a small
+    value says the difference is above delta), side "below" tests H0 diff >= delta."""
+    from scipy.special import ndtr
+
+    t = tango_statistic(b, c, n, delta)
+    return float(ndtr(-t) if side == "above" else ndtr(t))
+
+
+def tango_interval(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Interval:
+    """Tango's asymptotic score interval {delta : |T(delta)| < z}, solved with brentq."""
+    n = _check(a, b, c, d)
+    lo, hi = tango_bounds(b, c, n, _z(confidence))
+    return Interval("tango", (b - c) / n, lo, hi)
+
+
+def tango_bounds(b: int, c: int, n: int, z: float) -> tuple[float, float]:
+    """The roots of T(delta) = z and T(delta) = -z in [-1, 1] (the ends when never reached).
+
+    T falls as delta rises, so each root is bracketed and found by bisection to the last
+    bit (no scipy.optimize import on the scoring path).
+    """
+    theta = (b - c) / n
+    edge = 1e-12
+
+    def root(target: float, left: float, right: float) -> float:
+        # T(left) > target >= T(right): halve until the bracket is one float wide.
+        for _ in range(200):
+            mid = (left + right) / 2
+            if mid in (left, right):
+                break
+            if tango_statistic(b, c, n, mid) > target:
+                left = mid
+            else:
+                right = mid
+        return (left + right) / 2
+
+    lo = -1.0 if tango_statistic(b, c, n, -1.0 + edge) <= z else root(z, -1.0 + edge, theta)
+    hi = 1.0 if tango_statistic(b, c, n, 1.0 - edge) >= -z else root(-z, theta, 1.0 - edge)
+    return lo, hi
+
+
+def bonett_price_interval(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Interval:
+    """Bonett and Price's (2012) adjusted Wald interval: add one to b and c, two to n."""
+    n = _check(a, b, c, d)
+    p12, p21 = (b + 1) / (n + 2), (c + 1) / (n + 2)
+    est = p12 - p21
+    half = _z(confidence) * math.sqrt((p12 + p21 - est * est) / (n + 2))
+    return Interval("bonett-price", est, est - half, est + half)
+
+
+def wald_interval(
+    a: int, b: int, c: int, d: int, *, confidence: float = 0.95, correction: str = "none"
+) -> Interval:
+    """Wald interval; ``correction`` "fleiss" adds 1/n to each side (Fleiss, Levin and Paik
+    2003, section 13.1), "fagerland" puts the correction inside the standard error."""
+    n = _check(a, b, c, d)
+    theta = (b - c) / n
+    gap = abs(b - c) - 1 if correction == "fagerland" else b - c
+    se = math.sqrt(max(b + c - gap * gap / n, 0.0)) / n
+    half = _z(confidence) * se + (1.0 / n if correction == "fleiss" else 0.0)
+    return Interval(f"wald-{correction}", theta, theta - half, theta + half)
+
+
+def agresti_min_interval(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Interval:
+    """Agresti and Min (2005): the Wald interval after adding one half to every cell."""
+    n = _check(a, b, c, d) + 2
+    bb, cc = b + 0.5, c + 0.5
+    theta = (bb - cc) / n
+    half = _z(confidence) * math.sqrt(bb + cc - (bb - cc) ** 2 / n) / n
+    return Interval("agresti-min", theta, theta - half, theta + half)

@@ -1,0 +1,245 @@
+"""The report's comparison section: the rule in force in words, and what it really does.
+
+For each metric: the seeded 95% interval, the exact bootstrap's tail and bound, the bound the
+verdict reads with its exact size, Newcombe's and Tango's intervals (and a line when their
+verdict differs), and a note when another seed or line order would flip the plain percentile
+reading (stats-audit.md section 5.2). Then the minimum detectable difference and the
+multiplicity figures of the rule in force, at this n (section 5.1).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from flightdeck.scoring.calibration import EXACT_MAX_N
+from flightdeck.scoring.decision import PERCENTILE_MAX_N, Decision
+
+if TYPE_CHECKING:
+    from flightdeck.params import Params
+    from flightdeck.scoring.rules import Comparison
+
+# The plain percentile reading is reported as seed-dependent inside these odds (audit 5.1).
+FLIP_NOTE = 0.001
+
+
+def _pts(x: float, direction: str = "nearest") -> str:
+    """Points to one decimal; interval ends round outwards, so a bound just short of the
+    threshold never prints as the threshold itself beside "not shown"."""
+    value = 100 * x
+    if direction == "down":
+        value = math.floor(value * 10 + 1e-9) / 10
+    elif direction == "up":
+        value = math.ceil(value * 10 - 1e-9) / 10
+    return f"{value:+.1f}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _pct(x: float, places: int = 2) -> str:
+    return f"{100 * x:.{places}f}%"
+
+
+def _plain(x: float) -> str:
+    """A proportion as points, to the 0.05-point grid the exact search uses: 32.5, 57.25."""
+    return f"{100 * x:.2f}".rstrip("0").rstrip(".")
+
+
+def _said(holds: bool) -> str:
+    return "shown" if holds else "not shown"
+
+
+def rule_words(p: Params, n: int) -> str:
+    """The rule in force in one paragraph, with its guarantee at this n."""
+    t = f"{p.threshold:g}"
+    alpha = _pct((1 - p.confidence) / 2, 1)
+    if p.decision == "percentile":
+        return (
+            f"The rule (`decision: percentile`): the baseline is shown to lose by at least {t} "
+            f"points on a metric when the lower bound of the seeded {100 * p.confidence:g}% "
+            f"percentile interval reaches +{t} points; a loss of {t} points or more is ruled "
+            f"out when its upper bound is below +{t}. This plain reading is not a {alpha} "
+            "test: its real size at this n is below, and it can depend on the seed and on the "
+            "order of the suite's lines."
+        )
+    tables = (n + 1) * (n + 2) // 2
+    if n > EXACT_MAX_N:
+        how = (
+            f"n = {n} is above {EXACT_MAX_N}, where enumerating the {tables} possible tables "
+            f"costs more than a second, so the level is the nominal {alpha}, whose false "
+            f'"shown" rate is {alpha} only asymptotically (a one-sided bootstrap bound\'s '
+            "error shrinks like 1/√n)"
+        )
+    else:
+        how = (
+            f'α′ is the largest level whose false "shown" rate at n = {n} is at most {alpha} '
+            f"whatever the discordance, found by exact enumeration of all {tables} possible "
+            "tables"
+        )
+    return (
+        f"The rule (`decision: calibrated`): the baseline is shown to lose by at least {t} "
+        f"points on a metric when the exact bootstrap over questions (every resample at "
+        f"once: no seed, no dependence on line order) puts less than α′ of the difference "
+        f"below +{t} points; {how}. A loss of {t} points or more is ruled out by the mirror "
+        "claim, with the same guarantee. The seeded interval is printed as the product page "
+        "asks; the verdict does not read it."
+    )
+
+
+def _metric_lines(words: str, d: Decision, lo: float, hi: float, p: Params) -> list[str]:
+    t = d.threshold
+    s = d.shown
+    out = [
+        f"- **{words}**: {p.confidence * 100:g}% bootstrap [{_pts(lo, 'down')}, "
+        f"{_pts(hi, 'up')}] (seed {p.seed}, {p.resamples:,} resamples)",
+        f"  - exact (B→∞) bootstrap: P*(D* < {t:g}) = {_pct(s.p_exact)} → lower bound "
+        f"{_pts(d.exact_lo, 'down')}; {_said(s.p_exact < d.alpha)} at {_pct(d.alpha, 1)}",
+    ]
+    if d.rule == "calibrated":
+        size = (
+            f"size ≤ {_pct(s.size)} at n = {d.n}, exact"
+            if s.size is not None
+            else f"size {_pct(d.alpha, 1)} asymptotically"
+        )
+        line = (
+            f"  - calibrated decision (level α′ = {_pct(s.level)}, {size}): lower bound "
+            f"{_pts(s.bound, 'down')}"
+        )
+        if d.ruled_out is not None:
+            line += f", upper bound {_pts(d.ruled_out.bound, 'up')}"
+        out.append(line + f"; {_said(s.holds)}")
+    newcombe = d.newcombe.lo >= t / 100
+    tango = d.tango.lo >= t / 100
+    verdicts = (
+        _said(newcombe)
+        if newcombe == tango
+        else (f"Newcombe {_said(newcombe)}, Tango {_said(tango)}")
+    )
+    out.append(
+        f"  - Newcombe (1998) method 10: [{_pts(d.newcombe.lo, 'down')}, "
+        f"{_pts(d.newcombe.hi, 'up')}]; Tango score: [{_pts(d.tango.lo, 'down')}, "
+        f"{_pts(d.tango.hi, 'up')}]; {verdicts}"
+    )
+    for name, says in (("Newcombe", newcombe), ("Tango", tango)):
+        if says != s.holds:
+            out.append(
+                f"  - {name}'s {p.confidence * 100:g}% interval says {_said(says)} where the "
+                f"rule in force says {_said(s.holds)}"
+            )
+    if d.point_mass and d.rule == "calibrated":
+        out.append(
+            "  - every question falls in one class (only one arm right, or both the same), so "
+            "the bootstrap is a single point: the exact and calibrated lines read the table "
+            "with half a question added to each empty discordant class, never a zero-width "
+            "interval"
+        )
+    if FLIP_NOTE < d.seeded_shown < 1 - FLIP_NOTE:
+        out.append(
+            "  - note: under another seed or question order the plain "
+            f"{p.confidence * 100:g}% percentile reading ({_said(d.seeded_reading)}) flips "
+            f"with probability {_pct(d.flip, 1)}"
+        )
+    return out
+
+
+def comparison_lines(c: Comparison, n: int, p: Params) -> list[str]:
+    """The report's section for one comparison."""
+    from flightdeck.scoring.rules import METRIC_WORDS, METRICS
+
+    out = [f"## {c.candidate} vs {c.baseline}", "", rule_words(p, n), ""]
+    out += [
+        "| metric | difference (points) | interval | C right, B wrong | B right, C wrong |",
+        "|---|---|---|---|---|",
+    ]
+    for m in METRICS:
+        mc = c.metrics[m]
+        out.append(
+            f"| {METRIC_WORDS[m]} | {_pts(mc.diff)} | [{_pts(mc.lo, 'down')}, "
+            f"{_pts(mc.hi, 'up')}] | {mc.candidate_only} | {mc.baseline_only} |"
+        )
+    out.append("")
+    for m in METRICS:
+        mc = c.metrics[m]
+        if mc.decision is not None:
+            out += _metric_lines(METRIC_WORDS[m], mc.decision, mc.lo, mc.hi, p)
+    out.append("")
+    for m in METRICS:
+        out.append(f"- **{c.metrics[m].statement}.**")
+    out.append(f"- (baseline: {c.baseline}; candidate: {c.candidate})")
+    out += ["", "### What this set can show", ""]
+    for m in METRICS:
+        out.append(_detect_line(METRIC_WORDS[m], c.metrics[m].decision, n))
+    first = c.metrics[METRICS[0]].decision
+    if first is not None:
+        out += _size_lines(first, p, claims=len(METRICS))
+    out.append("")
+    return out
+
+
+def _detect_line(words: str, d: Decision | None, n: int) -> str:
+    if d is None:
+        return f"- {words}: no decision was computed."
+    discordance = (d.candidate_only + d.baseline_only) / n
+    head = (
+        f"- {words}: with n = {n} and the observed discordance ({100 * discordance:.0f}% of "
+        "questions differ), "
+    )
+    if d.min_detectable is None:
+        return head + 'no true difference gives the rule in force an 80% chance of "shown".'
+    if d.min_detectable_exact:
+        return head + (
+            f'the rule in force says "shown" with 80% probability once the true difference '
+            f"is {_plain(d.min_detectable)} points (exact enumeration of the rule at the "
+            "observed discordance; a true gap of Δ needs at least Δ discordance, so the larger "
+            "is used)."
+        )
+    return head + (
+        f"a true difference of about {100 * d.min_detectable:.0f} points is needed for an "
+        '80% chance of "shown" (normal approximation to the paired difference: n is above '
+        "the exact-enumeration limit)."
+    )
+
+
+def _size_lines(d: Decision, p: Params, *, claims: int) -> list[str]:
+    s = d.shown.size
+    t = f"{p.threshold:g}"
+    if s is None:
+        limit = EXACT_MAX_N if d.rule == "calibrated" else PERCENTILE_MAX_N
+        return [
+            f"- Multiplicity: at n = {d.n} (above {limit}, where exact enumeration costs more "
+            "than a second) the size of one claim is not enumerated; the nominal "
+            f"{_pct(d.alpha, 1)} holds only asymptotically, so {claims} claims have a false "
+            f'"shown" chance of about {_pct(min(1.0, claims * d.alpha), 1)} and four (two '
+            f"metrics × two baselines) about {_pct(min(1.0, 4 * d.alpha), 1)}."
+        ]
+    if s == 0.0:
+        return [
+            f'- Multiplicity: at n = {d.n} no table lets the rule in force say "shown" with a '
+            f'false-"shown" rate of at most {_pct(d.alpha, 1)}, so this report makes no such '
+            "claim and none can be false."
+        ]
+    rule = "calibrated rule" if d.rule == "calibrated" else "plain percentile rule"
+    above = "" if s <= d.alpha + 1e-12 else f", above the nominal {_pct(d.alpha, 1)}"
+    out = [
+        f'- Multiplicity: one "shown" claim by the {rule} is false with probability up to '
+        f"{_pct(s)} at n = {d.n} when the true difference is exactly {t} points (exact worst "
+        f"case over the discordance{above}). This report makes {claims} such claims (two "
+        f"metrics): up to {_pct(min(1.0, claims * s))} (union bound; "
+        f"{_pct(_independent(s, claims))} if independent). Deciding on two metrics against "
+        f"two baselines makes four: up to {_pct(min(1.0, 4 * s))} "
+        f'({_pct(_independent(s, 4))} if independent). Read a single "shown" with that in mind.'
+    ]
+    ruled = d.ruled_out
+    if ruled is not None and ruled.size is not None:
+        out.append(
+            f'- "A loss of {t} points or more is ruled out" is wrong with probability up to '
+            f"{_pct(ruled.size)} at n = {d.n} when the true difference is exactly {t} points "
+            "(exact)."
+        )
+    return out
+
+
+def _independent(size: float, claims: int) -> float:
+    return -math.expm1(claims * math.log1p(-size))

@@ -1,0 +1,289 @@
+"""Decode suite files into msgspec Structs, and name the first bad line in our own words.
+
+Each record is one msgspec Struct (``records.py``) whose field types hold the rules, so a
+valid file is decoded and checked in C, line by line, in one pass. Only when a line fails
+is it read again with the standard ``json`` module (whose syntax messages we quote) and
+each field held against its *explanation*: a short ladder of the schema's own types (a
+string, then a non-blank string, then one of the kinds ...) whose first failing rung picks
+the message. An explanation never accepts a line; only the Struct does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Generic, TypeVar
+
+import msgspec
+from msgspec import Meta
+
+from flightdeck.errors import InputError
+from flightdeck.jsonl import decode_object
+from flightdeck.perf import gc_paused
+
+T = TypeVar("T", bound=msgspec.Struct)
+Explain = Callable[[Any], "str | None"]
+
+SET_BY_READER = "set by the reader; a file cannot set it"
+# A field the reader fills in (the line number, the answer's hash). No value a file could
+# give passes these constraints, so msgspec refuses the field in a file as firmly as an
+# unknown one, and the explanation calls it unknown.
+Line = Annotated[int, Meta(ge=1, le=0, description=SET_BY_READER)]
+Computed = Annotated[str, Meta(pattern="(?!)", description=SET_BY_READER)]
+# Non-blank: re's \S and str.strip agree on what is white space (both use str.isspace).
+NonBlank = Annotated[str, Meta(pattern=r"\S")]
+AT_LEAST_ONE = Meta(min_length=1)
+SURROGATE = "holds an unpaired surrogate escape (\\ud800-\\udfff); write valid Unicode"
+
+
+def show(value: object) -> str:
+    """A value as the messages quote it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def fails(value: Any, type_: Any) -> bool:
+    """Whether msgspec refuses ``value`` (a plain JSON value) as ``type_``."""
+    try:
+        msgspec.convert(value, type_)
+    except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot quote a surrogate
+        return True
+    return False
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a plain JSON value holds a string that cannot be written as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, list):
+        return any(map(has_lone_surrogate, value))
+    if isinstance(value, dict):
+        return any(map(has_lone_surrogate, value)) or any(map(has_lone_surrogate, value.values()))
+    return False
+
+
+@dataclass(frozen=True)
+class Schema(Generic[T]):
+    """A record type and what its readers need beside it.
+
+    ``explain`` gives each field a file holds its explanation, in the order the fields
+    are explained. ``check`` holds the rules no type can (a glob's syntax, a span's
+    order), over many records at once; ``finish`` normalises decoded records in place
+    (lower-case hex, the answer's hash) before the reader sets their line numbers.
+    ``not_null`` names fields a file may leave out but not set to null, though the
+    record holds None for them; a line that might set one goes to the explanation.
+    """
+
+    cls: type[T]
+    explain: Mapping[str, Explain]
+    check: Callable[[list[T]], bool] | None = None
+    finish: Callable[[list[T]], None] | None = None
+    missing: Mapping[str, str] = field(default_factory=dict)
+    not_null: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        names = {f.name for f in self.file_fields}
+        assert set(self.explain) == names, f"{self.cls.__name__}: explain {sorted(names)}"
+
+    @cached_property
+    def decoder(self) -> msgspec.json.Decoder[T]:
+        return msgspec.json.Decoder(self.cls)
+
+    @cached_property
+    def file_fields(self) -> tuple[msgspec.structs.FieldInfo, ...]:
+        """The fields a file holds, in the record's order (those the reader sets left out)."""
+        return tuple(
+            f
+            for f in msgspec.structs.fields(self.cls)
+            if not any(getattr(m, "description", None) == SET_BY_READER for m in _metas(f.type))
+        )
+
+    def accepts(self, records: list[T]) -> bool:
+        return self.check is None or self.check(records)
+
+
+def _metas(type_: Any) -> tuple[Any, ...]:
+    return tuple(getattr(type_, "__metadata__", ()))
+
+
+def explain_record(obj: dict[str, Any], schema: Schema[Any]) -> str | None:
+    """Why ``obj`` is not a valid record, in the order a person fixes it; None if no rung fails."""
+    fields = {f.name: f for f in schema.file_fields}
+    names = [f.encode_name for f in schema.file_fields]
+    if schema.cls.__struct_config__.forbid_unknown_fields:
+        unknown = sorted(set(obj) - set(names))
+        if unknown:
+            return f"unknown field {unknown[0]!r}; allowed fields are {', '.join(names)}"
+    for name, explain in schema.explain.items():
+        key = fields[name].encode_name
+        if key not in obj:
+            if fields[name].required:
+                return schema.missing.get(name, f"missing field {key!r}; add it")
+            continue
+        message = explain(obj[key])
+        if message is not None:
+            return message
+    return None
+
+
+def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], InputError | None]:
+    """The records of a JSON Lines file up to its first bad line, and that line's error.
+
+    Each non-blank line is decoded on its own (a record never runs into the next line),
+    and each record's ``line`` is set to its line number.
+    """
+    decode = schema.decoder.decode
+    parts = data.split(b"\n")
+    with gc_paused():
+        try:
+            records: list[T] | None = [decode(raw) for raw in parts if raw.strip()]
+        except msgspec.DecodeError:  # ValidationError included
+            records = None
+        if (
+            records is not None
+            and schema.accepts(records)
+            and not _maybe_null(schema, data, records)
+        ):
+            lines = [n for n, raw in enumerate(parts, start=1) if raw.strip()]
+            error = None
+        else:
+            records, lines, error = _line_by_line(path, parts, schema)
+        if schema.finish is not None:
+            schema.finish(records)
+        set_line = msgspec.structs.force_setattr
+        for record, number in zip(records, lines, strict=True):
+            set_line(record, "line", number)
+    return records, error
+
+
+def decode_document(path: Path, obj: dict[str, Any], schema: Schema[T]) -> T:
+    """One JSON object (a whole file) as a record, or an InputError naming the file."""
+    message = explain_record(obj, schema)
+    if message is None and has_lone_surrogate(obj):
+        message = SURROGATE
+    if message is None:
+        try:
+            record = msgspec.convert(obj, schema.cls)
+        except msgspec.ValidationError as exc:
+            message = f"{exc}; fix the record"
+        else:
+            if schema.accepts([record]):
+                return record
+            raise AssertionError(f"{path}: a rule of {schema.cls.__name__} has no explanation")
+    raise InputError(path, None, message)
+
+
+def _maybe_null(schema: Schema[Any], raw: bytes, records: list[Any]) -> bool:
+    """Whether a not-null field may be null in ``raw`` (a file or a line) and its records."""
+    return any(
+        f'"{name}"'.encode() in raw and any(getattr(r, name) is None for r in records)
+        for name in schema.not_null
+    )
+
+
+def _line_by_line(
+    path: Path, parts: list[bytes], schema: Schema[T]
+) -> tuple[list[T], list[int], InputError | None]:
+    decode = schema.decoder.decode
+    records: list[T] = []
+    lines: list[int] = []
+    for number, raw in enumerate(parts, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record: T | None = decode(raw)
+        except msgspec.DecodeError:
+            record = None
+        if record is None or not schema.accepts([record]) or _maybe_null(schema, raw, [record]):
+            outcome = _explain_line(path, number, raw, schema)
+            if isinstance(outcome, InputError):
+                return records, lines, outcome
+            record = outcome
+        records.append(record)
+        lines.append(number)
+    return records, lines, None
+
+
+def _explain_line(path: Path, number: int, raw: bytes, schema: Schema[T]) -> T | InputError:
+    """The error of a line msgspec refused, or its record when json reads it differently.
+
+    json lets the last of two equal keys win, as the readers always have; msgspec refuses a
+    bad first value. Such a line is held against the Struct once more, as json read it.
+    """
+    try:
+        obj = decode_object(path, number, raw)
+    except InputError as exc:
+        return exc
+    message = explain_record(obj, schema)
+    if message is None and has_lone_surrogate(obj):
+        message = SURROGATE
+    if message is None:
+        try:
+            record = msgspec.convert(obj, schema.cls)
+        except msgspec.ValidationError as exc:
+            message = f"{exc}; fix the record"
+        else:
+            if schema.accepts([record]):
+                return record
+            raise AssertionError(f"{path}:{number}: a rule of {schema.cls.__name__} unexplained")
+    return InputError(path, number, message)
+
+
+# --- explanations shared by several records ------------------------------------------------
+
+
+def text(name: str, *, blank_ok: bool = False, then: tuple[Any, Explain] | None = None) -> Explain:
+    """A string field: a string, valid Unicode, not blank, then ``then``'s type."""
+
+    def explain(value: Any) -> str | None:
+        if fails(value, str):
+            return f"{name} must be a string, got {show(value)}"
+        if has_lone_surrogate(value):
+            return f"{name} {SURROGATE}"
+        if not blank_ok and fails(value, NonBlank):
+            return f"{name} is empty; give a non-empty string"
+        if then is not None and fails(value, then[0]):
+            return then[1](value)
+        return None
+
+    return explain
+
+
+def texts(name: str, *, at_least_one: bool, each: Explain | None = None) -> Explain:
+    """A list of non-blank strings; ``each`` explains an item once all items are strings."""
+
+    def explain(value: Any) -> str | None:
+        if fails(value, list[Any]):
+            return f"{name} must be a list of strings, got {show(value)}"
+        if at_least_one and fails(value, Annotated[list[Any], AT_LEAST_ONE]):
+            return f"{name} is empty; list at least one"
+        for item in value:
+            if fails(item, NonBlank):
+                return f"{name} must hold non-empty strings, got {show(item)}"
+            if has_lone_surrogate(item):
+                return f"{name} {SURROGATE}"
+        for item in value if each is not None else ():
+            message = each(item)  # type: ignore[misc]
+            if message is not None:
+                return message
+        return None
+
+    return explain
+
+
+def flag(name: str) -> Explain:
+    """A true-or-false field."""
+    return lambda value: (
+        f"{name} must be true or false, got {show(value)}" if fails(value, bool) else None
+    )
+
+
+def either(type_: Any, message: Callable[[Any], str]) -> Explain:
+    """A field whose one rung is its own type."""
+    return lambda value: message(value) if fails(value, type_) else None

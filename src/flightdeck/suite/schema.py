@@ -1,0 +1,128 @@
+"""The suite's records, one msgspec Struct each: the one place their rules are written.
+
+A field's type is its rule (a non-blank string, one of the kinds, a 40-hex commit, a
+repository or scheme uri), so msgspec checks every line of a file in C as it decodes it.
+The readers in ``records.py`` add the messages and the rules between records.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
+
+import msgspec
+from msgspec import Meta, Struct
+
+from flightdeck.suite.decoding import AT_LEAST_ONE, Computed, Line, NonBlank
+from flightdeck.suite.uris import URI_PATTERN
+
+CANARY_PREFIX = "FLIGHTDECK-SEALED-KEY-CANARY-DO-NOT-TRAIN-OR-INDEX-"
+CANARY_RE = re.compile(re.escape(CANARY_PREFIX) + r"[0-9a-f]{32}\Z")
+COMMIT_RE = re.compile(r"[0-9a-fA-F]{40}\Z")
+SHA256_RE = re.compile(r"[0-9a-fA-F]{64}\Z")
+
+Kind = Literal["decision-why", "blocker", "what-changed", "how-to", "who-owns"]
+KINDS: tuple[str, ...] = get_args(Kind)
+Runner = Literal["person", "harness"]
+RUNNERS: tuple[str, ...] = get_args(Runner)
+
+# msgspec searches a pattern, so each is anchored at the start (the regexes end in \Z).
+Commit = Annotated[str, Meta(pattern=r"\A" + COMMIT_RE.pattern)]
+Sha256 = Annotated[str, Meta(pattern=r"\A" + SHA256_RE.pattern)]
+Canary = Annotated[str, Meta(pattern=r"\A" + CANARY_RE.pattern)]
+RepoName = Annotated[str, Meta(pattern=r"\A[^/]+\Z")]
+Uri = Annotated[str, Meta(pattern=URI_PATTERN)]
+SealedName = Annotated[str, Meta(pattern=r"\A(?:questions|keys)\.jsonl\Z")]
+BOTH_SEALED = Meta(min_length=2, max_length=2)  # two names of the two: both files
+
+
+class Source(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    """A cited or valid source: a uri and the hex SHA-256 of its bytes."""
+
+    uri: Uri
+    sha256: Sha256
+
+
+class Question(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    id: NonBlank
+    question: NonBlank
+    kind: Kind
+    as_of: Annotated[dict[RepoName, Commit], AT_LEAST_ONE]
+    scope: tuple[NonBlank, ...]
+    line: Line = 0
+
+
+class Key(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    id: NonBlank
+    answer_key: NonBlank
+    required_facts: Annotated[tuple[NonBlank, ...], AT_LEAST_ONE]
+    valid_sources: Annotated[tuple[Source, ...], AT_LEAST_ONE]
+    canary: Canary | None = None
+    line: Line = 0
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "id": self.id,
+            "answer_key": self.answer_key,
+            "required_facts": list(self.required_facts),
+            "valid_sources": [{"uri": s.uri, "sha256": s.sha256} for s in self.valid_sources],
+        }
+        if self.canary is not None:
+            record["canary"] = self.canary
+        return record
+
+
+class Answer(Struct, frozen=True, forbid_unknown_fields=True, gc=False, omit_defaults=True):
+    id: NonBlank
+    answer: str
+    citations: tuple[Source, ...]
+    sha256: Computed = ""  # of the record as canonical JSON: what a label binds to
+    line: Line = 0
+
+
+class Label(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    id: NonBlank
+    rater: NonBlank
+    correct: bool
+    unsupported: tuple[Uri, ...] = ()
+    answer_sha256: Sha256 | None = None
+    line: Line = 0
+    time: str | None = None  # when the rating tool recorded it; a file may not give null
+
+
+class Manifest(Struct, frozen=True, forbid_unknown_fields=True):
+    suite: NonBlank
+    sealed_at: NonBlank
+    files: Annotated[dict[SealedName, Sha256], BOTH_SEALED] = msgspec.field(name="sha256")
+    flightdeck_version: NonBlank
+    # repositories sealed with --unchecked: their sources were never checked at as_of
+    unchecked_repos: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """manifest.json as written (``files`` is stored under ``sha256``)."""
+        out: dict[str, Any] = {
+            "suite": self.suite,
+            "sealed_at": self.sealed_at,
+            "sha256": dict(self.files),
+            "flightdeck_version": self.flightdeck_version,
+        }
+        if self.unchecked_repos:
+            out["unchecked_repos"] = list(self.unchecked_repos)
+        return out
+
+
+class MetaFile(Struct, frozen=True):
+    """The fields an arm's meta file must have; any others are kept as provenance."""
+
+    runner: Runner
+    by: NonBlank
+    date: NonBlank
+    model: NonBlank
+    knowledge_snapshot: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ArmMeta:
+    runner: Runner
+    fields: dict[str, Any]

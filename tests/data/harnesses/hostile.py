@@ -1,0 +1,64 @@
+"""A harness that tries what a sandbox must stop, then answers with what happened.
+
+``hostile.py --read PATH ... --connect HOST:PORT --env NAME``: reads each PATH (the suite's
+keys, a repository's .git, the holdouts manifest, by absolute path), writes into its
+workspace (an existing file, a new file, a chmod), remounts the workspace writable, opens a
+TCP connection, reads the environment variable NAME. The answer is a JSON object: for each
+attempt, "ok" or the error (errno name). It always answers, so the trial records it.
+"""
+
+import argparse
+import ctypes
+import errno
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--read", action="append", default=[])
+parser.add_argument("--connect", default=None)
+parser.add_argument("--env", action="append", default=[])
+args = parser.parse_args()
+sys.stdin.read()
+
+
+def attempt(action):  # type: ignore[no-untyped-def]
+    try:
+        value = action()
+    except OSError as exc:
+        return errno.errorcode.get(exc.errno or 0, str(exc))
+    return "ok" if value is None else f"ok: {value}"
+
+
+workspace = Path(os.environ["FLIGHTDECK_WORKSPACE"])
+first = sorted(p for p in workspace.rglob("*") if p.is_file())[0]
+outcomes = {}
+for path in args.read:
+    outcomes[f"read {path}"] = attempt(lambda p=path: len(Path(p).read_bytes()) and None)
+outcomes["write workspace file"] = attempt(lambda: first.open("ab").close())
+outcomes["create workspace file"] = attempt(
+    lambda: (workspace / "new.txt").write_text("x") and None
+)
+outcomes["chmod workspace file"] = attempt(lambda: os.chmod(first, 0o666))
+
+
+def remount() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    ms_remount, ms_bind = 32, 4096
+    if libc.mount(None, str(workspace).encode(), None, ms_remount | ms_bind, None) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+outcomes["remount workspace writable"] = attempt(remount)
+if args.connect:
+    host, port = args.connect.rsplit(":", 1)
+    outcomes["connect"] = attempt(
+        lambda: socket.create_connection((host, int(port)), timeout=5).close()
+    )
+for name in args.env:
+    outcomes[f"env {name}"] = "ok: " + os.environ[name] if name in os.environ else "unset"
+outcomes["uid"] = f"ok: {os.getuid()}"
+print(json.dumps({"answer": json.dumps(outcomes, sort_keys=True), "citations": []}))

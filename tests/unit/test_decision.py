@@ -1,0 +1,437 @@
+"""The exact bootstrap, the calibrated level and the verdict, against stats-audit.md.
+
+Reference values: the audit's section 5.3 regression cells (q in rational arithmetic, the
+order-statistic law pi), its alpha'(n) table (5.1), its sizes (2.2-2.4, 4.2) and its exact
+MDE table (2.1). Independent checks: exact integer arithmetic for q, a large seeded
+resampling with scipy.stats.bootstrap, real seeds of the tool's own bootstrap for the law of
+the seeded verdict, and a seeded simulation of suites for the calibrated rule's size.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from flightdeck.scoring import calibration
+from flightdeck.scoring.calibration import (
+    EXACT_MAX_N,
+    all_cells_statistic,
+    calibrate,
+    cells,
+    null_weights,
+    rule_size,
+    statistic,
+)
+from flightdeck.scoring.decision import decide, seeded_claims
+from flightdeck.scoring.exact import (
+    exact_pmf,
+    lower_bound,
+    seeded_at_least,
+    tail_below,
+    threshold_index,
+)
+from flightdeck.scoring.stats import paired_bootstrap
+
+
+def suite_vectors(n: int, n10: int, n01: int) -> tuple[np.ndarray, np.ndarray]:
+    """Canonical order: +1 x n10, -1 x n01, then the concordant questions (both wrong)."""
+    candidate = np.array([1.0] * n10 + [0.0] * n01 + [0.0] * (n - n10 - n01))
+    baseline = np.array([0.0] * n10 + [1.0] * n01 + [0.0] * (n - n10 - n01))
+    return candidate, baseline
+
+
+def decision(n: int, n10: int, n01: int, **kw: object):  # type: ignore[no-untyped-def]
+    c, b = suite_vectors(n, n10, n01)
+    boot = paired_bootstrap(c, b, resamples=10_000, confidence=0.95, rng=0)
+    options = {"threshold": 15.0, "confidence": 0.95, "rule": "calibrated"} | kw
+    return decide(
+        n, n10, n01, 0, seeded_lo=boot.lo, seeded_hi=boot.hi, resamples=10_000, **options
+    ), boot
+
+
+@pytest.mark.parametrize(
+    ("n", "points", "k"),
+    [(40, 15.0, 6), (41, 15.0, 7), (39, 15.0, 6), (40, -10.0, -4), (16, 15.0, 3), (100, 7.0, 7)],
+)
+def test_threshold_index_is_exact(n: int, points: float, k: int) -> None:
+    assert threshold_index(n, points) == k
+
+
+def test_threshold_index_does_not_trust_a_float_product() -> None:
+    assert math.ceil(100 * (7.0 / 100)) == 8  # 7.000000000000001: one lattice step too far
+    assert threshold_index(100, 7.0) == 7
+
+
+AUDIT_CELLS = [
+    # (n10, n01): q = P*(D* < 0.15), L_inf, exact verdict at 2.5%, pi (B = 10^4), seed-0 lo
+    pytest.param(16, 3, 0.026463195420, 0.125, False, 0.1732, 0.125, id="16-3"),
+    pytest.param(18, 4, 0.021608447660, 0.150, True, 0.9879, 0.150, id="18-4"),
+    pytest.param(12, 0, 0.008618053311, 0.175, True, 1.0000, 0.175, id="12-0"),
+    pytest.param(25, 9, 0.026051290994, 0.125, False, 0.2463, 0.125, id="25-9"),
+    pytest.param(28, 11, 0.023634937531, 0.150, True, 0.8074, 0.150, id="28-11"),
+]
+
+
+@pytest.mark.parametrize(("n10", "n01", "q", "l_inf", "exact", "pi", "seed0_lo"), AUDIT_CELLS)
+def test_audit_regression_cells_at_n40(
+    n10: int, n01: int, q: float, l_inf: float, exact: bool, pi: float, seed0_lo: float
+) -> None:
+    d, boot = decision(40, n10, n01)
+    assert d.shown.p_exact == pytest.approx(q, abs=5e-13)
+    assert d.exact_lo == l_inf
+    assert (d.shown.p_exact < 0.025) is exact
+    assert round(d.seeded_shown, 4) == pi
+    assert boot.lo == pytest.approx(seed0_lo, abs=1e-12)  # 0.14999999999999997 for 6/40
+    # The calibrated rule reads q at alpha'(40) = 1.3244%: none of these but (12, 0) is shown.
+    assert d.shown.holds is (q < 0.013244)
+    assert d.shown.holds is (d.shown.bound >= 0.15)
+
+
+def test_q_equals_exact_rational_arithmetic() -> None:
+    # q = sum over resample counts (a, b, c) with a - b < 6 of the multinomial coefficient
+    # times n10^a n01^b n00^c, over n^n; the audit's integer-exact decision.
+    n, n10, n01 = 40, 16, 3
+    n00 = n - n10 - n01
+    total = 0
+    for a in range(n + 1):
+        for b in range(n + 1 - a):
+            if a - b < 6:
+                c = n - a - b
+                coef = math.factorial(n) // (
+                    math.factorial(a) * math.factorial(b) * math.factorial(c)
+                )
+                total += coef * n10**a * n01**b * n00**c
+    exact = Fraction(total, n**n)
+    assert float(tail_below(n, n10, n01, 6)) == pytest.approx(float(exact), rel=1e-12)
+    assert exact > Fraction(1, 40)  # not shown at 2.5%, decided without floats
+
+
+def test_exact_bootstrap_matches_a_large_scipy_resampling() -> None:
+    # scipy.stats.bootstrap's own paired resampling, 200,000 resamples: every atom of the exact
+    # distribution within 5 Monte Carlo standard errors, and the tail q too.
+    n, n10, n01 = 40, 16, 3
+    c, b = suite_vectors(n, n10, n01)
+    res = scipy.stats.bootstrap(
+        (c, b),
+        lambda x, y, axis: x.mean(axis) - y.mean(axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=200_000,
+        method="percentile",
+        rng=np.random.default_rng(12345),
+    )
+    k = np.rint(res.bootstrap_distribution * n).astype(int)
+    observed = np.bincount(k + n, minlength=2 * n + 1) / k.size
+    pmf = exact_pmf(n, n10, n01)
+    se = np.sqrt(pmf * (1 - pmf) / k.size)
+    assert np.all(np.abs(observed - pmf) <= 5 * se + 1e-12)
+    q = float(tail_below(n, n10, n01, 6))
+    assert abs(np.mean(k < 6) - q) <= 5 * math.sqrt(q * (1 - q) / k.size)
+
+
+def test_seeded_law_matches_real_seeds() -> None:
+    # The law of the seeded bound over seeds, with the N = j interpolation term: the tool's
+    # bootstrap with 2,000 seeds at 400 resamples, for a cell where the verdict is uncertain.
+    n, n10, n01, resamples = 40, 16, 3, 400
+    c, b = suite_vectors(n, n10, n01)
+    hits = sum(
+        paired_bootstrap(c, b, resamples=resamples, confidence=0.95, rng=seed).lo >= 0.15 - 1e-9
+        for seed in range(2000)
+    )
+    law = float(
+        seeded_at_least(exact_pmf(n, n10, n01), n, 6 - 40e-9, resamples=resamples, quantile=0.025)
+    )
+    assert 0.1 < law < 0.9
+    assert abs(hits / 2000 - law) <= 4 * math.sqrt(law * (1 - law) / 2000)
+
+
+# alpha'(n) at t = 0.15, alpha = 2.5%, from the audit's table 5.1 (in %).
+AUDIT_LEVELS = {16: 0.86, 20: 0.83, 25: 1.13, 30: 1.47, 40: 1.32, 45: 1.75, 50: 1.91}
+AUDIT_LEVELS |= {60: 1.52, 100: 1.78}
+# Where the audit's alpha' is larger than ours, its rule's worst case is above 2.5%: it sits
+# at p01 near (1 - t)/2, where hardly any question is concordant, an edge its grid missed.
+AUDIT_TOO_HIGH = {39: 1.52, 41: 2.14, 80: 1.73}
+
+
+@pytest.mark.parametrize("n", sorted(AUDIT_LEVELS))
+def test_calibrated_level_matches_the_audit(n: int) -> None:
+    cal = calibrate(n, 15.0, 0.025, "shown")
+    # Published to 0.01%; at n = 20 the level is 0.8249%, printed by the audit as 0.83%.
+    assert abs(100 * cal.level - AUDIT_LEVELS[n]) <= 0.006
+    assert cal.exact
+    assert cal.size is not None
+    assert cal.size <= 0.025
+
+
+@pytest.mark.parametrize("n", sorted(AUDIT_TOO_HIGH))
+def test_where_the_audit_level_is_higher_it_breaks_the_guarantee(n: int) -> None:
+    cal = calibrate(n, 15.0, 0.025, "shown")
+    assert cal.size is not None
+    assert cal.size <= 0.025
+    assert 100 * cal.level < AUDIT_TOO_HIGH[n]
+    stat = all_cells_statistic(n, 15.0, "shown")
+    size, worst = rule_size(n, 15.0, (stat < AUDIT_TOO_HIGH[n] / 100).astype(float))
+    assert size > 0.025
+    assert worst >= 0.41  # p00 = 1 - 2 p01 - t <= 0.03
+
+
+def test_n40_calibration_interval_and_size() -> None:
+    # Any level in (1.2916%, 1.3244%] gives the same rule, with a worst case of 2.47%.
+    cal = calibrate(40, 15.0, 0.025, "shown")
+    assert cal.below == pytest.approx(0.012916, abs=5e-7)
+    assert cal.level == pytest.approx(0.013244, abs=5e-7)
+    assert round(100 * cal.size, 2) == 2.47
+
+
+def test_sizes_of_the_plain_rules_at_n40() -> None:
+    stat = all_cells_statistic(40, 15.0, "shown")
+    grid, weights = null_weights(40, 15.0)
+    exact_rule = weights @ (stat < 0.025)
+    assert exact_rule[grid == 0][0] == pytest.approx(0.02992, abs=5e-6)
+    assert exact_rule[np.isclose(grid, 0.05)][0] == pytest.approx(0.04263, abs=5e-5)
+    assert exact_rule.max() == pytest.approx(0.04300, abs=5e-6)
+    assert grid[exact_rule.argmax()] == pytest.approx(0.0625, abs=0.001)
+    seeded, at = rule_size(40, 15.0, seeded_claims(40, 15.0, 10_000, 0.025, "shown"))
+    assert (round(100 * seeded, 3), at) == (4.311, pytest.approx(0.065))
+    ruled, at = rule_size(40, 15.0, seeded_claims(40, 15.0, 10_000, 0.025, "ruled_out"))
+    assert (round(100 * ruled, 2), at) == (4.86, 0.0)  # P(Bin(40, 0.15) <= 2)
+    assert ruled == pytest.approx(scipy.stats.binom.cdf(2, 40, 0.15), abs=1e-6)
+    gate, _ = rule_size(40, -10.0, seeded_claims(40, -10.0, 10_000, 0.025, "shown"))
+    assert round(100 * gate, 2) == 8.17
+
+
+def test_calibrated_gate_and_ruled_out_keep_their_guarantee() -> None:
+    sides = ((-10.0, "shown"), (-10.0, "shown_by_score"), (15.0, "ruled_out"), (15.0, "shown"))
+    for threshold, side in sides:
+        for n in (8, 16, 40):
+            cal = calibrate(n, threshold, 0.025, side)
+            assert cal.size is not None
+            assert cal.size <= 0.025, (threshold, side, n)
+
+
+@pytest.mark.parametrize(
+    ("n", "n10", "n01", "mde"),
+    [  # The audit's exact MDE of the percentile rule (table 2.1, grid 0.0005).
+        (40, 8, 0, 0.3255),
+        (40, 12, 0, 0.3255),
+        (40, 16, 0, 0.3595),
+        (40, 20, 0, 0.4000),
+        (40, 24, 0, 0.4330),
+        (40, 28, 0, 0.4625),
+        (40, 32, 0, 0.4900),
+        (40, 36, 0, 0.5150),
+        (40, 40, 0, 0.5360),
+        (16, 8, 3, 0.5975),
+    ],
+)
+def test_exact_mde_of_the_percentile_rule(n: int, n10: int, n01: int, mde: float) -> None:
+    d, _ = decision(n, n10, n01, rule="percentile")
+    assert d.min_detectable_exact
+    assert d.min_detectable == pytest.approx(mde, abs=1e-9)
+
+
+def test_exact_mde_at_n16_low_discordance() -> None:
+    # The audit's 0.5125 sits on its 0.0025 grid; on 0.0005 the power reaches 80% at 0.5115.
+    d, _ = decision(16, 5, 0, rule="percentile")
+    assert d.min_detectable == pytest.approx(0.5115, abs=1e-9)
+
+
+def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
+    # 40,000 suites of 40 questions drawn at a true gap of exactly 15 points, at the worst
+    # nuisance rate and at four others. The calibrated rule (q < alpha') says "shown" at most
+    # 2.5% of the time, up to Monte Carlo error (3 SE = 0.23 points), and as often as its
+    # exact size says; the plain reading (q < 2.5%) on the same suites does not.
+    rng = np.random.default_rng(20261201)
+    cal = calibrate(40, 15.0, 0.025, "shown")
+    grid, weights = null_weights(40, 15.0)
+    stat_all = all_cells_statistic(40, 15.0, "shown")
+    draws = 40_000
+    se = math.sqrt(0.025 * 0.975 / draws)
+    plain = []
+    for p01 in (0.0, 0.05, cal.worst_p01, 0.2, 0.4):
+        assert p01 is not None
+        counts = rng.multinomial(40, [p01 + 0.15, p01, 1 - 2 * p01 - 0.15], size=draws)
+        stat = statistic(40, counts[:, 0], counts[:, 1], 15.0, "shown")
+        rate = float(np.mean(stat < cal.level))
+        exact = float(weights[np.argmin(np.abs(grid - p01))] @ (stat_all < cal.level))
+        assert exact <= 0.025
+        assert rate <= 0.025 + 3 * se, (p01, rate)
+        assert abs(rate - exact) <= 4 * math.sqrt(exact * (1 - exact) / draws) + 1e-12
+        plain.append(float(np.mean(stat < 0.025)))
+    assert max(plain) > 0.025 + 3 * se  # the simulation would catch the uncalibrated rule
+
+
+def test_one_cell_alone_gives_the_same_bits_as_among_all_cells() -> None:
+    n10, n01 = cells(40)
+    every = all_cells_statistic(40, 15.0, "shown")
+    for i in range(0, len(n10), 37):
+        alone = statistic(40, [n10[i]], [n01[i]], 15.0, "shown")[0]
+        assert alone == every[i]
+
+
+def test_verdict_equals_its_bound_on_every_cell_at_n40() -> None:
+    n10, n01 = cells(40)
+    for i in range(0, len(n10), 3):
+        b, c = int(n10[i]), int(n01[i])
+        d = decide(
+            40, b, c, 0, threshold=15.0, confidence=0.95, rule="calibrated",
+            seeded_lo=0.0, seeded_hi=0.0, resamples=10_000, power=False,
+        )  # fmt: skip
+        assert d.shown.holds is (d.shown.bound >= 0.15), (b, c)
+        assert d.ruled_out is not None
+        assert d.ruled_out.holds is (d.ruled_out.bound < 0.15), (b, c)
+        assert d.shown.bound <= d.ruled_out.bound
+
+
+def test_the_verdict_does_not_depend_on_line_order_or_seed() -> None:
+    c, b = suite_vectors(40, 16, 3)
+    order = np.random.default_rng(7).permutation(40)
+    results = []
+    for seed, (cc, bb) in ((0, (c, b)), (1, (c[order], b[order]))):
+        boot = paired_bootstrap(cc, bb, resamples=10_000, confidence=0.95, rng=seed)
+        d = decide(
+            40, 16, 3, 0, threshold=15.0, confidence=0.95, rule="calibrated",
+            seeded_lo=boot.lo, seeded_hi=boot.hi, resamples=10_000,
+        )  # fmt: skip
+        results.append((d.shown, d.ruled_out, d.min_detectable))
+    assert results[0] == results[1]
+
+
+def test_zero_discordance_never_gives_a_zero_width_claim() -> None:
+    # Two identical arms: the bootstrap is the single point 0, so the table is read with half
+    # a question in each discordant class. At n = 8 nothing is ruled out (the audit's
+    # degenerate "ruled out"), and the bounds have non-zero width.
+    d8, _ = decision(8, 0, 0)
+    assert d8.point_mass
+    assert d8.ruled_out is not None
+    assert not d8.ruled_out.holds
+    assert d8.shown.bound < 0 < d8.ruled_out.bound
+    # At n = 40, agreement on all 40 rules a 15-point loss out, from [-5, +5] points, and the
+    # calibration counts that cell: "ruled out" stays within its exact size.
+    d40, _ = decision(40, 0, 0)
+    assert d40.ruled_out is not None
+    assert d40.ruled_out.holds
+    assert (d40.shown.bound, d40.ruled_out.bound) == (-0.05, 0.05)
+    assert d40.ruled_out.size is not None
+    assert d40.ruled_out.size <= 0.025
+    # and the gate (10 points) passes identical arms at n = 40, not at n = 8.
+    gate = {"threshold": -10.0, "mirror": False, "power": False}
+    assert decision(40, 0, 0, **gate)[0].shown.holds
+    assert not decision(8, 0, 0, **gate)[0].shown.holds
+
+
+def test_ties_at_a_zero_tail_are_broken_by_the_observed_difference() -> None:
+    # At a negative threshold every n01 = 0 table has P*(D* < t) = 0 exactly. Taken as one tie
+    # group, the group is too likely under the null at n = 16 and no table could pass; broken
+    # by n10 - n01, the tables the candidate wins most pass, within the 2.5%.
+    cal = calibrate(16, -10.0, 0.025, "shown")
+    assert cal.level == 0.0
+    assert cal.size is not None
+    assert 0.0 < cal.size <= 0.025
+    assert decision(16, 5, 0, threshold=-10.0, mirror=False, power=False)[0].shown.holds
+    weak = decision(16, 1, 0, threshold=-10.0, mirror=False, power=False)[0]
+    assert weak.shown.p_exact == 0.0
+    assert not weak.shown.holds
+    assert weak.shown.bound < -0.10  # the bound agrees with the verdict even on a tie
+
+
+def test_the_calibration_is_cached_per_n_threshold_alpha(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(calibration, "_MEMO", {})  # a fresh process
+    first = calibrate(30, 15.0, 0.025, "shown", cache_dir=tmp_path)
+    files = list((tmp_path / "decision").iterdir())
+    assert len(files) == 1
+    assert json.loads(files[0].read_text())["level"] == first.level
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("recomputed instead of read from the cache")
+
+    monkeypatch.setattr(calibration, "all_cells_statistic", refuse)
+    monkeypatch.setattr(calibration, "_MEMO", {})  # another process: only the cache knows
+    assert calibrate(30, 15.0, 0.025, "shown", cache_dir=tmp_path) == first
+    with pytest.raises(AssertionError, match="recomputed"):  # another alpha is another entry
+        calibrate(30, 15.0, 0.0125, "shown", cache_dir=tmp_path)
+    files[0].write_text("{not json")
+    monkeypatch.setattr(calibration, "_MEMO", {})
+    with pytest.raises(AssertionError, match="recomputed"):  # a broken entry is not trusted
+        calibrate(30, 15.0, 0.025, "shown", cache_dir=tmp_path)
+
+
+def test_above_the_enumeration_limit_the_level_is_asymptotic() -> None:
+    cal = calibrate(EXACT_MAX_N + 1, 15.0, 0.025, "shown")
+    assert (cal.exact, cal.level, cal.size) == (False, 0.025, None)
+    d, _ = decision(1000, 420, 150)
+    assert not d.shown.exact
+    assert d.shown.size is None
+    assert not d.min_detectable_exact
+    assert d.min_detectable is not None
+    assert d.shown.p_exact == pytest.approx(float(tail_below(1000, 420, 150, 150)))
+    assert d.shown.bound == lower_bound(1000, 420, 150, 0.025, 150) / 1000
+
+
+def test_bad_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="rule must be one of"):
+        decide(
+            4, 1, 0, 0, threshold=15.0, confidence=0.95, rule="bayes",
+            seeded_lo=0.0, seeded_hi=0.0, resamples=10,
+        )  # fmt: skip
+
+
+def test_large_n_shortcuts_agree_with_the_full_sums() -> None:
+    from flightdeck.scoring.exact import WINDOW_ABOVE_N, window_pmf
+
+    assert WINDOW_ABOVE_N > EXACT_MAX_N  # calibrated levels never meet a shortcut
+    # The seeded law from the atoms near the threshold equals the law from all 2n + 1.
+    n, n10, n01 = 1000, 284, 98
+    full = seeded_at_least(exact_pmf(n, n10, n01), n, 150 - 1e-6, resamples=10_000, quantile=0.025)
+    start, pmf = window_pmf(n, n10, n01, 150)
+    window = seeded_at_least(pmf, n, 150 - 1e-6, resamples=10_000, quantile=0.025, start=start)
+    assert 0.3 < float(full) < 0.7
+    assert float(window) == pytest.approx(float(full), abs=1e-9)
+    # One cell at n = 5,000 sums a window of N10*; two cells at once sum everything.
+    alone = tail_below(5000, 1250, 470, 750)
+    both = tail_below(5000, [1250, 1251], [470, 470], 750)
+    assert float(alone) == pytest.approx(float(both[0]), rel=1e-12)
+
+
+def test_the_decision_does_not_import_scipy_stats() -> None:
+    # scipy.stats costs more to import than a whole n = 40 score (benchmarks/bench_decision.py).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from flightdeck.scoring.decision import decide\n"
+        "decide(40, 16, 3, 10, threshold=15.0, confidence=0.95, rule='calibrated',\n"
+        "       seeded_lo=0.1, seeded_hi=0.5, resamples=10_000)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('scipy.stats', 'scipy.optimize'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_gate_reads_tango_calibrated_not_the_bootstrap() -> None:
+    # The audit: calibrating the bootstrap for the gate "would need alpha' = 0.14%" at n = 40;
+    # read off Tango's score statistic the calibrated level is 2.39%, worst case 2.47%.
+    boot = calibrate(40, -10.0, 0.025, "shown")
+    score = calibrate(40, -10.0, 0.025, "shown_by_score")
+    assert round(100 * boot.level, 2) == 0.14
+    assert round(100 * score.level, 2) == 2.39
+    assert score.size is not None
+    assert round(100 * score.size, 2) == 2.47
+    # A candidate 25 points better on a discordant suite passes the Tango-read gate; the
+    # bootstrap-read one would fail it (its budget goes on low-discordance tables).
+    gate = {"threshold": -10.0, "mirror": False, "power": False}
+    assert decision(40, 20, 10, by_score=True, **gate)[0].shown.holds
+    assert not decision(40, 20, 10, **gate)[0].shown.holds
+    held = decision(40, 20, 10, by_score=True, **gate)[0].shown
+    assert held.bound >= -0.10
+    assert held.statistic is not None
+    assert held.statistic < held.level

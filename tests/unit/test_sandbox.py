@@ -1,0 +1,212 @@
+"""The bubblewrap sandbox, with real processes: what a hostile harness can and cannot do."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from tests.gitrepo import make_bundle, make_git_repo
+
+from flightdeck.arms import sandbox
+from flightdeck.arms.runner import RunConfig, RunResult, run_experiment
+from flightdeck.errors import InputError
+from flightdeck.scoring.report import _meta_lines
+from flightdeck.suite.records import read_meta
+
+HARNESSES = Path(__file__).parents[1] / "data" / "harnesses"
+SECRET = "THE-SEALED-ANSWER-KEY-TEXT"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> dict[str, Any]:
+    """A project: a clone and a bundle of one repository, a suite with keys, holdouts."""
+    clone = tmp_path / "repos" / "sdlc"
+    (commit,) = make_git_repo(clone, [{"docs/a.md": "# A\n", "docs/b.md": "# B\n"}])
+    (tmp_path / "demo").mkdir()
+    bundle = make_bundle(clone, tmp_path / "demo" / "infra.bundle")
+    suite = tmp_path / "suites" / "demo-v1"
+    suite.mkdir(parents=True)
+    question = {"id": "q1", "question": "?", "kind": "how-to", "as_of": {"sdlc": commit}}
+    (suite / "questions.jsonl").write_text(json.dumps({**question, "scope": []}) + "\n")
+    (suite / "keys.jsonl").write_text(json.dumps({"id": "q1", "answer_key": SECRET}) + "\n")
+    holdouts = tmp_path / "holdouts"
+    holdouts.mkdir()
+    (holdouts / "manifest.json").write_text('{"canaries": "secret"}\n')
+    return {"root": tmp_path, "suite": suite, "clone": clone, "bundle": bundle}
+
+
+@pytest.fixture
+def listener() -> Iterator[str]:
+    """A TCP server on this machine's loopback, outside any sandbox."""
+    server = socket.create_server(("127.0.0.1", 0))
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+
+
+def hostile(project: dict[str, Any], listener: str) -> str:
+    reads = [
+        project["suite"] / "keys.jsonl",
+        project["root"] / "holdouts" / "manifest.json",
+        project["clone"] / ".git" / "HEAD",
+        project["clone"] / "docs" / "a.md",
+        project["bundle"],
+    ]
+    argv = [sys.executable, str(HARNESSES / "hostile.py"), "--connect", listener]
+    argv += ["--env", "FD_TEST_SECRET"]
+    for path in reads:
+        argv += ["--read", str(path)]
+    return shlex.join(argv)
+
+
+def run(project: dict[str, Any], command: str, **options: Any) -> RunResult:
+    repos = {"sdlc": project["clone"], "infra": project["bundle"]}
+    config = RunConfig(
+        project["suite"], options.pop("arm", "arm1"), command, root=project["root"], repos=repos
+    )
+    return run_experiment(RunConfig(**{**config.__dict__, **options}))
+
+
+def outcomes(project: dict[str, Any], arm: str = "arm1") -> dict[str, str]:
+    (line,) = (project["suite"] / "answers" / f"{arm}.jsonl").read_text().splitlines()
+    return json.loads(json.loads(line)["answer"])  # type: ignore[no-any-return]
+
+
+def test_a_hostile_harness_fails_at_every_attempt_and_its_answer_is_recorded(
+    project: dict[str, Any], listener: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FD_TEST_SECRET", "s3cret")
+    result = run(project, hostile(project, listener))
+    assert not result.failed, result.failed
+    got = outcomes(project)
+    root, suite = project["root"], project["suite"]
+    assert got[f"read {suite / 'keys.jsonl'}"] == "ENOENT"  # the suite folder is masked
+    assert got[f"read {root / 'holdouts' / 'manifest.json'}"] == "ENOENT"
+    assert got[f"read {project['clone'] / '.git' / 'HEAD'}"] == "ENOENT"
+    assert got[f"read {project['clone'] / 'docs' / 'a.md'}"] == "ENOENT"  # the work tree too
+    assert got[f"read {project['bundle']}"] == "EACCES"  # /dev/null (nodev) over the file
+    assert got["write workspace file"] == "EROFS"
+    assert got["create workspace file"] == "EROFS"
+    assert got["chmod workspace file"] == "EROFS"
+    assert got["remount workspace writable"] == "EPERM"  # no capabilities, even as root
+    assert got["connect"] in ("ECONNREFUSED", "ENETUNREACH")  # its own network namespace
+    assert got["env FD_TEST_SECRET"] == "unset"
+    assert got["uid"] == f"ok: {os.getuid()}"  # root here is root there: the mounts hold
+    meta = read_meta(suite / "answers" / "arm1.meta.json").fields["sandbox"]
+    assert meta["mode"] == "bwrap"
+    assert meta["network"] is False
+    assert meta["pass_env"] == []
+
+
+def test_network_and_a_named_variable_reach_the_harness_only_when_asked(
+    project: dict[str, Any], listener: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FD_TEST_SECRET", "s3cret")
+    monkeypatch.setenv("FD_OTHER", "not passed")
+    result = run(project, hostile(project, listener), network=True, pass_env=("FD_TEST_SECRET",))
+    assert not result.failed, result.failed
+    got = outcomes(project)
+    assert got["connect"] == "ok"
+    assert got["env FD_TEST_SECRET"] == "ok: s3cret"
+    assert got[f"read {project['suite'] / 'keys.jsonl'}"] == "ENOENT"
+    assert got["write workspace file"] == "EROFS"
+    meta = read_meta(project["suite"] / "answers" / "arm1.meta.json").fields["sandbox"]
+    assert (meta["network"], meta["pass_env"]) == (True, ["FD_TEST_SECRET"])
+
+
+def test_resuming_with_other_sandbox_settings_is_refused(
+    project: dict[str, Any], listener: str
+) -> None:
+    run(project, hostile(project, listener))
+    questions = project["suite"] / "questions.jsonl"
+    second = {**json.loads(questions.read_text()), "id": "q2"}
+    with questions.open("a") as out:  # a question left to run
+        out.write(json.dumps(second) + "\n")
+    with pytest.raises(InputError, match=r"ran with sandbox bwrap \(network off, env -\), not"):
+        run(project, hostile(project, listener), network=True)
+
+
+@pytest.fixture
+def broken_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bwrap first on PATH that fails the way it does without user namespaces."""
+    folder = tmp_path / "fake-bin"
+    folder.mkdir()
+    fake = folder / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+
+
+@pytest.mark.usefixtures("broken_bwrap")
+def test_where_bwrap_cannot_run_the_run_is_refused_unless_sandbox_none(
+    project: dict[str, Any], listener: str
+) -> None:
+    with pytest.raises(InputError, match=r"--sandbox none") as caught:
+        run(project, hostile(project, listener))
+    assert "No permissions to create new namespace" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert not (project["suite"] / "answers" / "arm1.jsonl").exists()
+    result = run(project, hostile(project, listener), sandbox="none")
+    (failed,) = result.failed  # nothing stopped its writes; the check after the trial did
+    assert (
+        failed.reason == "changed its read-only workspace (new.txt); later trials get a fresh copy"
+    )
+    seen = (project["root"] / failed.trace).read_text()
+    assert f'read {project["suite"] / "keys.jsonl"}\\": \\"ok' in seen  # nothing stopped it
+    assert "sandbox: arm ran without a sandbox" in seen
+    assert 'env FD_TEST_SECRET\\": \\"unset' in seen  # the environment is still as named
+    meta = read_meta(project["suite"] / "answers" / "arm1.meta.json")
+    assert meta.fields["sandbox"]["mode"] == "none"
+    assert meta.fields["sandbox"]["note"] == "arm ran without a sandbox"
+    (line,) = _meta_lines(SimpleNamespace(arm="arm1", meta=meta))  # type: ignore[arg-type]
+    assert "arm ran without a sandbox" in line
+
+
+def test_the_bwrap_command_line_masks_mounts_and_confines(tmp_path: Path) -> None:
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "keys.jsonl").write_text("k")
+    policy = sandbox.SandboxPolicy(
+        masked=(tmp_path / "suites", tmp_path / "suites" / "keys.jsonl", Path("/etc/hostname")),
+        visible=(tmp_path,),
+    )
+    argv = sandbox.bwrap_argv(
+        policy,
+        ["harness", "--x"],
+        mounts=[("sdlc", tmp_path / "t")],
+        out_dir=tmp_path,
+        cwd=tmp_path,
+    )
+    pairs = list(zip(argv, argv[1:], strict=False))
+    assert ("--tmpfs", str(tmp_path / "suites")) in pairs
+    assert str(tmp_path / "suites" / "keys.jsonl") not in argv  # inside a mask already
+    assert ("/dev/null", "/etc/hostname") in pairs
+    assert ("--tmpfs", "/tmp") in pairs
+    assert argv.index(str(tmp_path / "suites")) > argv.index("/tmp")  # after /tmp is replaced
+    assert (str(tmp_path / "t"), f"{sandbox.WORKSPACE}/sdlc") in pairs
+    for flag in ("--unshare-all", "--die-with-parent", "--new-session"):
+        assert flag in argv
+    assert ("--cap-drop", "ALL") in pairs
+    assert "--share-net" not in argv
+    assert argv[-3:] == ["--", "harness", "--x"]
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        pytest.param(["1X"], "'1X' is not an environment variable name", id="digit"),
+        pytest.param(["A-B"], "'A-B' is not an environment variable name", id="dash"),
+        pytest.param(["FLIGHTDECK_TASK"], "FLIGHTDECK_TASK is set by the runner", id="ours"),
+    ],
+)
+def test_pass_env_names_are_checked(names: list[str], message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        sandbox.check_env_names(names)
