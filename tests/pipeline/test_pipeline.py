@@ -31,9 +31,10 @@ def test_first_repro_runs_every_stage_in_order(built_pipeline: Pipeline) -> None
     assert sorted(stages) == sorted(
         [
             "seal",
+            "repo@sdlc",
             "run@baseline-repo-search",
             "run@repo-search-passages",
-            "import-baseline-projects",
+            "import@baseline-projects",
             "canary-scan",
             "score",
         ]
