@@ -12,11 +12,12 @@ from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, write_json, write_jsonl
+from flightdeck.jsonl import atomic_write, write_json
 from flightdeck.scoring.decision import Decision
 from flightdeck.scoring.report_comparison import _count as _count  # the CLI reads these
 from flightdeck.scoring.report_comparison import _pts as _pts
 from flightdeck.scoring.report_comparison import comparison_lines
+from flightdeck.scoring.results import encode_results
 from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
 from flightdeck.suite.records import KINDS
 from flightdeck.tasks.knowledge import ScoreResult
@@ -126,7 +127,7 @@ def write_outputs(
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        write_jsonl(path, [r.to_json() for r in s.results])
+        atomic_write(path, encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics

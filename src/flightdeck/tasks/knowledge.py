@@ -58,6 +58,7 @@ from flightdeck.suite.repos import RepoSet
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
     from flightdeck.rating.calibration import JudgedBy
+    from flightdeck.scoring.tables import SuiteTables
     from flightdeck.suite.checks import Problem
 
 
@@ -423,6 +424,7 @@ def load_arm(
     keys: dict[str, Key],
     params: Params,
     judge: JudgedBy | None = None,
+    tables: SuiteTables | None = None,
 ) -> ArmScore:
     """Read and check one arm's answers, labels and meta, then score it.
 
@@ -452,7 +454,7 @@ def load_arm(
         check_labels(labels_path, answers, labels, min_raters=params.min_raters)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
-        arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta
+        arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta, suite=tables
     )
     labels_sha = "" if labels_data is None else sha256_bytes(labels_data)
     return _with_hashes(scored, sha256_bytes(answers_data), labels_sha)
@@ -480,7 +482,12 @@ def _prepare(
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
     judge = _calibrated_judge(suite, params)
-    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params, judge) for arm in arms}
+    from flightdeck.scoring.tables import suite_tables
+
+    tables = suite_tables(questions, keys_by_id)  # built once, shared by every arm
+    scores = {
+        arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
+    }
     return suite, questions, scores, manifest, _sources(scores, judge)
 
 
