@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm]'
 	touch $(DEV_STAMP)
 
 install: $(STAMP)

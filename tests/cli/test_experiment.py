@@ -320,32 +320,6 @@ def test_sigkill_mid_run_loses_no_finished_trial_and_a_rerun_does_the_rest(
     assert list((project.root / ".flightdeck" / "workspaces").iterdir()) == []
 
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "llm_harness.py"
-
-
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(["--policy", "offline"], id="offline-policy"),
-        pytest.param(["--model-cmd", harness("fake_model.py")], id="model-command"),
-    ],
-)
-def test_the_llm_harness_example_plugs_into_the_protocol(
-    runner: CliRunner, project: Project, mode: list[str]
-) -> None:
-    command = shlex.join([sys.executable, str(EXAMPLE), *mode])
-    result = run(runner, project, command, "--model", "fake-model")
-    assert result.exit_code == 0, result.output
-    by_id = {a["id"]: a for a in answer_lines(project)}
-    q1 = by_id["q1"]["citations"][0]  # "Why did we choose Postgres?"
-    assert q1["uri"].startswith("sdlc/docs/adr/0001-database.md#L")
-    assert q1["sha256"] == sha(FILES_AS_OF["docs/adr/0001-database.md"])
-    trace = (project.root / "traces" / "demo-v1" / "arm1" / "q1.log").read_text()
-    assert "action {" in trace
-    if "--model-cmd" in mode:
-        assert "error: ../../../etc/passwd: no such file in the workspace" in trace
-
-
 def alive(pid: int) -> bool:
     """True while the process exists and is not a zombie waiting for its reaper."""
     try:

@@ -137,8 +137,8 @@ def parse_command(command: str, path: str | None = None) -> list[str]:
 
 
 def harness_model(command: str) -> str | None:
-    """The ``--model`` of a built-in model harness's command (``agent attached``), if any."""
-    if "agent attached" not in command:
+    """The ``--model`` of a built-in model harness's command (``agent attached``, ``agent llm``)."""
+    if "agent attached" not in command and "agent llm" not in command:
         return None
     try:
         argv = shlex.split(command)
@@ -180,10 +180,17 @@ def provenance_conflict(meta: dict[str, Any], provenance: dict[str, Any]) -> str
 
 
 def with_provenance(meta: dict[str, Any], provenance: dict[str, Any]) -> dict[str, Any]:
-    """The meta with the harness's provenance; its ``knowledge_snapshot`` replaces ``as_of``'s."""
+    """The meta with the harness's provenance; its ``knowledge_snapshot`` replaces ``as_of``'s.
+
+    A retrieval harness's snapshot (``{"retrieval": ...}``, the index it searched, e.g. its
+    MCP server's) joins the ``as_of`` commits instead: the agent read both.
+    """
     updated = {**meta, "provenance": provenance}
     if "knowledge_snapshot" in provenance:
-        updated["knowledge_snapshot"] = provenance["knowledge_snapshot"]
+        snapshot = provenance["knowledge_snapshot"]
+        if isinstance(snapshot, dict) and set(snapshot) == {"retrieval"}:
+            snapshot = {"as_of": meta.get("knowledge_snapshot"), **snapshot}
+        updated["knowledge_snapshot"] = snapshot
     return updated
 
 
