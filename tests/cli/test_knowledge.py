@@ -1000,3 +1000,29 @@ def test_the_shipped_gitattributes_keep_suite_files_byte_exact() -> None:
             check=True,
         ).stdout
         assert out.strip() == f"{path}: text: unset", out
+
+
+def test_a_threshold_of_zero_points_scores_without_a_crash(
+    runner: CliRunner, project: Project
+) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True, True, False, False])
+    good_arm(project, "b", [True, True, True, False])
+    result = invoke(
+        runner,
+        "knowledge",
+        "score",
+        str(project.suite),
+        "--arm",
+        "a",
+        "--arm",
+        "b",
+        "--baseline",
+        "a",
+        "--candidate",
+        "b",
+        "--threshold",
+        "0",
+    )
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
