@@ -14,17 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests import loopback
 from tests.builders import sha, write_jsonl
 from tests.gitrepo import make_git_repo
-from tests.loopback import (
-    LoopbackServer,
-    Reply,
-    Request,
-    chat_completion,
-    chat_usage,
-    content_text,
-    tool_call_message,
-)
 
 from flightdeck.suite.records import KINDS
 
@@ -113,7 +105,7 @@ def write_people(suite: Path, arm: str, ana: list[bool], ravi: list[bool]) -> No
     write_jsonl(suite / "labels" / f"{arm}.jsonl", labels)
 
 
-class ScriptedModel(LoopbackServer):
+class ScriptedModel(loopback.LoopbackServer):
     """An OpenAI-compatible chat completions server on 127.0.0.1, scripted by a function.
 
     ``reply(request_json) -> dict`` gives the tool-call arguments (or None for a plain text
@@ -128,7 +120,7 @@ class ScriptedModel(LoopbackServer):
         self.release = threading.Event()
         super().__init__()
 
-    def respond(self, request: Request) -> Reply:
+    def respond(self, request: loopback.Request) -> loopback.Reply:
         body = request.body
         with self.lock:
             self.requests.append(body)
@@ -138,8 +130,10 @@ class ScriptedModel(LoopbackServer):
         args = self.reply(body)
         message: dict[str, Any] = {"role": "assistant", "content": "no tool"}
         if args is not None:
-            message = tool_call_message(f"call_{count}", "record_verdict", args)
-        return 200, chat_completion(count, body.get("model", "?"), message, chat_usage(1, 1))
+            message = loopback.tool_call_message(f"call_{count}", "record_verdict", args)
+        return 200, loopback.chat_completion(
+            count, body.get("model", "?"), message, loopback.chat_usage(1, 1)
+        )
 
     def close(self) -> None:
         self.release.set()
@@ -151,7 +145,7 @@ RUBRIC = "Judge the answer.\nQUESTION: {question}\nKEY: {answer_key}\nFACTS:\n{f
 
 def substring_verdict(request: dict[str, Any]) -> dict[str, Any]:
     """A scripted model: each numbered fact is present when its last word is in the answer."""
-    prompt = content_text(request["messages"][-1]["content"])
+    prompt = loopback.content_text(request["messages"][-1]["content"])
     facts_block = prompt.split("FACTS:\n", 1)[1].split("ANSWER:\n", 1)[0]
     answer = prompt.split("ANSWER:\n", 1)[1]
     facts = []
