@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
+from flightdeck.project import STATE_FOLDER
 
 WORKSPACE = "/flightdeck/workspace"
 OUT = "/flightdeck/out"
@@ -212,7 +213,7 @@ def masked_paths(
     found += [Path(r).resolve() for r in repos]
     if holdouts is not None:
         found.append(holdouts.resolve())
-    found.append((root / ".flightdeck").resolve())
+    found.append((root / STATE_FOLDER).resolve())
     found += _git_dirs(root)
     found += [Path(p).resolve() for p in extra]
     unique: dict[Path, None] = {}
