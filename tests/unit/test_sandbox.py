@@ -210,3 +210,17 @@ def test_the_bwrap_command_line_masks_mounts_and_confines(tmp_path: Path) -> Non
 def test_pass_env_names_are_checked(names: list[str], message: str) -> None:
     with pytest.raises(InputError, match=message):
         sandbox.check_env_names(names)
+
+
+def test_flightdeck_s_own_source_under_tmp_stays_visible(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An editable install cloned under /tmp (as CI may) must not vanish under the private /tmp."""
+    import flightdeck
+    from flightdeck.arms.sandbox import visible_paths
+
+    package = tmp_path / "clone" / "src" / "flightdeck"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    monkeypatch.setattr(flightdeck, "__file__", str(package / "__init__.py"))
+    assert (tmp_path / "clone" / "src").resolve() in visible_paths(tmp_path / "project", [])

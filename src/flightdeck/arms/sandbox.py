@@ -245,9 +245,14 @@ def _git_dirs(root: Path) -> list[Path]:
 
 def visible_paths(root: Path, argv: Sequence[str]) -> tuple[Path, ...]:
     """Paths under /tmp the harness needs (the project, its cwd, its script): bound back in."""
+    import flightdeck
+
     candidates = [root, Path.cwd(), *(Path(a) for a in argv if os.sep in a)]
     if sys.prefix != sys.base_prefix:
         candidates.append(Path(sys.prefix))
+    # Where flightdeck itself is imported from: an editable install's src/ lies outside the
+    # virtualenv, and a clone under /tmp would otherwise vanish under the private /tmp.
+    candidates.append(Path(flightdeck.__file__).resolve().parents[1])
     found: dict[Path, None] = {}
     for path in candidates:
         try:
