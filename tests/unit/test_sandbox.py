@@ -107,6 +107,24 @@ def test_a_hostile_harness_fails_at_every_attempt_and_its_answer_is_recorded(
     assert meta["pass_env"] == []
 
 
+def test_an_out_file_left_as_a_symlink_is_not_followed_by_the_runner(
+    project: dict[str, Any], listener: str
+) -> None:
+    """Masked inside, the keys are readable outside: the runner must not copy them in."""
+    keys = project["suite"] / "keys.jsonl"
+    command = hostile(project, listener) + " " + shlex.join(["--link-trace", str(keys)])
+    result = run(project, command)
+    ((qid, reason),) = [(o.id, o.reason) for o in result.failed]
+    assert (qid, reason) == (
+        "q1",
+        "FLIGHTDECK_TRACE is a symlink, not a file; write the file itself",
+    )
+    trace = (project["root"] / "traces" / "demo-v1" / "arm1" / "q1.log").read_text()
+    assert SECRET not in trace
+    assert "(not copied: FLIGHTDECK_TRACE is a symlink, not a file; write the file" in trace
+    assert (project["suite"] / "answers" / "arm1.jsonl").read_text() == ""
+
+
 def test_network_and_a_named_variable_reach_the_harness_only_when_asked(
     project: dict[str, Any], listener: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -154,7 +172,7 @@ def test_where_bwrap_cannot_run_the_run_is_refused_unless_sandbox_none(
         run(project, hostile(project, listener))
     assert "No permissions to create new namespace" in str(caught.value)
     assert "\n" not in str(caught.value)
-    assert not (project["suite"] / "answers" / "arm1.jsonl").exists()
+    assert (project["suite"] / "answers" / "arm1.jsonl").read_text() == ""
     result = run(project, hostile(project, listener), sandbox="none")
     (failed,) = result.failed  # nothing stopped its writes; the check after the trial did
     assert (
