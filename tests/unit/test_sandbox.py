@@ -40,6 +40,9 @@ def project(tmp_path: Path) -> dict[str, Any]:
     holdouts = tmp_path / "holdouts"
     holdouts.mkdir()
     (holdouts / "manifest.json").write_text('{"canaries": "secret"}\n')
+    results = tmp_path / "results" / "demo-v1"
+    results.mkdir(parents=True)
+    (results / "arm0.jsonl").write_text('{"id": "q1", "citations": [{"class": "valid"}]}\n')
     return {"root": tmp_path, "suite": suite, "clone": clone, "bundle": bundle}
 
 
@@ -60,6 +63,7 @@ def hostile(project: dict[str, Any], listener: str) -> str:
         project["clone"] / ".git" / "HEAD",
         project["clone"] / "docs" / "a.md",
         project["bundle"],
+        project["root"] / "results" / "demo-v1" / "arm0.jsonl",
     ]
     argv = [sys.executable, str(HARNESSES / "hostile.py"), "--connect", listener]
     argv += ["--env", "FD_TEST_SECRET"]
@@ -94,6 +98,7 @@ def test_a_hostile_harness_fails_at_every_attempt_and_its_answer_is_recorded(
     assert got[f"read {project['clone'] / '.git' / 'HEAD'}"] == "ENOENT"
     assert got[f"read {project['clone'] / 'docs' / 'a.md'}"] == "ENOENT"  # the work tree too
     assert got[f"read {project['bundle']}"] == "EACCES"  # /dev/null (nodev) over the file
+    assert got[f"read {root / 'results' / 'demo-v1' / 'arm0.jsonl'}"] == "ENOENT"
     assert got["write workspace file"] == "EROFS"
     assert got["create workspace file"] == "EROFS"
     assert got["chmod workspace file"] == "EROFS"

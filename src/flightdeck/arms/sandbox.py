@@ -7,7 +7,8 @@ read-only onto bubblewrap's own root, which is then remounted read-only), with:
 - its result and trace files in :data:`OUT`, the only writable folder besides a private,
   empty ``/tmp``;
 - the suite folders, the repositories (and their ``.git``), the project's own git folder,
-  the holdouts folder and the project cache (``.flightdeck/``) masked: an empty tmpfs over a
+  the holdouts folder, the project cache (``.flightdeck/``) and the scored results
+  (``results/``: which cited uris are valid sources) masked: an empty tmpfs over a
   folder, ``/dev/null`` over a file;
 - no network unless the arm asks for it, new user, pid, ipc, uts and cgroup namespaces,
   every capability dropped (so root inside cannot remount the workspace writable), and
@@ -68,7 +69,13 @@ class SandboxPolicy:
             "bwrap_version": self.version,
             "network": self.network,
             "pass_env": sorted(self.pass_env),
-            "masked": ["suite folders", "repositories and .git", "holdouts", "project cache"],
+            "masked": [
+                "suite folders",
+                "repositories and .git",
+                "holdouts",
+                "project cache",
+                "scored results",
+            ],
         }
 
 
@@ -199,7 +206,7 @@ def masked_paths(
     holdouts: Path | None,
     extra: Iterable[Path] = (),
 ) -> tuple[Path, ...]:
-    """What a harness may not read: suites, repositories, git folders, holdouts, cache."""
+    """What a harness may not read: suites, repositories, git folders, holdouts, cache, results."""
     found: list[Path] = []
     suite = suite_dir.resolve()
     found.append(suite)
@@ -213,6 +220,8 @@ def masked_paths(
     if holdouts is not None:
         found.append(holdouts.resolve())
     found.append((root / ".flightdeck").resolve())
+    # Scored results say which cited uris are valid sources of each question: part of a key.
+    found.append((root / "results").resolve())
     found += _git_dirs(root)
     found += [Path(p).resolve() for p in extra]
     unique: dict[Path, None] = {}
