@@ -18,7 +18,7 @@ install: $(STAMP)
 
 repro: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
-	@echo "report: reports/knowledge-demo-v1.md"
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/flightdeck knowledge show
 
 test: $(STAMP)
 	sh scripts/install-sandbox.sh

@@ -7,6 +7,7 @@ params.yaml the spec's defaults apply.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,12 @@ class Params:
     judges: dict[str, JudgeSpec] = field(default_factory=dict)
     judge: str | None = None  # the judge `knowledge score` takes unrated arms' correctness from
     judge_min_kappa: float = 0.6
+    # (#15) the pipeline's arms and comparisons, so dvc.yaml never names an arm
+    harnesses: dict[str, str] = field(default_factory=dict)  # arm -> harness command
+    people: dict[str, PersonArm] = field(default_factory=dict)  # arm -> its import
+    baseline: str | None = None  # score's comparison when --baseline/--candidate are absent
+    candidate: str | None = None  # score's and gate's candidate
+    pinned: str | None = None  # the gate's pinned arm
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
     warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
 
@@ -64,6 +71,20 @@ class JudgeSpec:
     temperature: float = 0.0
 
 
+@dataclass(frozen=True)
+class PersonArm:
+    """One entry of params.yaml ``people:``: how the pipeline imports a person's answers."""
+
+    arm: str
+    source: Path  # from: the person's export (.csv, .tsv or .jsonl)
+    by: str
+    model: str
+    date: str
+    snapshot: Path  # the documents the person had, laid out <repo>/<path>
+
+
+PERSON_KEYS = ("from", "by", "model", "date", "snapshot")
+
 JUDGE_KINDS = ("facts", "llm")
 _JUDGE_KEYS = {"facts": {"kind"}, "llm": {"kind", "model", "prompt", "temperature"}}
 
@@ -85,6 +106,10 @@ KNOWN_KEYS = {
     "judges",
     "judge",
     "judge_min_kappa",
+    "people",
+    "baseline",
+    "candidate",
+    "pinned",
 }
 _SCALARS: dict[str, type] = {
     "seed": int,
@@ -173,6 +198,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
                 f"({', '.join(values['judges']) or 'none declared'}); declare it or fix the name",
             )
         values["judge"] = judge
+    values.update(_parse_pipeline(path, data, root))
     params = Params(**values)
     _check_ranges(params, path, None)
     unknown = sorted(set(data) - KNOWN_KEYS)
@@ -285,6 +311,101 @@ def _parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
 
 
 _JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+_ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")  # as tasks.knowledge.ARM_NAME
+
+
+def _parse_pipeline(path: Path, data: dict[str, Any], root: Path) -> dict[str, Any]:
+    """``harnesses``, ``people``, ``baseline``, ``candidate``, ``pinned`` (#15).
+
+    The DVC pipeline runs one stage per harness and per person from these, and score and
+    gate read the comparison from them, so a team edits params.yaml and never dvc.yaml.
+    """
+    values: dict[str, Any] = {}
+    harnesses = data.get("harnesses")
+    if harnesses is not None:
+        if not isinstance(harnesses, dict) or not all(
+            isinstance(v, str) and v.strip() for v in harnesses.values()
+        ):
+            raise InputError(
+                path, _line_of(path, "harnesses"), "harnesses must map arm names to commands"
+            )
+        for arm in harnesses:
+            _check_arm(path, arm, _line_of_nested(path, str(arm)))
+        values["harnesses"] = {str(k): v for k, v in harnesses.items()}
+    values["people"] = _parse_people(path, data.get("people"), root)
+    for name in ("baseline", "candidate", "pinned"):
+        value = data.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise InputError(path, _line_of(path, name), f"{name} must be an arm name")
+        _check_arm(path, value, _line_of(path, name))
+        values[name] = value
+    if "baseline" in values and "candidate" not in values:  # a candidate alone serves the gate
+        raise InputError(
+            path,
+            _line_of(path, "baseline"),
+            "give baseline: and candidate: together (add candidate:)",
+        )
+    if values.get("baseline") is not None and values.get("baseline") == values.get("candidate"):
+        raise InputError(
+            path, _line_of(path, "candidate"), "the candidate is the baseline; name another arm"
+        )
+    return values
+
+
+def _check_arm(path: Path, arm: object, line: int | None) -> None:
+    if not isinstance(arm, str) or not _ARM_NAME.match(arm):
+        raise InputError(
+            path, line, f"arm name {arm!r} must be letters, digits and . _ @ + - (it names files)"
+        )
+
+
+def _parse_people(path: Path, raw: Any, root: Path) -> dict[str, PersonArm]:
+    """``people: {ARM: {from: FILE, by: WHO, model: M, date: D, snapshot: DIR}}``."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError(
+            path, _line_of(path, "people"), "people must map arm names to {from, by, ...}"
+        )
+    people = {}
+    for arm, spec in raw.items():
+        line = _line_of_nested(path, str(arm))
+        _check_arm(path, arm, line)
+        if not isinstance(spec, dict):
+            raise InputError(
+                path, line, f"person arm {arm!r} needs {', '.join(PERSON_KEYS)}, got {spec!r}"
+            )
+        unknown = sorted(set(spec) - set(PERSON_KEYS))
+        if unknown:
+            raise InputError(
+                path,
+                line,
+                f"person arm {arm!r}: unknown key {unknown[0]!r} (a typo?); it takes "
+                f"{', '.join(PERSON_KEYS)}",
+            )
+        missing = [key for key in PERSON_KEYS if key not in spec]
+        if missing:
+            raise InputError(path, line, f"person arm {arm!r} needs {missing[0]}: (add it)")
+        date = spec["date"]
+        if isinstance(date, datetime.date):  # YAML reads 2024-06-24 as a date
+            date = date.isoformat()
+        for key in PERSON_KEYS:
+            value = date if key == "date" else spec[key]
+            if not isinstance(value, str) or not value.strip():
+                raise InputError(
+                    path, line, f"person arm {arm!r}: {key} must be a non-empty string"
+                )
+        people[arm] = PersonArm(
+            arm,
+            root / spec["from"],
+            spec["by"],
+            spec["model"],
+            date,
+            root / spec["snapshot"],
+        )
+    return people
 
 
 def _line_of_nested(path: Path, name: str) -> int | None:

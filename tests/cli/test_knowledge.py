@@ -635,8 +635,8 @@ def test_a_leaked_canary_voids_the_suite_until_unvoided(
     ("args", "line"),
     [
         pytest.param(
-            ["knowledge", "gate", "s", "--candidate", "c"],
-            "error: flightdeck knowledge gate: Missing option '--pinned'; see `flightdeck knowledge gate --help`",
+            ["knowledge", "new", "s"],
+            "error: flightdeck knowledge new: Missing option '--as-of'; see `flightdeck knowledge new --help`",
             id="missing-option",
         ),
         pytest.param(

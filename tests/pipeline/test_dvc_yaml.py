@@ -1,4 +1,5 @@
-"""dvc.yaml calls real flightdeck commands and lists only params that params.yaml has."""
+"""dvc.yaml calls real flightdeck commands, lists only params that params.yaml has, and is
+the generic pipeline `flightdeck init` writes: the demo is one instance of it (#15)."""
 
 from __future__ import annotations
 
@@ -17,19 +18,24 @@ DVC_YAML = yaml.safe_load((ROOT / "dvc.yaml").read_text())
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
 
 
-def _render(text: str, item: tuple[str, str] | None) -> str:
+Item = tuple[str, Any]
+
+
+def _render(text: str, item: Item | None) -> str:
     """Fill ${...} the way DVC does for the values this pipeline uses."""
 
     def value(match: re.Match[str]) -> str:
-        name = match[1]
+        name, _, field = match[1].partition(".")
         if item is not None and name in ("key", "item"):
-            return item[0] if name == "key" else item[1]
-        return str(PARAMS[name])
+            found = item[0] if name == "key" else item[1]
+            return str(found[field] if field else found)
+        found = PARAMS[name]
+        return str(found[field] if field else found)
 
     return re.sub(r"\$\{\s*([\w.]+)\s*\}", value, text)
 
 
-def _stages() -> list[tuple[str, dict[str, Any], tuple[str, str] | None]]:
+def _stages() -> list[tuple[str, dict[str, Any], Item | None]]:
     stages = []
     for name, stage in DVC_YAML["stages"].items():
         if "foreach" in stage:
@@ -44,7 +50,7 @@ def _stages() -> list[tuple[str, dict[str, Any], tuple[str, str] | None]]:
 STAGES = _stages()
 
 
-def _commands(stage: dict[str, Any], item: tuple[str, str] | None) -> list[list[str]]:
+def _commands(stage: dict[str, Any], item: Item | None) -> list[list[str]]:
     cmds = stage["cmd"] if isinstance(stage["cmd"], list) else [stage["cmd"]]
     return [shlex.split(_render(cmd, item)) for cmd in cmds]
 
@@ -69,6 +75,13 @@ def test_every_flightdeck_cmd_is_a_registered_command(name, stage, item) -> None
             flag = word.split("=", 1)[0]
             if flag.startswith("--"):
                 assert flag in options, f"{name}: {command.name} has no option {flag}"
+    if name.startswith("repo@"):  # the repositories' refs: git itself, no flightdeck
+        assert not found
+        assert [argv[:2] for argv in _commands(stage, item)] == [
+            ["mkdir", "-p"],
+            ["git", "ls-remote"],
+        ]
+        return
     assert found, f"stage {name} calls no flightdeck command"
 
 
@@ -95,7 +108,36 @@ def test_reviewed_outputs_are_git_tracked_not_cached() -> None:
 
 
 def test_every_arm_is_run_or_imported_and_scored() -> None:
-    run = set(PARAMS["harnesses"])
-    imported = {name.removeprefix("import-") for name in DVC_YAML["stages"] if "import" in name}
+    run = {name.removeprefix("run@") for name, _, _ in STAGES if name.startswith("run@")}
+    imported = {name.removeprefix("import@") for name, _, _ in STAGES if name.startswith("import@")}
+    assert run == set(PARAMS["harnesses"])
+    assert imported == set(PARAMS["people"])
     assert run | imported == set(PARAMS["arms"])
-    assert "arms" in DVC_YAML["stages"]["score"]["params"]
+    assert {"arms", "baseline", "candidate"} <= set(DVC_YAML["stages"]["score"]["params"])
+
+
+def test_dvc_yaml_names_no_suite_arm_or_repository() -> None:
+    """The demo's specifics live in params.yaml only: dvc.yaml is written once, never edited."""
+    text = (ROOT / "dvc.yaml").read_text()
+    names = [PARAMS["suite"], *PARAMS["arms"], *PARAMS["repos"], *PARAMS["repos"].values()]
+    for person in PARAMS["people"].values():
+        names += [person["from"], person["snapshot"], person["by"]]
+    for name in names:
+        assert name not in text, name
+
+
+def test_dvc_yaml_is_the_template_flightdeck_init_writes() -> None:
+    from importlib.resources import files
+
+    template = files("flightdeck.templates").joinpath("dvc.yaml.tmpl").read_text()
+    assert (ROOT / "dvc.yaml").read_text() == template
+
+
+def test_every_repository_is_a_dep_through_its_stage() -> None:
+    repo_stages = {name: stage for name, stage, _ in STAGES if name.startswith("repo@")}
+    assert set(repo_stages) == {f"repo@{name}" for name in PARAMS["repos"]}
+    for name, stage, item in STAGES:
+        if name.startswith("repo@"):
+            assert [_render(d, item) for d in stage["deps"]] == [PARAMS["repos"][item[0]]]
+        if name.startswith("run@"):
+            assert "runs/repos" in stage["deps"]

@@ -29,7 +29,14 @@ def test_first_repro_runs_every_stage_in_order(built_pipeline: Pipeline) -> None
     assert built_pipeline.first_run is not None
     stages = ran_stages(built_pipeline.first_run.stdout)
     assert sorted(stages) == sorted(
-        ["seal", "run@baseline-repo-search", "import-baseline-projects", "canary-scan", "score"]
+        [
+            "seal",
+            "repo@sdlc",
+            "run@baseline-repo-search",
+            "import@baseline-projects",
+            "canary-scan",
+            "score",
+        ]
     )
     assert stages[0] == "seal"
     assert stages.index("canary-scan") > stages.index("run@baseline-repo-search")

@@ -12,6 +12,11 @@ A citation of a file the snapshot does not hold is recorded with the SHA-256 of 
 (``e3b0c442…b855``) and reported, so it scores as fabricated or stale rather than vanishing;
 ``on_missing="error"`` refuses the file instead. When none of the cited files is in the
 snapshot, the snapshot is wrong, and that is always an error.
+
+Real exports are taken as they come (#15): a CSV's delimiter (``,`` ``;`` or tab) is sniffed;
+a URL citation is kept, opaque, with its given hash or else :func:`opaque_sha256`; a
+citation of a repository outside the question's ``as_of`` is kept (it scores as fabricated:
+no valid source lies there) and reported as a warning rather than refusing the whole file.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from flightdeck import __version__
 from flightdeck.arms.attachments import (
     EMPTY_SHA256,
@@ -38,10 +45,12 @@ from flightdeck.arms.runner import check_arm_name
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import read_jsonl, sha256_file, write_json, write_jsonl
+from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.records import (
     COMMIT_RE,
     SHA256_RE,
     Question,
+    parse_source_uri,
     read_questions,
 )
 from flightdeck.suite.repos import RepoSet
@@ -74,6 +83,16 @@ class AbsentCitation:
 
 
 @dataclass(frozen=True)
+class OutsideCitation:
+    """A citation of a repository the question's ``as_of`` does not pin: kept, fabricated."""
+
+    line: int
+    id: str
+    uri: str
+    as_of: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ImportResult:
     suite: str
     arm: str
@@ -84,6 +103,8 @@ class ImportResult:
     answered: list[str]
     unanswered: list[str]
     absent: list[AbsentCitation] = field(default_factory=list)
+    outside: list[OutsideCitation] = field(default_factory=list)
+    delimiter: str | None = None  # a CSV's sniffed delimiter; None for JSONL
 
 
 # --- reading the person's file --------------------------------------------------------------
@@ -91,12 +112,19 @@ class ImportResult:
 
 def read_rows(path: Path) -> list[Row]:
     """Rows of a ``.jsonl`` or ``.csv`` file; bad rows raise ``InputError(path, line, ...)``."""
+    return read_rows_with_format(path)[0]
+
+
+def read_rows_with_format(path: Path) -> tuple[list[Row], str | None]:
+    """Rows, and the CSV delimiter that was sniffed (None for JSONL)."""
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".ndjson", ".json"):
-        return list(_jsonl_rows(path))
-    if suffix == ".csv":
-        return list(_csv_rows(path))
-    raise InputError(path, None, "unknown format; give a .jsonl or a .csv file")
+        return list(_jsonl_rows(path)), None
+    if suffix in (".csv", ".tsv"):
+        text = _csv_text(path)
+        delimiter = sniff_delimiter(text)
+        return list(_csv_rows(path, text, delimiter)), delimiter
+    raise InputError(path, None, "unknown format; give a .jsonl, .csv or .tsv file")
 
 
 def _jsonl_rows(path: Path) -> Iterator[Row]:
@@ -131,14 +159,51 @@ def _citation(path: Path, line: int, item: object) -> Citation:
     raise InputError(path, line, f"citation {item!r} must be a uri string or {{uri}}; fix it")
 
 
-def _csv_rows(path: Path) -> Iterator[Row]:
+CSV_DELIMITERS = ",;\t"
+_SNIFF_BYTES = 64 << 10
+
+
+def _csv_text(path: Path) -> str:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        return path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
         raise InputError(path, None, "file not found; check the path") from None
     except UnicodeDecodeError as exc:
         raise InputError(path, None, f"not UTF-8 (byte {exc.start + 1}); save as UTF-8") from None
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+
+
+def sniff_delimiter(text: str) -> str:
+    """``,``, ``;`` or tab: what spreadsheets export, in every locale's habit.
+
+    :class:`csv.Sniffer`, restricted to those three, reads the first 64 KiB; the header must
+    then split into columns that hold ``id`` and ``answer``, else the delimiter that does
+    split it so is taken (a sample of long quoted answers can mislead the sniffer). Nothing
+    found: ``,``, and the header check names the missing column.
+    """
+    sample = text[:_SNIFF_BYTES]
+    try:
+        delimiter = csv.Sniffer().sniff(sample, delimiters=CSV_DELIMITERS).delimiter
+    except csv.Error:
+        delimiter = ","
+    header = text.split("\n", 1)[0]
+    if _names_columns(header, delimiter):
+        return delimiter
+    for candidate in CSV_DELIMITERS:
+        if _names_columns(header, candidate):
+            return candidate
+    return ","
+
+
+def _names_columns(header: str, delimiter: str) -> bool:
+    try:
+        names = next(csv.reader([header], delimiter=delimiter))
+    except (csv.Error, StopIteration):
+        return False
+    return {"id", "answer"} <= {name.strip().lower() for name in names}
+
+
+def _csv_rows(path: Path, text: str, delimiter: str) -> Iterator[Row]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     try:
         header = [name.strip().lower() for name in next(reader)]
     except StopIteration:
@@ -251,9 +316,13 @@ def import_answers(
             answers_path, None, "already exists; use a new arm name, or --replace to overwrite"
         )
 
-    rows = _checked_rows(source, questions)
+    rows, delimiter, outside = _checked_rows(source, questions)
+    outside_uris = {(o.line, o.uri) for o in outside}
     wanted = {
-        pair for row in rows for c in row.citations if (pair := split_uri(c.uri)) and not c.sha256
+        pair
+        for row in rows
+        for c in row.citations
+        if (pair := split_uri(c.uri)) and not c.sha256 and (row.line, c.uri) not in outside_uris
     }
     commit_repos = RepoSet(repos or {}, cache_dir)
     if snapshot_dir is not None:
@@ -280,7 +349,13 @@ def import_answers(
         citations = []
         for c in row.citations:
             pair = split_uri(c.uri)
-            digest = c.sha256 or (hashes.get(pair) if pair else None)
+            if pair is None:  # a URL: opaque, its given hash or the hash of the uri itself
+                citations.append({"uri": c.uri, "sha256": c.sha256 or opaque_sha256(c.uri)})
+                continue
+            if (row.line, c.uri) in outside_uris:  # fabricated whatever its hash: none known
+                citations.append({"uri": c.uri, "sha256": _outside_hash(snapshot_dir, pair)})
+                continue
+            digest = c.sha256 or hashes.get(pair)
             if digest is None:
                 if on_missing == "error":
                     raise InputError(
@@ -305,6 +380,7 @@ def import_answers(
         "knowledge_snapshot": snapshot,
         "source": {"file": source.name, "sha256": sha256_file(source)},
         "absent_citations": len(absent),
+        **({"outside_citations": len(outside)} if outside else {}),
         "imported": utc_now(),
         "via": "flightdeck knowledge import-answers",
         "flightdeck_version": __version__,
@@ -320,11 +396,24 @@ def import_answers(
         [r["id"] for r in ordered],
         [qid for qid in questions if qid not in records],
         absent,
+        outside,
+        delimiter,
     )
 
 
-def _checked_rows(source: Path, questions: Mapping[str, Question]) -> list[Row]:
-    rows, seen = read_rows(source), {}  # type: ignore[var-annotated]
+def _outside_hash(snapshot_dir: Path | None, pair: tuple[str, str]) -> str:
+    """The snapshot's bytes of a file outside as_of, if the folder holds it; else of nothing."""
+    if snapshot_dir is not None and (snapshot_dir / pair[0] / pair[1]).is_file():
+        return sha256_file(snapshot_dir / pair[0] / pair[1])
+    return EMPTY_SHA256
+
+
+def _checked_rows(
+    source: Path, questions: Mapping[str, Question]
+) -> tuple[list[Row], str | None, list[OutsideCitation]]:
+    rows, delimiter = read_rows_with_format(source)
+    seen: dict[str, int] = {}
+    outside: list[OutsideCitation] = []
     for row in rows:
         if row.id not in questions:
             raise InputError(
@@ -337,24 +426,28 @@ def _checked_rows(source: Path, questions: Mapping[str, Question]) -> list[Row]:
                 source, row.line, f"second answer for {row.id!r} (first on line {seen[row.id]})"
             )
         seen[row.id] = row.line
+        question = questions[row.id]
         for c in row.citations:
+            parsed = parse_source_uri(c.uri)
+            if parsed is not None and parsed.repo not in question.as_of:
+                # checked as if in as_of (the path, the span), then kept as outside it
+                question = msgspec.structs.replace(
+                    question, as_of={**question.as_of, parsed.repo: "0" * 40}
+                )
+                outside.append(
+                    OutsideCitation(row.line, row.id, c.uri, tuple(questions[row.id].as_of))
+                )
             try:
-                check_citation_uri(c.uri, questions[row.id])
+                check_citation_uri(c.uri, question)
             except ProtocolError as exc:
                 raise InputError(source, row.line, f"{exc}; fix the uri") from None
-            if split_uri(c.uri) is None and c.sha256 is None:
-                raise InputError(
-                    source,
-                    row.line,
-                    f"{c.uri!r} is a URL; give it as {{uri, sha256}}",
-                )
             if split_uri(c.uri) is not None and c.sha256 is not None:
                 raise InputError(
                     source, row.line, f"remove the sha256 of {c.uri!r}: it comes from the snapshot"
                 )
     if not rows:
         raise InputError(source, None, "no answers; write one row per answered question")
-    return rows
+    return rows, delimiter, outside
 
 
 def _check_commits(

@@ -77,11 +77,13 @@ def cli() -> None:
 def _register() -> None:
     from flightdeck.cli.experiment import experiment
     from flightdeck.cli.holdout import holdout
+    from flightdeck.cli.init import init_command
     from flightdeck.cli.knowledge import knowledge
 
     cli.add_command(knowledge)
     cli.add_command(experiment)
     cli.add_command(holdout)
+    cli.add_command(init_command)
 
 
 _register()

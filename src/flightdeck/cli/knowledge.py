@@ -296,7 +296,9 @@ def score_command(
     """Score arms on a sealed suite, compare two, and write metrics and the report.
 
     Refuses a suite whose files changed since sealing, a void suite, and an arm whose
-    answers changed after it was first scored (that is a new arm name).
+    answers changed after it was first scored (that is a new arm name). Without --arm,
+    params.yaml `arms` are scored; without --baseline/--candidate, params.yaml
+    `baseline`/`candidate` are compared when both are scored.
 
     \b
     Example:
@@ -310,10 +312,11 @@ def score_command(
 
     params = load_params_from_cli(params_file, repo, near=suite, judge=judge, **overrides)
     name = suite.resolve().name
+    scored = list(arms or params.arms)
+    if baseline is None and candidate is None:
+        baseline, candidate = params_comparison(params, scored)
     with gc_paused():
-        result = score(
-            suite, list(arms or params.arms), params=params, baseline=baseline, candidate=candidate
-        )
+        result = score(suite, scored, params=params, baseline=baseline, candidate=candidate)
         written = write_outputs(
             result,
             metrics=json_path or params.root / "metrics" / f"{name}.json",
@@ -329,6 +332,17 @@ def score_command(
         )
     _print_score(result)
     click.echo(f"wrote {written['metrics']}, {written['report']}, {written['picture']}")
+
+
+def params_comparison(params: Any, scored: list[str]) -> tuple[str | None, str | None]:
+    """params.yaml ``baseline``/``candidate`` (#15), when both are among the arms scored.
+
+    So the pipeline's score stage names no arm, while `score --arm X` on one arm still works.
+    """
+    pair = (params.baseline, params.candidate)
+    if None not in pair and all(arm in scored for arm in pair):
+        return pair
+    return None, None
 
 
 def _print_score(result: Any) -> None:
@@ -360,8 +374,10 @@ def _print_score(result: Any) -> None:
 
 @knowledge.command("gate")
 @suite_argument
-@click.option("--pinned", required=True, help="The arm the candidate must not fall behind.")
-@click.option("--candidate", required=True, help="The arm under test.")
+@click.option(
+    "--pinned", default=None, help="The arm the candidate must not fall behind [params: pinned]."
+)
+@click.option("--candidate", default=None, help="The arm under test [params: candidate].")
 @click.option(
     "--gate-margin",
     type=float,
@@ -378,8 +394,8 @@ def _print_score(result: Any) -> None:
 @json_option
 def gate_command(
     suite: Path,
-    pinned: str,
-    candidate: str,
+    pinned: str | None,
+    candidate: str | None,
     gate_margin: float | None,
     judge: str | None,
     params_file: Path | None,
@@ -391,19 +407,30 @@ def gate_command(
 
     Passes when, on each metric, candidate - pinned is shown to be at least -gate_margin
     points by the rule in force (params decision: calibrated, a false pass at most 2.5% at
-    the suite's n). `dvc metrics diff` shows movement; this is what fails CI.
+    the suite's n). `dvc metrics diff` shows movement; this is what fails CI. Without
+    --pinned/--candidate, params.yaml `pinned`/`candidate` name the arms.
 
     \b
     Example:
         flightdeck knowledge gate suites/knowledge-gold-v1 \\
             --pinned baseline-repo-search --candidate retrieval
     """
+    from flightdeck.errors import InputError
     from flightdeck.scoring.report import _pts, decision_json
     from flightdeck.tasks.knowledge import gate
 
     params = load_params_from_cli(
         params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
     )
+    pinned = pinned or params.pinned
+    candidate = candidate or params.candidate
+    for flag, value in (("pinned", pinned), ("candidate", candidate)):
+        if value is None:
+            raise InputError(
+                f"--{flag}", None, f"name the {flag} arm: --{flag} ARM, or {flag}: in params.yaml"
+            )
+    assert pinned is not None
+    assert candidate is not None
     result = gate(suite, pinned=pinned, candidate=candidate, params=params)
     if as_json:
         click.echo(
@@ -463,6 +490,8 @@ def _attach() -> None:
     """Commands that live in their own modules but belong to the knowledge group."""
     from flightdeck.cli.judge import calibrate_command, judge_command
     from flightdeck.cli.knowledge_import import import_answers_command
+    from flightdeck.cli.knowledge_new import new_command
+    from flightdeck.cli.knowledge_show import show_command
     from flightdeck.cli.rating import agreement_command, rate_command
 
     knowledge.add_command(import_answers_command)
@@ -470,6 +499,8 @@ def _attach() -> None:
     knowledge.add_command(agreement_command)
     knowledge.add_command(judge_command)
     knowledge.add_command(calibrate_command)
+    knowledge.add_command(new_command)
+    knowledge.add_command(show_command)
 
 
 _attach()

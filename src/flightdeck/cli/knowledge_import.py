@@ -67,7 +67,9 @@ def import_answers_command(
 
     The SHA-256 of a cited file comes from the documents the person had (a folder, or the
     commits they were exported from), not from as_of: an out-of-date attachment scores as
-    stale. CSV citations are uris separated by spaces, ';' or '|'. A sealed suite whose
+    stale. A CSV's delimiter (',', ';' or tab) is sniffed; its citations are uris separated
+    by spaces, ';' or '|'. A URL citation is kept (opaque); one of a repository outside the
+    question's as_of is kept with a warning and scores as fabricated. A sealed suite whose
     questions or keys changed is refused; an unsealed one gets a warning.
 
     \b
@@ -101,6 +103,12 @@ def import_answers_command(
             "recorded with the sha256 of no bytes",
             err=True,
         )
+    for out in result.outside:
+        click.echo(
+            f"warning: {source}:{out.line}: citation {out.uri!r} names a repository outside "
+            f"question {out.id}'s as_of ({', '.join(out.as_of)}); kept, it scores as fabricated",
+            err=True,
+        )
     if as_json:
         payload = {
             "suite": result.suite,
@@ -110,6 +118,10 @@ def import_answers_command(
             "answered": result.answered,
             "unanswered": result.unanswered,
             "absent_citations": [{"line": a.line, "id": a.id, "uri": a.uri} for a in result.absent],
+            "outside_citations": [
+                {"line": o.line, "id": o.id, "uri": o.uri} for o in result.outside
+            ],
+            "csv_delimiter": result.delimiter,
             "knowledge_snapshot": result.knowledge_snapshot,
         }
         click.echo(json.dumps(payload, indent=2))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.suite.records import Key, Question, parse_source_uri
+from flightdeck.suite.records import UNHASHED, Key, Question, parse_source_uri
 from flightdeck.suite.repos import BlobReader, RepoSet, Repository, glob_regex
 
 REGULAR_MODES = ("100644", "100755")
@@ -218,8 +218,16 @@ def _check_scopes_and_sources(
             commit = q.as_of[parsed.repo]
             tree = trees.get(parsed.repo, commit)
             if tree is None:
+                if source.sha256 == UNHASHED and parsed.repo in not_named:
+                    problem(
+                        keys_path,
+                        k.line,
+                        f"{where} has no sha256 and repository {parsed.repo!r} is not at hand "
+                        f"to compute it; give its sha256 or the repository "
+                        f"(--repo {parsed.repo}=PATH)",
+                    )
                 continue  # not checked: repository not at hand (or reported above)
-            message, actual = tree.problem(parsed.path, source.sha256)
+            message, actual = tree.problem(parsed.path, source.sha256 or None)
             if message:
                 problem(keys_path, k.line, f"{where} {message}")
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
@@ -56,3 +57,13 @@ def classify_citation(
     if flagged and is_flagged_unsupported(citation.uri, flagged):
         return CitationClass.UNSUPPORTED
     return CitationClass.VALID
+
+
+def opaque_sha256(uri: str) -> str:
+    """The hash an opaque uri (a URL) gets when none is given: that of the uri itself.
+
+    flightdeck never fetches a URL, so it has no bytes to hash. The author's valid source and
+    a person's citation of the same URL both default to this, so they match as whole strings
+    (the spec's rule for opaque uris); a hash given on either side is compared as given.
+    """
+    return hashlib.sha256(uri.encode("utf-8", "surrogatepass")).hexdigest()

@@ -25,6 +25,7 @@ from flightdeck.jsonl import read_bytes, read_json
 from flightdeck.suite.decoding import (
     AT_LEAST_ONE,
     Explain,
+    Line,
     NonBlank,
     Schema,
     decode_document,
@@ -330,7 +331,10 @@ def read_questions(path: Path) -> list[Question]:
 
 def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
     """Read keys; ``sealed=True`` requires canaries, ``False`` forbids them, None allows both."""
-    keys, error = decode_lines(path, read_bytes(path), KEY)
+    data = read_bytes(path)
+    keys, error = decode_lines(path, data, KEY)
+    if error is not None and sealed is not True:
+        keys, error = _unsealed_keys(path, data)  # (#15) a source's sha256 may be left out
     seen: dict[str, int] = {}
     canaries: dict[str, int] = {}
     for k in keys:
@@ -350,6 +354,67 @@ def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
     if not keys:
         raise InputError(path, None, "no keys; write one JSON object per line")
     return keys
+
+
+# --- (#15) before sealing, a valid source may leave its sha256 out: seal computes it -------
+
+# The sha256 of a valid source an author left out; seal writes the computed one in its place.
+UNHASHED = ""
+
+
+class _UnhashedSource(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    uri: Uri
+    sha256: Sha256 | None = None
+
+
+class _UnsealedKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
+    id: NonBlank
+    answer_key: NonBlank
+    required_facts: Annotated[tuple[NonBlank, ...], AT_LEAST_ONE]
+    valid_sources: Annotated[tuple[_UnhashedSource, ...], AT_LEAST_ONE]
+    canary: Canary | None = None
+    line: Line = 0
+
+
+def _unhashed_sources(value: Any) -> str | None:
+    """As for sealed keys, except that an entry may be ``{uri}`` alone."""
+    if isinstance(value, list):
+        value = [
+            {**item, "sha256": "0" * 64}
+            if isinstance(item, dict) and set(item) == {"uri"}
+            else item
+            for item in value
+        ]
+    return KEY.explain["valid_sources"](value)
+
+
+UNSEALED_KEY = Schema(
+    _UnsealedKey,
+    {**KEY.explain, "valid_sources": _unhashed_sources},
+    check=lambda ks: all(map(span_in_order, [s.uri for k in ks for s in k.valid_sources])),
+)
+
+
+def _unsealed_keys(path: Path, data: bytes) -> tuple[list[Key], InputError | None]:
+    """Keys whose sources may lack sha256 (:data:`UNHASHED`), unless the key has a canary."""
+    records, error = decode_lines(path, data, UNSEALED_KEY)
+    keys: list[Key] = []
+    for r in records:
+        unhashed = [s.uri for s in r.valid_sources if s.sha256 is None]
+        if r.canary is not None and unhashed:
+            message = (
+                f"valid source {unhashed[0]!r} has no sha256, but the key has a canary: a sealed "
+                "key carries every hash; restore it from git, or seal a new suite version"
+            )
+            return keys, InputError(path, r.line, message)
+        sources = tuple(
+            Source(s.uri, UNHASHED if s.sha256 is None else s.sha256.lower())
+            for s in r.valid_sources
+        )
+        key = Key(r.id, r.answer_key, r.required_facts, sources, r.canary)
+        msgspec.structs.force_setattr(key, "line", r.line)
+        keys.append(key)
+    return keys, error
 
 
 def _unknown_id(path: Path, line: int, qid: str) -> InputError:

@@ -38,11 +38,13 @@ from flightdeck.scoring.decision import Decision
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
     CANARY_PREFIX,
+    UNHASHED,
     Answer,
     ArmMeta,
     Key,
     Manifest,
     Question,
+    Source,
     parse_source_uri,
     read_answers,
     read_keys,
@@ -163,8 +165,16 @@ def seal(
         raise found.first.error()
     checked, not_checked = found.checked_sources, found.unchecked_repos
     # Fresh canaries always: a canary copied from an earlier version may have leaked.
+    by_id = {q.id: q for q in questions}
     sealed_keys = [
-        Key(k.id, k.answer_key, k.required_facts, k.valid_sources, new_canary()) for k in keys
+        Key(
+            k.id,
+            k.answer_key,
+            k.required_facts,
+            _hashed_sources(k, by_id[k.id], found.hashes),
+            new_canary(),
+        )
+        for k in keys
     ]
     write_jsonl(suite.keys, [k.to_json() for k in sealed_keys])
     manifest = Manifest(
@@ -178,6 +188,31 @@ def seal(
     if holdouts is not None:
         _register(holdouts, suite, manifest, sealed_keys)
     return SealResult(suite.name, manifest, len(questions), checked, not_checked)
+
+
+def _hashed_sources(
+    key: Key, question: Question, hashes: dict[tuple[str, str, str], str]
+) -> tuple[Source, ...]:
+    """The key's sources with every sha256 the author left out computed (#15).
+
+    A repository file's comes from its bytes at the question's ``as_of`` (the checks read
+    it); an opaque uri's is the hash of the uri itself (:func:`opaque_sha256`). The checks
+    have refused any source whose hash could not be computed, so none stays unhashed.
+    """
+    from flightdeck.suite.citations import opaque_sha256
+
+    sources = []
+    for source in key.valid_sources:
+        if source.sha256 != UNHASHED:
+            sources.append(source)
+            continue
+        parsed = parse_source_uri(source.uri)
+        if parsed is None:
+            sources.append(Source(source.uri, opaque_sha256(source.uri)))
+            continue
+        digest = hashes[(parsed.repo, question.as_of[parsed.repo], parsed.path)]
+        sources.append(Source(source.uri, digest))
+    return tuple(sources)
 
 
 def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Sequence[Key]) -> None:

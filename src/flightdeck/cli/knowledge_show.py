@@ -1,0 +1,80 @@
+"""`flightdeck knowledge show`: the verdict and per-arm table a scored suite came to."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import click
+
+from flightdeck.cli._options import json_option
+
+
+@click.command("show")
+@click.argument("suite", type=click.Path(file_okay=False, path_type=Path), required=False)
+@click.option(
+    "--metrics",
+    "metrics_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Metrics JSON [metrics/<suite>.json].",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Markdown report [reports/<suite>.md].",
+)
+@click.option(
+    "--params",
+    "params_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="params.yaml to read (default: ./params.yaml when present).",
+)
+@json_option
+def show_command(
+    suite: Path | None,
+    metrics_path: Path | None,
+    report_path: Path | None,
+    params_file: Path | None,
+    as_json: bool,
+) -> None:
+    """Print a scored suite's verdict and per-arm table from its metrics and report.
+
+    Reads metrics/<suite>.json and reports/<suite>.md as the last score wrote them and
+    recomputes nothing, so it shows what the pipeline produced even when every stage was
+    up to date. SUITE defaults to params.yaml `suite`.
+
+    \b
+    Example:
+        flightdeck knowledge show suites/knowledge-demo-v1
+        flightdeck knowledge show            # the suite params.yaml names
+    """
+    from flightdeck.cli._options import load_params_from_cli
+    from flightdeck.errors import InputError
+    from flightdeck.scoring.summary import read_summary, render
+
+    params = load_params_from_cli(params_file, (), near=suite)
+    if suite is not None:
+        name = suite.resolve().name
+    elif params.suite is not None:
+        name = params.suite
+    else:
+        raise InputError(
+            "SUITE", None, "name the suite (suites/<suite>) or set suite: in params.yaml"
+        )
+    summary = read_summary(
+        metrics_path or params.root / "metrics" / f"{name}.json",
+        report_path or params.root / "reports" / f"{name}.md",
+    )
+    if as_json:
+        data = dataclasses.asdict(summary)
+        data["metrics_path"] = summary.metrics_path.as_posix()
+        data["report_path"] = summary.report_path.as_posix()
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+    for line in render(summary):
+        click.echo(line)
