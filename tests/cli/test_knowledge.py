@@ -89,6 +89,7 @@ def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
 ) -> None:
     seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
     assert invoke(runner, *seal_elsewhere).exit_code == 0
+    (project.root / "holdouts").mkdir()  # deliberately: seal makes no registry for a sealed suite
     result = invoke(runner, "knowledge", "seal", str(project.suite))  # params: holdouts/
     assert result.exit_code == 0, result.output
     assert "was already sealed and intact; registered its canaries" in result.stdout
@@ -97,6 +98,27 @@ def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
     again = invoke(runner, "knowledge", "seal", str(project.suite))
     assert again.exit_code == 0  # registered now: nothing left to do
     assert "nothing to do" in again.stdout
+
+
+def test_a_sealed_suite_is_not_registered_afresh_in_a_misspelt_holdouts_folder(
+    runner: CliRunner, project: Project
+) -> None:
+    """A new registry would start the suite clean: the void its real one records is lost."""
+    seal(runner, project)
+    canary = json.loads((project.suite / "keys.jsonl").read_text().splitlines()[0])["canary"]
+    (project.root / "trace.log").write_text(canary + "\n")
+    assert invoke(runner, "holdout", "canary-scan", "trace.log").exit_code == 1  # now void
+    (project.root / "params.yaml").write_text("holdouts: holdout\nrepos:\n  sdlc: repos/sdlc\n")
+    before = sorted(p.relative_to(project.root) for p in project.root.rglob("*"))
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert_error(
+        result,
+        "holdout: the holdouts folder does not exist, and demo-v1 is already sealed (its "
+        "canaries are registered where it was sealed); fix `holdouts` in params.yaml or "
+        "--holdouts, or create the folder if this suite was never registered",
+    )
+    assert sorted(p.relative_to(project.root) for p in project.root.rglob("*")) == before
+    assert invoke(runner, "knowledge", "status", str(project.suite)).exit_code == 2
 
 
 def test_seal_reads_the_holdouts_folder_from_params(runner: CliRunner, project: Project) -> None:

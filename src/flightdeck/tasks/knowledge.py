@@ -232,9 +232,19 @@ def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
     from flightdeck.holdouts.registry import suite_state
 
     manifest = verify_sealed(suite)  # refuses a changed file or a copied folder
-    if holdouts is not None and (
-        not holdouts.is_dir()
-        or suite_state(holdouts, suite.name) in ("no-manifest", "unregistered")
+    if holdouts is not None and not holdouts.is_dir():
+        # Creating a fresh registry for a sealed suite would start it clean: a typo in
+        # `holdouts` would then drop the void its real registry records.
+        raise InputError(
+            holdouts,
+            None,
+            f"the holdouts folder does not exist, and {suite.name} is already sealed (its "
+            "canaries are registered where it was sealed); fix `holdouts` in params.yaml or "
+            "--holdouts, or create the folder if this suite was never registered",
+        )
+    if holdouts is not None and suite_state(holdouts, suite.name) in (
+        "no-manifest",
+        "unregistered",
     ):
         keys = read_keys(suite.keys, sealed=True)
         _register(holdouts, suite, manifest, keys)
