@@ -252,6 +252,18 @@ def test_check_lists_every_problem_in_file_and_line_order(
     assert snapshot(project) == before
 
 
+def test_a_repository_path_that_does_not_exist_is_reported_once(
+    runner: CliRunner, project: Project
+) -> None:
+    (project.root / "params.yaml").write_text("repos:\n  sdlc: repos/sdlx\n")
+    assert_refused(
+        runner,
+        project,
+        "repos/sdlx: repository 'sdlc' not found at this path; fix repos: in params.yaml "
+        "or --repo sdlc=PATH",
+    )
+
+
 def test_check_passes_a_suite_that_would_seal_and_writes_nothing(
     runner: CliRunner, project: Project
 ) -> None:

@@ -116,6 +116,8 @@ def check_suite(
                     )
                 not_named.add(name)
                 continue
+            if name in not_named:
+                continue  # not at hand: reported once, at its first question
             repo = at_hand.get(name)
             if repo is None:
                 try:
