@@ -947,3 +947,24 @@ def test_the_shipped_gitattributes_keep_suite_files_byte_exact() -> None:
             check=True,
         ).stdout
         assert out.strip() == f"{path}: text: unset", out
+
+
+def test_output_into_a_closed_pipe_is_no_error(project: Project) -> None:
+    """`flightdeck knowledge status ... | head -1`: the reader leaving is not bad input."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before anything is written
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "flightdeck", "knowledge", "status", str(project.suite)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, "")

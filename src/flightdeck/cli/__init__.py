@@ -1,7 +1,7 @@
 """The root command group, and the one place that maps errors to exit codes.
 
 Exit codes: 0 success; 1 a negative verdict (canary found, gate not met); 2 bad input;
-130 interrupted.
+130 interrupted; 141 when the output pipe closed.
 """
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ class FlightdeckGroup(click.Group):
         except FlightdeckError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+        except BrokenPipeError:  # `flightdeck ... | head`: the reader left; not bad input
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
+            ctx.exit(141)  # 128 + SIGPIPE, as a shell reports a writer killed by the pipe
         except OSError as exc:  # an output path that cannot be written, a full disk
             where = exc.filename or "flightdeck"
             click.echo(f"error: {where}: {exc.strerror or exc}; check the path", err=True)
