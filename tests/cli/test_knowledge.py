@@ -495,6 +495,24 @@ def test_arm_is_scored_once(runner: CliRunner, project: Project) -> None:
     )
 
 
+def test_a_scored_arm_whose_answers_only_got_crlf_line_endings_says_so(
+    runner: CliRunner, project: Project
+) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    score = ("knowledge", "score", str(project.suite), "--arm", "search")
+    assert invoke(runner, *score).exit_code == 0
+    answers = project.suite / "answers" / "search.jsonl"
+    answers.write_bytes(answers.read_bytes().replace(b"\n", b"\r\n"))  # git's autocrlf
+    when = json.loads((project.suite / "scores.jsonl").read_text().splitlines()[0])["scored_at"]
+    assert_error(
+        invoke(runner, *score),
+        f"{answers}: answers of arm 'search' changed since scored on {when}: their line endings "
+        "are CRLF now; check out with core.autocrlf=false (the project's .gitattributes keeps "
+        "answer files -text)",
+    )
+
+
 def test_flags_override_params(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
     good_arm(project, "a", [True, False, True, False])

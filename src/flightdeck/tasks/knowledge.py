@@ -582,10 +582,20 @@ def score(
 
 def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
+    from flightdeck.project import _only_line_endings
+
     ledger = _read_ledger(suite)
     for arm, result in scores.items():
         if arm in ledger and ledger[arm][1] != result.answers_sha256:
-            line, _, when = ledger[arm]
+            line, scored_sha256, when = ledger[arm]
+            if _only_line_endings(suite.answers(arm), scored_sha256):
+                raise InputError(
+                    suite.answers(arm),
+                    None,
+                    f"answers of arm {arm!r} changed since scored on {when}: their line endings "
+                    "are CRLF now; check out with core.autocrlf=false (the project's "
+                    ".gitattributes keeps answer files -text)",
+                )
             raise InputError(
                 suite.ledger,
                 line,
