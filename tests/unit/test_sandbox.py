@@ -130,6 +130,35 @@ def test_an_out_file_left_as_a_symlink_is_not_followed_by_the_runner(
     assert (project["suite"] / "answers" / "arm1.jsonl").read_text() == ""
 
 
+def test_the_keys_in_another_worktree_of_the_project_are_masked_too(
+    project: dict[str, Any], listener: str
+) -> None:
+    """A trial run in one git worktree must not read the sealed keys of another by path."""
+    import subprocess
+
+    from tests.gitrepo import git_env
+
+    root = project["root"]
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-C", str(root), *args], check=True, env=git_env(), capture_output=True
+        )
+
+    (root / ".gitignore").write_text("repos/\ndemo/\nworktrees/\n")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "suite")
+    other = root / "worktrees" / "b"  # inside the project, so bound into the sandbox
+    git("worktree", "add", "-q", str(other))
+    keys = other / "suites" / "demo-v1" / "keys.jsonl"
+    assert SECRET in keys.read_text()
+    command = hostile(project, listener) + " " + shlex.join(["--read", str(keys)])
+    result = run(project, command)
+    assert not result.failed, result.failed
+    assert outcomes(project)[f"read {keys}"] == "ENOENT"
+
+
 def test_network_and_a_named_variable_reach_the_harness_only_when_asked(
     project: dict[str, Any], listener: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -177,7 +206,7 @@ def test_where_bwrap_cannot_run_the_run_is_refused_unless_sandbox_none(
         run(project, hostile(project, listener))
     assert "No permissions to create new namespace" in str(caught.value)
     assert "\n" not in str(caught.value)
-    assert (project["suite"] / "answers" / "arm1.jsonl").read_text() == ""
+    assert not (project["suite"] / "answers" / "arm1.jsonl").exists()
     result = run(project, hostile(project, listener), sandbox="none")
     (failed,) = result.failed  # nothing stopped its writes; the check after the trial did
     assert (

@@ -210,12 +210,9 @@ def masked_paths(
     found: list[Path] = []
     suite = suite_dir.resolve()
     found.append(suite)
-    if suite.parent.is_dir():
-        for sibling in suite.parent.iterdir():
-            if sibling.is_dir() and any(
-                (sibling / n).exists() for n in ("keys.jsonl", "manifest.json")
-            ):
-                found.append(sibling.resolve())
+    # Siblings of the folder as given and as resolved (a suite may be a symlink elsewhere).
+    for parent in dict.fromkeys((suite.parent, suite_dir.absolute().parent)):
+        found += _suites_in(parent)
     found += [Path(r).resolve() for r in repos]
     if holdouts is not None:
         found.append(holdouts.resolve())
@@ -224,11 +221,61 @@ def masked_paths(
     found.append((root / "results").resolve())
     found += _git_dirs(root)
     found += [Path(p).resolve() for p in extra]
+    found += _worktree_twins(root, found, suite)
     unique: dict[Path, None] = {}
     for path in found:
         if path.exists() and path != Path("/"):
             unique.setdefault(path, None)
     return tuple(unique)
+
+
+def _suites_in(folder: Path) -> list[Path]:
+    """Suite folders (holding keys.jsonl or manifest.json) directly in ``folder``."""
+    if not folder.is_dir():
+        return []
+    return [
+        sibling.resolve()
+        for sibling in folder.iterdir()
+        if sibling.is_dir() and any((sibling / n).exists() for n in ("keys.jsonl", "manifest.json"))
+    ]
+
+
+def _worktree_twins(root: Path, masked: list[Path], suite: Path) -> list[Path]:
+    """The same paths in the project's other git worktrees: each holds its own copy of the keys.
+
+    A trial run in a worktree of the project could otherwise read the sealed keys (and the
+    holdouts, results and cache) of the main checkout, or of any other worktree, by path.
+    """
+    top = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    listed = subprocess.run(
+        ["git", "-C", str(root), "worktree", "list", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if top.returncode != 0 or listed.returncode != 0:
+        return []
+    here = Path(top.stdout.strip()).resolve()
+    others = [
+        Path(line.removeprefix("worktree ")).resolve()
+        for line in listed.stdout.splitlines()
+        if line.startswith("worktree ")
+    ]
+    twins: list[Path] = []
+    for other in others:
+        if other == here:
+            continue
+        for path in masked:
+            if path.is_relative_to(here) and path != here:
+                twins.append(other / path.relative_to(here))
+        if suite.is_relative_to(here):
+            twins += _suites_in(other / suite.parent.relative_to(here))
+    return twins
 
 
 def _git_dirs(root: Path) -> list[Path]:
