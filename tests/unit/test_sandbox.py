@@ -262,3 +262,19 @@ def test_the_bwrap_command_line_masks_mounts_and_confines(tmp_path: Path) -> Non
 def test_pass_env_names_are_checked(names: list[str], message: str) -> None:
     with pytest.raises(InputError, match=message):
         sandbox.check_env_names(names)
+
+
+def test_the_suites_beside_a_symlinked_suite_folder_are_masked(tmp_path: Path) -> None:
+    real = tmp_path / "data" / "demo-v1"
+    real.mkdir(parents=True)
+    (real / "keys.jsonl").write_text("{}\n")
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "demo-v1").symlink_to(real)
+    (suites / "demo-v2").mkdir()
+    (suites / "demo-v2" / "keys.jsonl").write_text("{}\n")
+    masked = sandbox.masked_paths(
+        root=tmp_path, suite_dir=suites / "demo-v1", repos=[], holdouts=None
+    )
+    assert real in masked
+    assert (suites / "demo-v2").resolve() in masked
