@@ -986,3 +986,34 @@ def test_output_into_a_closed_pipe_is_no_error(project: Project) -> None:
     finally:
         os.close(write_end)
     assert (proc.returncode, proc.stderr) == (141, "")
+
+
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        pytest.param(
+            "gate_margin: 5\n",
+            "params.yaml:8: duplicate key 'gate_margin' (first on line 2)",
+            id="top",
+        ),
+        pytest.param(
+            "judges:\n  f: {kind: facts}\n  f: {kind: llm}\n",
+            "params.yaml:10: duplicate key 'f' (first on line 9)",
+            id="nested",
+        ),
+        pytest.param(
+            "x: {a: 1, a: 2}\n", "params.yaml:8: duplicate key 'a' (first on line 8)", id="flow"
+        ),
+    ],
+)
+def test_a_key_given_twice_in_params_is_refused_at_its_second_line(
+    runner: CliRunner, project: Project, extra: str, line: str
+) -> None:
+    """YAML would keep the last one silently, and a bad value's error would name the first."""
+    params = project.root / "params.yaml"
+    params.write_text(
+        "seed: 0\ngate_margin: 15\nthreshold: 15\nmin_raters: 2\nholdouts: holdouts\n"
+        "repos:\n  sdlc: repos/sdlc\n" + extra
+    )
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert_error(result, f"{line}; keep one")
