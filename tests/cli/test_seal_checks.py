@@ -260,8 +260,20 @@ def test_a_repository_path_that_does_not_exist_is_reported_once(
         runner,
         project,
         "repos/sdlx: repository 'sdlc' not found at this path; fix repos: in params.yaml "
-        "or --repo sdlc=PATH",
+        "or --repo sdlc=PATH, or seal with --unchecked to seal without checking it",
     )
+
+
+def test_a_named_repository_not_at_hand_seals_unchecked(
+    runner: CliRunner, project: Project
+) -> None:
+    """A clone that is not on this machine: --unchecked seals and records it, as for a name."""
+    (project.root / "params.yaml").write_text("repos:\n  sdlc: repos/sdlx\n")
+    result = invoke(runner, "knowledge", "seal", str(project.suite), "--unchecked")
+    assert result.exit_code == 0, result.output
+    assert "0 sources checked" in result.stdout
+    manifest = json.loads((project.suite / "manifest.json").read_text())
+    assert manifest["unchecked_repos"] == ["sdlc"]
 
 
 def test_check_passes_a_suite_that_would_seal_and_writes_nothing(

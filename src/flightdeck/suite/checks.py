@@ -123,7 +123,12 @@ def check_suite(
                 try:
                     repo = at_hand[name] = repos.get(name)
                 except InputError as exc:  # named but not there, or not a repository
-                    problems.append(Problem(exc.path or "params.yaml", exc.line or 0, exc.message))
+                    absent = not repos.locations[name].exists()
+                    if not (unchecked and absent):  # --unchecked: a clone not at hand is skipped
+                        message = exc.message
+                        if absent:
+                            message += ", or seal with --unchecked to seal without checking it"
+                        problems.append(Problem(exc.path or "params.yaml", exc.line or 0, message))
                     not_named.add(name)
                     continue
             if not repo.has_commit(commit):
