@@ -274,7 +274,7 @@ def test_seal_refuses_a_named_repository_that_is_not_there(
     assert_error(
         result,
         "/nowhere/sdlc: repository 'sdlc' not found at this path; fix repos: in params.yaml or "
-        "--repo sdlc=PATH",
+        "--repo sdlc=PATH, or seal with --unchecked to seal without checking it",
     )
     assert not (project.suite / "manifest.json").exists()
 

@@ -276,6 +276,25 @@ def test_a_named_repository_not_at_hand_seals_unchecked(
     assert manifest["unchecked_repos"] == ["sdlc"]
 
 
+def test_check_on_a_sealed_suite_refuses_a_changed_file_as_seal_does(
+    runner: CliRunner, project: Project
+) -> None:
+    assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
+    check = invoke(runner, "knowledge", "check", str(project.suite))
+    assert (check.exit_code, check.stdout) == (
+        0,
+        f"{project.suite}: every seal check passes; it is sealed and its files are intact\n",
+    )
+    edit(project.suite / "questions.jsonl", 0, question="Why Postgres, really?")
+    assert_refused(
+        runner,
+        project,
+        f"{project.suite / 'questions.jsonl'}: changed after sealing (it no longer matches "
+        "manifest.json); a changed question is a new suite version (demo-v2), never an edit: "
+        "restore the file",
+    )
+
+
 def test_check_passes_a_suite_that_would_seal_and_writes_nothing(
     runner: CliRunner, project: Project
 ) -> None:

@@ -126,6 +126,11 @@ def check(suite_dir: Path, *, repos: RepoSet, unchecked: bool = False) -> list[P
 
     suite = open_suite(suite_dir)
     problems: list[Problem] = []
+    if suite.manifest.exists():  # seal would refuse a sealed suite whose files changed
+        try:
+            verify_sealed(suite)
+        except InputError as exc:
+            return [Problem(exc.path or "", exc.line or 0, exc.message)]
     try:
         questions = read_questions(suite.questions)
     except InputError as exc:
