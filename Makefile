@@ -11,7 +11,7 @@ export DVC_SITE_CACHE_DIR := $(CURDIR)/.dvc-site-cache
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm]'
 	touch $(STAMP)
 
 install: $(STAMP)

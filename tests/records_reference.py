@@ -102,7 +102,9 @@ class Record:
         if match[2] is not None and int(match[2]) < int(match[1]):
             self.fail(f"{what} {uri!r} has a span that ends before it starts")
 
-    def sources(self, name: str, *, non_empty: bool) -> tuple[Source, ...]:
+    def sources(
+        self, name: str, *, non_empty: bool, unhashed_ok: bool = False
+    ) -> tuple[Source, ...]:
         value = self.get(name)
         if not isinstance(value, list):
             self.fail(f"{name} must be a list of {{uri, sha256}} objects, got {_show(value)}")
@@ -110,6 +112,10 @@ class Record:
             self.fail(f"{name} is empty; list at least one source")
         result = []
         for item in value:
+            if unhashed_ok and isinstance(item, dict) and set(item) == {"uri"}:
+                self.uri(item["uri"], f"{name} uri")  # (#15) seal computes the hash
+                result.append(Source(item["uri"], ""))
+                continue
             if not isinstance(item, dict) or set(item) != {"uri", "sha256"}:
                 self.fail(f"each entry of {name} must be {{uri, sha256}}, got {_show(item)}")
             uri, digest = item["uri"], item["sha256"]
@@ -169,12 +175,18 @@ def keys(path: Path, sealed: bool | None = None) -> list[Key]:
         r = Record(path, line, obj, fields)
         kid, answer_key = r.string("id"), r.string("answer_key")
         facts = r.strings("required_facts", non_empty=True)
-        sources = r.sources("valid_sources", non_empty=True)
+        sources = r.sources("valid_sources", non_empty=True, unhashed_ok=sealed is not True)
         canary = obj.get("canary")
         if canary is not None and (not isinstance(canary, str) or not CANARY.match(canary)):
             r.fail(
                 "canary must be FLIGHTDECK-SEALED-KEY-CANARY-DO-NOT-TRAIN-OR-INDEX-<32 hex>; "
                 "leave it out and let seal write it"
+            )
+        unhashed = [src.uri for src in sources if not src.sha256]
+        if canary is not None and unhashed and isinstance(canary, str) and CANARY.match(canary):
+            r.fail(
+                f"valid source {unhashed[0]!r} has no sha256, but the key has a canary: a sealed "
+                "key carries every hash; restore it from git, or seal a new suite version"
             )
         r.whole_record_encodable()
         _once(path, line, seen, kid, f"id {kid!r}", "make ids unique")

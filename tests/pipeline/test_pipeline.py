@@ -33,6 +33,7 @@ def test_first_repro_runs_every_stage_in_order(built_pipeline: Pipeline) -> None
             "seal",
             "repo@sdlc",
             "run@baseline-repo-search",
+            "run@repo-search-passages",
             "import@baseline-projects",
             "canary-scan",
             "score",
@@ -40,6 +41,7 @@ def test_first_repro_runs_every_stage_in_order(built_pipeline: Pipeline) -> None
     )
     assert stages[0] == "seal"
     assert stages.index("canary-scan") > stages.index("run@baseline-repo-search")
+    assert stages.index("canary-scan") > stages.index("run@repo-search-passages")
     assert stages[-1] == "score"
 
 

@@ -202,7 +202,11 @@ def test_show_and_gate_read_the_params(team: Pipeline) -> None:
     show = flightdeck(team.root, team.home, "knowledge", "show")
     assert show.returncode == 0, show.stderr
     lines = show.stdout.splitlines()
-    assert lines[0].startswith(f"{SUITE}: lexical is not shown to lose by 15 points")
+    assert lines[0] == (
+        f"{SUITE}: chat-export is +25.0 points on correctness and -25.0 on citation validity "
+        "against lexical: not shown to be 15 points better on correctness; worse on citation "
+        "validity."
+    )
     assert any(line.startswith("chat-export ") and "75.0%" in line for line in lines)
     gate = flightdeck(team.root, team.home, "knowledge", "gate", f"suites/{SUITE}")
     assert gate.returncode in (0, 1), gate.stderr

@@ -413,7 +413,10 @@ def mostly(
 GOOD_URIS = st.sampled_from(["sdlc/a.md", "sdlc/a.md#L3", "sdlc/a.md#L3-L12", "https://x#L9-L2"])
 URIS = mostly(GOOD_URIS, st.sampled_from(["sdlc/a.md#L12-L3", "a.md", ""]), TEXTS)
 GOOD_HEX = st.sampled_from(["b" * 64, "B" * 64, "0123456789abcdefABCDEF" * 2 + "0" * 20])
-SOURCE_ITEM = mostly(st.fixed_dictionaries({"uri": URIS, "sha256": mostly(GOOD_HEX, HEXES)}))
+SOURCE_ITEM = mostly(
+    st.fixed_dictionaries({"uri": URIS, "sha256": mostly(GOOD_HEX, HEXES)}),
+    st.fixed_dictionaries({"uri": URIS}),  # (#15) unsealed: seal computes the hash
+)
 COMMITS = mostly(st.sampled_from(["a" * 40, "A" * 40, "0123456789" * 4]), HEXES)
 GLOBS = mostly(st.sampled_from(["docs/**", "docs/[a-z].md", "*.md"]), st.just("docs/[z-a].md"))
 IDS = mostly(st.sampled_from(["q1", "q2", "q3"]), st.just("q9"), TEXTS)

@@ -142,7 +142,7 @@ def test_the_trace_names_the_quoted_lines_of_a_longer_passage(tmp_path: Path) ->
     lines[24] = "deploy with make release"
     ws = write(tmp_path, {"r/a.md": "\n".join(lines) + "\n"})
     trace = io.StringIO()
-    result = search(ws, "How do we deploy?", trace=trace)
+    result = search(ws, "How do we deploy?", trace=trace, passages="window")
     assert result.citations[0][0] == "r/a.md#L24-L30"
     log = trace.getvalue().splitlines()
     assert [line.split()[-1] for line in log if line.startswith("rank ")][:2] == [
@@ -195,7 +195,7 @@ def test_long_files_are_split_into_overlapping_windows(tmp_path: Path) -> None:
     lines[54] = "the retention policy is ninety days"
     text = "\n".join(lines) + "\n"
     ws = write(tmp_path, {"r/policy.md": text})
-    result = search(ws, "retention policy")
+    result = search(ws, "retention policy", passages="window")
     uri, digest = result.citations[0]
     assert uri == "r/policy.md#L54-L60"  # a line before the hit, to the window's end
     assert digest == sha(text)

@@ -64,7 +64,7 @@ class RunConfig:
     jobs: int = 1
     timeout: float | None = None
     model: str | None = None
-    by: str | None = None  # who ran the arm, for the meta; None: the login name
+    by: str | None = None  # who ran the arm, for the meta; None: git's user.name
     sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
     network: bool = False  # let the harness reach the network (an LLM arm's API)
     pass_env: tuple[str, ...] = ()  # environment variables the harness gets
@@ -141,8 +141,8 @@ def parse_command(command: str, path: str | None = None) -> list[str]:
 
 
 def harness_model(command: str) -> str | None:
-    """The ``--model`` of a built-in model harness's command (``agent attached``), if any."""
-    if "agent attached" not in command:
+    """The ``--model`` of a built-in model harness's command (``agent attached``, ``agent llm``)."""
+    if "agent attached" not in command and "agent llm" not in command:
         return None
     try:
         argv = shlex.split(command)
@@ -184,17 +184,41 @@ def provenance_conflict(meta: dict[str, Any], provenance: dict[str, Any]) -> str
 
 
 def with_provenance(meta: dict[str, Any], provenance: dict[str, Any]) -> dict[str, Any]:
-    """The meta with the harness's provenance; its ``knowledge_snapshot`` replaces ``as_of``'s."""
+    """The meta with the harness's provenance; its ``knowledge_snapshot`` replaces ``as_of``'s.
+
+    A retrieval harness's snapshot (``{"retrieval": ...}``, the index it searched, e.g. its
+    MCP server's) joins the ``as_of`` commits instead: the agent read both.
+    """
     updated = {**meta, "provenance": provenance}
     if "knowledge_snapshot" in provenance:
-        updated["knowledge_snapshot"] = provenance["knowledge_snapshot"]
+        snapshot = provenance["knowledge_snapshot"]
+        if isinstance(snapshot, dict) and set(snapshot) == {"retrieval"}:
+            snapshot = {"as_of": meta.get("knowledge_snapshot"), **snapshot}
+        updated["knowledge_snapshot"] = snapshot
     return updated
 
 
-def _user() -> str:
-    """Who ran it: the login name, as getpass finds it (environment, then the password db)."""
-    import getpass
+def _user(root: Path) -> str:
+    """Who ran it, when ``--by`` does not say: git's ``user.name`` for the project repository.
 
+    The login name says little (in CI and containers it is ``root``), while ``user.name`` is
+    the name a person signs their commits with. The login name is the last resort, for a
+    project with no git or no ``user.name``.
+    """
+    import getpass
+    import subprocess
+
+    try:
+        found = subprocess.run(
+            ["git", "-C", str(root), "config", "--get", "user.name"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:  # no git on PATH
+        found = None
+    if found is not None and found.returncode == 0 and found.stdout.strip():
+        return found.stdout.strip()
     try:
         return getpass.getuser()
     except (OSError, KeyError):
@@ -395,7 +419,7 @@ def run_experiment(
         date = utc_now()
         meta: dict[str, Any] = {
             "runner": "harness",
-            "by": config.by or _user(),
+            "by": config.by or _user(config.root),
             "via": "flightdeck experiment run",
             "date": date,
             "model": config.model or default_model(config.command),

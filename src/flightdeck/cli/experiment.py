@@ -63,7 +63,7 @@ def experiment() -> None:
     "--by",
     metavar="WHO",
     default=None,
-    help="Who ran the arm, for the meta file [default: your login name].",
+    help="Who ran the arm, for the meta file [default: git's user.name, else your login].",
 )
 @click.option(
     "--sandbox",
@@ -116,8 +116,8 @@ def run_command(
     its scope), and prints {"answer": ..., "citations": [{"uri", "sha256"}]} or writes it to
     FLIGHTDECK_RESULT. Answers are saved as trials finish, so a rerun resumes; failed trials
     are listed in runs/<suite>/<arm>.jsonl and make the exit status 1. Traces go to
-    traces/<suite>/<arm>/<id>.log. The meta file records who ran the arm: your login name,
-    or --by (on CI, where the login is "root", name the person or the job).
+    traces/<suite>/<arm>/<id>.log. The meta file records who ran the arm: --by, else git's
+    user.name in the project (on CI, where neither is set, name the person or the job).
 
     A sealed suite whose questions or keys changed is refused; an unsealed one only gets a
     warning, since its answers cannot be scored until it is sealed.
@@ -283,13 +283,22 @@ def agent() -> None:
     default=None,
     help="Ask this instead of reading the task from FLIGHTDECK_TASK or stdin.",
 )
-def repo_search_command(workspace: Path, question: str | None) -> None:
+@click.option(
+    "--passages",
+    type=click.Choice(["section", "window"]),
+    default="section",
+    show_default=True,
+    help="Whole sections, blocks and paragraphs; or the first version's 20-line windows.",
+)
+def repo_search_command(workspace: Path, question: str | None, passages: str) -> None:
     """Answer one question by BM25 over the workspace's passages; cite what it read.
 
     Offline and deterministic: reads the task (the question record) from FLIGHTDECK_TASK or
-    stdin, ranks 20-line passages of every text file, answers with the best ones and cites
-    their files with line spans and the SHA-256 of the bytes read. Prints the result JSON
-    (and writes it to FLIGHTDECK_RESULT when set); logs what it read to FLIGHTDECK_TRACE.
+    stdin, ranks the passages of every text file (markdown sections, YAML entries,
+    paragraphs), answers with the best ones whole and cites their files with line spans and
+    the SHA-256 of the bytes read. Prints the result JSON (and writes it to FLIGHTDECK_RESULT
+    when set); logs what it read to FLIGHTDECK_TRACE. --passages window reproduces the first
+    version's answers (20-line windows quoted as 12-line excerpts).
 
     \b
     Example:
@@ -303,9 +312,9 @@ def repo_search_command(workspace: Path, question: str | None) -> None:
     trace_path = os.environ.get(ENV_TRACE)
     if trace_path:
         with open(trace_path, "a", encoding="utf-8") as trace:
-            result = search(workspace, text, trace=trace)
+            result = search(workspace, text, trace=trace, passages=passages)
     else:
-        result = search(workspace, text)
+        result = search(workspace, text, passages=passages)
     output = json.dumps(result.to_json(), ensure_ascii=False)
     if os.environ.get(ENV_RESULT):
         atomic_write(Path(os.environ[ENV_RESULT]), output + "\n")
@@ -425,3 +434,14 @@ def _read_task() -> dict[str, Any]:
     if not isinstance(as_of, dict):
         raise InputError(source, None, 'the task\'s "as_of" must map repositories to commits')
     return task
+
+
+def _add_llm_commands() -> None:
+    """The inspect_ai agent and the reference MCP server (their imports stay lazy)."""
+    from flightdeck.cli.experiment_llm import llm_command, mcp
+
+    agent.add_command(llm_command)
+    experiment.add_command(mcp)
+
+
+_add_llm_commands()

@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
-from flightdeck.scoring.stats import Kappa, cohens_kappa
-from flightdeck.suite.citations import is_flagged_unsupported
+from flightdeck.scoring.stats import Kappa, kappa_from_counts
 from flightdeck.suite.records import Answer, Label, read_answers, read_labels, read_questions
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,51 +128,78 @@ def arm_agreement(
 ) -> ArmAgreement:
     """Agreement among one arm's labels; ``answers`` (by id) gives the citations to compare.
 
-    Without answers, agreement on "unsupported" is left out (n = 0).
+    Without answers, agreement on "unsupported" is left out (n = 0). The tables are polars
+    frames: every rater pair's counts come from one self-join and group-by per question
+    (``correct``) and per citation (flagged unsupported or not).
     """
+    import polars as pl
+
+    from flightdeck.scoring.tables import flagged, strip_span
+
     raters = tuple(dict.fromkeys(label.rater for label in labels))
-    by_rater: dict[str, dict[str, Label]] = {r: {} for r in raters}
-    for label in labels:
-        by_rater[label.rater][label.id] = label
     rank = {qid: i for i, qid in enumerate(order)}
     ids = sorted({label.id for label in labels}, key=lambda i: (rank.get(i, len(rank)), i))
-
-    def flagged(label: Label, uri: str) -> bool:
-        return is_flagged_unsupported(uri, label.unsupported)
-
-    def citations(qid: str) -> list[str]:
-        if answers is None or qid not in answers:
-            return []
-        return list(dict.fromkeys(c.uri for c in answers[qid].citations))
+    id_rank = {qid: i for i, qid in enumerate(ids)}
+    rater_rank = {r: i for i, r in enumerate(raters)}
+    # One label per (rater, id), the last one given, as a rater's later label replaces hers.
+    table = pl.DataFrame(
+        {
+            "label": range(len(labels)),
+            "id": [lb.id for lb in labels],
+            "rater": [rater_rank[lb.rater] for lb in labels],
+            "correct": [lb.correct for lb in labels],
+        },
+        schema={"label": pl.Int64, "id": pl.String, "rater": pl.Int64, "correct": pl.Boolean},
+    ).unique(["rater", "id"], keep="last", maintain_order=True)
+    flags = pl.DataFrame(
+        {
+            "label": [i for i, lb in enumerate(labels) for _ in lb.unsupported],
+            "entry": [entry for lb in labels for entry in lb.unsupported],
+        },
+        schema={"label": pl.Int64, "entry": pl.String},
+    )
+    cited = [
+        (qid, pos, uri)
+        for qid, answer in (answers or {}).items()
+        for pos, uri in enumerate(dict.fromkeys(c.uri for c in answer.citations))
+    ]
+    cites = pl.DataFrame(
+        {"id": [c[0] for c in cited], "pos": [c[1] for c in cited], "uri": [c[2] for c in cited]},
+        schema={"id": pl.String, "pos": pl.Int64, "uri": pl.String},
+    )
+    marks = flagged(
+        table.join(cites, on="id").with_columns(strip_span("uri").alias("base")),
+        flags,
+        on=["label"],
+    ).select("id", "pos", "uri", "rater", pl.col("flagged").alias("correct"))
+    by_pair = {
+        "correct": _pair_counts(table, ["id"]),
+        "unsupported": _pair_counts(marks, ["id", "pos"]),
+    }
 
     pairs = []
     for i, a in enumerate(raters):
-        for b in raters[i + 1 :]:
-            both = [qid for qid in ids if qid in by_rater[a] and qid in by_rater[b]]
-            correct = cohens_kappa(
-                [by_rater[a][q].correct for q in both], [by_rater[b][q].correct for q in both]
-            )
-            cites = [(q, uri) for q in both for uri in citations(q)]
-            unsupported = cohens_kappa(
-                [flagged(by_rater[a][q], uri) for q, uri in cites],
-                [flagged(by_rater[b][q], uri) for q, uri in cites],
+        for j in range(i + 1, len(raters)):
+            correct, unsupported = (
+                kappa_from_counts(**by_pair[what].get((i, j), _NONE)) for what in by_pair
             )
             if answers is None:
                 unsupported = Kappa(None, None, 0, f"no answers/{arm}.jsonl lists the citations")
-            pairs.append(PairAgreement((a, b), correct, unsupported))
+            pairs.append(PairAgreement((a, raters[j]), correct, unsupported))
 
-    disagreements = []
-    for qid in ids:
-        given = {r: by_rater[r][qid] for r in raters if qid in by_rater[r]}
-        if len(given) < 2:
-            continue
-        votes = {r: label.correct for r, label in given.items()}
-        if len(set(votes.values())) > 1:
-            disagreements.append(Disagreement(qid, None, votes))
-        for uri in citations(qid):
-            marks = {r: flagged(label, uri) for r, label in given.items()}
-            if len(set(marks.values())) > 1:
-                disagreements.append(Disagreement(qid, uri, marks))
+    # Questions (then their citations, in the answer's order) whose raters differ.
+    split = [
+        ((id_rank[qid], -1), qid, None, votes) for qid, votes in _split_votes(table, ["id"]).items()
+    ]
+    split += [
+        ((id_rank[item[0]], item[1]), item[0], item[2], votes)
+        for item, votes in _split_votes(marks, ["id", "pos", "uri"]).items()
+    ]
+    split.sort(key=lambda d: d[0])
+    disagreements = [
+        Disagreement(qid, uri, {raters[r]: v for r, v in sorted(votes)})
+        for _, qid, uri, votes in split
+    ]
 
     stale = tuple(
         f"{label.id} ({label.rater})"
@@ -180,18 +209,54 @@ def arm_agreement(
         and label.answer_sha256 is not None
         and label.answer_sha256 != answers[label.id].sha256
     )
+    shares = table.group_by("rater").agg(pl.col("correct").sum().alias("yes"), pl.len())
+    counted = {r: (yes, n) for r, yes, n in shares.iter_rows()}
     return ArmAgreement(
         arm=arm,
         raters=raters,
         labels=len(labels),
         prevalence=_share([label.correct for label in labels]),
-        prevalence_by_rater={
-            r: _share([label.correct for label in by_rater[r].values()]) for r in raters
-        },
+        prevalence_by_rater={r: counted[i][0] / counted[i][1] for i, r in enumerate(raters)},
         pairs=tuple(pairs),
         disagreements=tuple(disagreements),
         stale=stale,
     )
+
+
+_NONE = {"n": 0, "agree": 0, "yes_a": 0, "yes_b": 0}
+
+
+def _pair_counts(frame: pl.DataFrame, on: list[str]) -> dict[tuple[int, int], dict[str, int]]:
+    """(rater a, rater b) -> what kappa needs over the items both labelled, a before b."""
+    import polars as pl
+
+    both = frame.join(frame, on=on, suffix="_b").filter(pl.col("rater") < pl.col("rater_b"))
+    counts = both.group_by("rater", "rater_b").agg(
+        pl.len().alias("n"),
+        (pl.col("correct") == pl.col("correct_b")).sum().alias("agree"),
+        pl.col("correct").sum().alias("yes_a"),
+        pl.col("correct_b").sum().alias("yes_b"),
+    )
+    return {
+        (row["rater"], row["rater_b"]): {k: int(row[k]) for k in _NONE}
+        for row in counts.iter_rows(named=True)
+    }
+
+
+def _split_votes(frame: pl.DataFrame, on: list[str]) -> dict[Any, list[tuple[int, bool]]]:
+    """Items whose raters do not all give the same label -> [(rater, label), ...]."""
+    import polars as pl
+
+    split = (
+        frame.group_by(on)
+        .agg(pl.col("rater"), pl.col("correct"), pl.col("correct").n_unique().alias("labels"))
+        .filter(pl.col("labels") > 1)
+    )
+    out: dict[Any, list[tuple[int, bool]]] = {}
+    for row in split.iter_rows(named=True):
+        item = row[on[0]] if len(on) == 1 else tuple(row[c] for c in on)
+        out[item] = list(zip(row["rater"], row["correct"], strict=True))
+    return out
 
 
 def _share(values: Sequence[bool]) -> float | None:

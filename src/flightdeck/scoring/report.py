@@ -12,12 +12,15 @@ from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, write_json, write_jsonl
+from flightdeck.jsonl import atomic_write, write_json
 from flightdeck.scoring.decision import Decision
 from flightdeck.scoring.report_comparison import _count as _count  # the CLI reads these
 from flightdeck.scoring.report_comparison import _pts as _pts
 from flightdeck.scoring.report_comparison import comparison_lines
-from flightdeck.scoring.rules import METRIC_WORDS, METRICS, ArmScore, Comparison
+from flightdeck.scoring.report_questions import question_table
+from flightdeck.scoring.results import encode_results
+from flightdeck.scoring.rules import ArmScore, Comparison
+from flightdeck.scoring.verdict import verdict_line
 from flightdeck.suite.records import KINDS
 from flightdeck.tasks.knowledge import ScoreResult
 
@@ -126,7 +129,7 @@ def write_outputs(
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        write_jsonl(path, [r.to_json() for r in s.results])
+        atomic_write(path, encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics
@@ -197,6 +200,8 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     p = result.params
     level = f"{100 * p.confidence:g}%"
     out = [f"# Knowledge evals: {result.suite}", ""]
+    for comparison in result.comparisons:
+        out += _verdict(comparison)
     out += [
         f"{_count(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
         f"their manifest (score refuses otherwise){_unchecked(result)}, and "
@@ -206,8 +211,6 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
         f"{p.seed}, {p.resamples} resamples).",
         "",
     ]
-    for comparison in result.comparisons:
-        out += _verdict(comparison)
     out += ["## Arms", ""]
     for s in result.arms.values():
         out += _meta_lines(s)
@@ -249,7 +252,9 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
             k = s.by_kind[kind]
             row += f" {k['correct']}/{k['n']} | {k['citation_valid']}/{k['n']} |"
         out.append(row)
-    out += ["", f"![intervals and paired differences]({picture_name})", ""]
+    out += ["", "### By question", ""]
+    out += question_table(result)
+    out += [f"![{_picture_words(result)}]({picture_name})", ""]
     for comparison in result.comparisons:
         out += _comparison_section(comparison, result)
     out += _how_to_read(result)
@@ -284,19 +289,14 @@ def _custody(result: ScoreResult) -> str:
 
 
 def _verdict(c: Comparison) -> list[str]:
-    """The decision first: what a sceptic reads before any table."""
-    shown = [METRIC_WORDS[m] for m in METRICS if c.metrics[m].shown]
-    if shown:
-        line = (
-            f"**{c.baseline} is shown to lose by at least {c.threshold:g} points to "
-            f"{c.candidate} on {' and '.join(shown)}.**"
-        )
-    else:
-        line = (
-            f"**{c.baseline} is not shown to lose by {c.threshold:g} points to {c.candidate} "
-            "on either metric.**"
-        )
-    return [line, ""]
+    """The decision first, with its direction: what a sceptic reads before any table."""
+    return [f"**{verdict_line(c)}**", ""]
+
+
+def _picture_words(result: ScoreResult) -> str:
+    """The image's alt text: what it shows, and the verdict for a reader who cannot see it."""
+    words = "each arm's intervals and the paired differences against the threshold"
+    return "; ".join([words, *(verdict_line(c) for c in result.comparisons)]).rstrip(".")
 
 
 def _how_to_read(result: ScoreResult) -> list[str]:
@@ -315,7 +315,8 @@ def _how_to_read(result: ScoreResult) -> list[str]:
         "cited span as not supporting the claim), **valid**.",
         "- κ is Cohen's kappa between the first two raters over the answers both rated; "
         "percent agreement is beside it.",
-        f"- Per-question votes, majorities and citation classes are in `results/{result.suite}/`.",
+        "- **By question** lists each arm's majority, its votes and its citations' classes; "
+        f"`results/{result.suite}/` has the same per question, with each citation's uri.",
         "",
     ]
 
@@ -333,50 +334,12 @@ def _kappa(s: ArmScore) -> str:
 
 
 def _comparison_section(c: Comparison, result: ScoreResult) -> list[str]:
-    return comparison_lines(c, result.n, result.params)
+    baselines = len({other.baseline for other in result.comparisons})
+    return comparison_lines(c, result.n, result.params, baselines=baselines)
 
 
 def write_picture(result: ScoreResult, path: Path) -> None:
-    """A static SVG: each arm's Wilson intervals, and the paired differences vs the threshold."""
-    from flightdeck.scoring.picture import COLORS, NOT_SHOWN, SHOWN, Interval, Panel, svg_panels
+    """A static SVG: the verdict, each arm's Wilson intervals, the paired differences."""
+    from flightdeck.scoring.picture import result_picture
 
-    level = f"{100 * result.params.confidence:g}%"
-    rows = [
-        Interval(
-            f"{s.arm}: {METRIC_WORDS[m]}",
-            100 * getattr(s, m).value,
-            100 * getattr(s, m).lo,
-            100 * getattr(s, m).hi,
-            COLORS[m],
-            METRIC_WORDS[m],
-        )
-        for s in result.arms.values()
-        for m in METRICS
-    ]
-    panels = [
-        Panel(f"Each arm, {level} Wilson intervals", f"% of {result.n} questions", 0, 100, rows)
-    ]
-    if result.comparisons:
-        diffs = [
-            Interval(
-                f"{c.candidate} − {c.baseline}: {METRIC_WORDS[m]}",
-                100 * c.metrics[m].diff,
-                100 * c.metrics[m].lo,
-                100 * c.metrics[m].hi,
-                SHOWN if c.metrics[m].shown else NOT_SHOWN,
-                "shown" if c.metrics[m].shown else "not shown",
-            )
-            for c in result.comparisons
-            for m in METRICS
-        ]
-        panels.append(
-            Panel(
-                f"Paired differences, {level} bootstrap intervals",
-                "points (candidate − baseline)",
-                -100,
-                100,
-                diffs,
-                threshold=result.params.threshold,
-            )
-        )
-    atomic_write(path, svg_panels(panels))
+    atomic_write(path, result_picture(result))

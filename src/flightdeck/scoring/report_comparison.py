@@ -144,8 +144,9 @@ def _metric_lines(words: str, d: Decision, lo: float, hi: float, p: Params) -> l
     return out
 
 
-def comparison_lines(c: Comparison, n: int, p: Params) -> list[str]:
-    """The report's section for one comparison."""
+def comparison_lines(c: Comparison, n: int, p: Params, *, baselines: int = 1) -> list[str]:
+    """The report's section for one comparison; ``baselines``: how many the report compares
+    the candidates with (the multiplicity line counts the claims of all of them)."""
     from flightdeck.scoring.rules import METRIC_WORDS, METRICS
 
     out = [f"## {c.candidate} vs {c.baseline}", "", rule_words(p, n), ""]
@@ -159,7 +160,7 @@ def comparison_lines(c: Comparison, n: int, p: Params) -> list[str]:
             f"| {METRIC_WORDS[m]} | {_pts(mc.diff)} | [{_pts(mc.lo, 'down')}, "
             f"{_pts(mc.hi, 'up')}] | {mc.candidate_only} | {mc.baseline_only} |"
         )
-    out.append("")
+    out += ["", discordance_words(c, n), ""]
     for m in METRICS:
         mc = c.metrics[m]
         if mc.decision is not None:
@@ -173,9 +174,29 @@ def comparison_lines(c: Comparison, n: int, p: Params) -> list[str]:
         out.append(_detect_line(METRIC_WORDS[m], c.metrics[m].decision, n))
     first = c.metrics[METRICS[0]].decision
     if first is not None:
-        out += _size_lines(first, p, claims=len(METRICS))
+        out += _size_lines(first, p, metrics=len(METRICS), baselines=baselines)
     out.append("")
     return out
+
+
+def discordance_words(c: Comparison, n: int) -> str:
+    """What "C right, B wrong" counts, and how the difference follows from the two counts."""
+    from flightdeck.scoring.rules import METRIC_WORDS
+
+    sums = " and ".join(
+        f"{METRIC_WORDS[m]} ({mc.candidate_only} − {mc.baseline_only}) / {n} = "
+        f"{_pts(mc.diff)} points"
+        for m, mc in c.metrics.items()
+    )
+    return (
+        f"C is the candidate ({c.candidate}), B the baseline ({c.baseline}). "
+        '"C right, B wrong" is the number of questions the candidate got right and the '
+        "baseline got wrong (for citation validity: cited validly, and not); "
+        '"B right, C wrong" is the reverse. Questions both got right or both got wrong do '
+        f"not move the difference: it is the first count minus the second over all "
+        f"{_count(n, 'question')}, so {sums}. The per-question table (By question) shows "
+        "which questions these are."
+    )
 
 
 def _detect_line(words: str, d: Decision | None, n: int) -> str:
@@ -202,17 +223,21 @@ def _detect_line(words: str, d: Decision | None, n: int) -> str:
     )
 
 
-def _size_lines(d: Decision, p: Params, *, claims: int) -> list[str]:
+def _size_lines(d: Decision, p: Params, *, metrics: int, baselines: int) -> list[str]:
     s = d.shown.size
     t = f"{p.threshold:g}"
+    claims = metrics * baselines
+    which = f"{_words(metrics)} metric{'s' * (metrics != 1)}" + (
+        f" against {_words(baselines)} baselines" if baselines > 1 else ""
+    )
     if s is None:
         limit = EXACT_MAX_N if d.rule == "calibrated" else PERCENTILE_MAX_N
         return [
             f"- Multiplicity: at n = {d.n} (above {limit}, where exact enumeration costs more "
             "than a second) the size of one claim is not enumerated; the nominal "
-            f"{_pct(d.alpha, 1)} holds only asymptotically, so {claims} claims have a false "
-            f'"shown" chance of about {_pct(min(1.0, claims * d.alpha), 1)} and four (two '
-            f"metrics × two baselines) about {_pct(min(1.0, 4 * d.alpha), 1)}."
+            f"{_pct(d.alpha, 1)} holds only asymptotically, so the {claims} claims of this "
+            f'report ({which}) have a false "shown" chance of about '
+            f"{_pct(min(1.0, claims * d.alpha), 1)}."
         ]
     if s == 0.0:
         return [
@@ -225,11 +250,9 @@ def _size_lines(d: Decision, p: Params, *, claims: int) -> list[str]:
     out = [
         f'- Multiplicity: one "shown" claim by the {rule} is false with probability up to '
         f"{_pct(s)} at n = {d.n} when the true difference is exactly {t} points (exact worst "
-        f"case over the discordance{above}). This report makes {claims} such claims (two "
-        f"metrics): up to {_pct(min(1.0, claims * s))} (union bound; "
-        f"{_pct(_independent(s, claims))} if independent). Deciding on two metrics against "
-        f"two baselines makes four: up to {_pct(min(1.0, 4 * s))} "
-        f'({_pct(_independent(s, 4))} if independent). Read a single "shown" with that in mind.'
+        f"case over the discordance{above}). This report makes {claims} such claims ({which}): "
+        f"up to {_pct(min(1.0, claims * s))} (union bound; {_pct(_independent(s, claims))} if "
+        'independent). Read a single "shown" with that in mind.'
     ]
     ruled = d.ruled_out
     if ruled is not None and ruled.size is not None:
@@ -239,6 +262,10 @@ def _size_lines(d: Decision, p: Params, *, claims: int) -> list[str]:
             "(exact)."
         )
     return out
+
+
+def _words(n: int) -> str:
+    return {1: "one", 2: "two", 3: "three", 4: "four"}.get(n, str(n))
 
 
 def _independent(size: float, claims: int) -> float:

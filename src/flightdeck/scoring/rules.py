@@ -13,18 +13,24 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flightdeck.errors import InputError
 from flightdeck.scoring.decision import Decision, decide
 from flightdeck.scoring.stats import (
     Kappa,
     Proportion,
-    cohens_kappa,
+    kappa_from_counts,
     paired_bootstrap_many,
     wilson_interval,
 )
-from flightdeck.suite.citations import CitationClass, classify_citation, valid_hashes
+from flightdeck.suite.citations import CitationClass
 from flightdeck.suite.records import Answer, ArmMeta, Key, Label, Question
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from flightdeck.scoring.tables import SuiteTables
 
 METRICS = ("correctness", "citation_validity")
 METRIC_WORDS = {"correctness": "correctness", "citation_validity": "citation validity"}
@@ -66,16 +72,35 @@ class ArmScore:
     missing: int
     kappa: Kappa
     raters: tuple[str, ...]
-    results: tuple[QuestionResult, ...]
-    meta: ArmMeta | None
+    table: pl.DataFrame = field(compare=False, repr=False)  # tables.result_schema, suite order
+    meta: ArmMeta | None = None
     answers_sha256: str = ""
     labels_sha256: str = ""
     by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
 
+    @property
+    def results(self) -> tuple[QuestionResult, ...]:
+        """The per-question results as objects (the frame ``table`` holds the same)."""
+        from flightdeck.scoring.results import result_rows
+
+        return tuple(
+            QuestionResult(
+                r["id"],
+                r["kind"],
+                r["answered"],
+                r["votes"],
+                r["correct"],
+                tuple((c["uri"], CitationClass(c["class"])) for c in r["citations"]),
+                r["citation_valid"],
+            )
+            for r in result_rows(self.table)
+        )
+
     def vector(self, metric: str) -> list[bool]:
         """Per-question outcomes in suite order, for paired comparisons."""
-        attr = "correct" if metric == "correctness" else "citation_valid"
-        return [getattr(r, attr) for r in self.results]
+        column = "correct" if metric == "correctness" else "citation_valid"
+        values: list[bool] = self.table[column].to_list()
+        return values
 
 
 def check_labels(
@@ -154,47 +179,31 @@ def score_arm(
     *,
     confidence: float,
     meta: ArmMeta | None = None,
+    suite: SuiteTables | None = None,
 ) -> ArmScore:
-    """Apply the spec's rules to one arm's validated answers and labels."""
-    by_id: dict[str, list[Label]] = {}
-    raters: list[str] = []
-    for label in labels:
-        by_id.setdefault(label.id, []).append(label)
-        if label.rater not in raters:
-            raters.append(label.rater)
-    counts = dict.fromkeys((str(c) for c in CitationClass), 0)
-    valid_tables: dict[str, dict[str, set[str]]] = {}
-    results = []
-    uncited = 0
-    for q in questions:
-        answer = answers.get(q.id)
-        if answer is None:
-            results.append(QuestionResult(q.id, q.kind, False, {}, False, (), False))
-            continue
-        q_labels = by_id.get(q.id, [])
-        votes = {lb.rater: lb.correct for lb in q_labels}
-        yes = sum(votes.values())
-        correct = yes > len(votes) - yes  # a tie counts as incorrect
-        flagged = [uri for lb in q_labels for uri in lb.unsupported]
-        table = valid_tables.get(q.id)
-        if table is None:
-            table = valid_tables[q.id] = valid_hashes(keys[q.id].valid_sources)
-        classes = tuple((c.uri, classify_citation(c, table, flagged)) for c in answer.citations)
-        for _, cls in classes:
-            counts[str(cls)] += 1
-        uncited += not classes
-        valid = bool(classes) and all(cls is CitationClass.VALID for _, cls in classes)
-        results.append(QuestionResult(q.id, q.kind, True, votes, correct, classes, valid))
+    """Apply the spec's rules to one arm's validated answers and labels.
+
+    The rules run as polars joins and group-bys (`scoring/tables.py`); ``suite`` is the
+    questions' and keys' frames when the caller scores several arms of one suite.
+    """
+    from flightdeck.scoring import tables
+
+    if suite is None:
+        suite = tables.suite_tables(questions, keys)
+    answered, citations = tables.citation_frame(answers.values())
+    label_table, flags = tables.label_frames(labels)
+    classified = tables.classify(citations, suite.valid, flags)
+    results = tables.results_frame(suite, answered, label_table, classified)
+    raters, (pairs, agree, yes_a, yes_b) = tables.first_two_raters(label_table)
+    if len(raters) < 2:
+        kappa = Kappa(None, None, 0, "undefined: only one rater labelled this arm")
+    else:
+        kappa = kappa_from_counts(n=pairs, agree=agree, yes_a=yes_a, yes_b=yes_b)
     n = len(questions)
-    n_correct = sum(r.correct for r in results)
-    n_valid = sum(r.citation_valid for r in results)
-    kappa = _first_two_raters_kappa(by_id, raters)
-    by_kind: dict[str, dict[str, int]] = {}
-    for r in results:
-        row = by_kind.setdefault(r.kind, {"n": 0, "correct": 0, "citation_valid": 0})
-        row["n"] += 1
-        row["correct"] += r.correct
-        row["citation_valid"] += r.citation_valid
+    n_correct = int(results["correct"].sum())
+    n_valid = int(results["citation_valid"].sum())
+    counts = tables.class_counts(results)
+    uncited = len(answers) - classified["id"].n_unique()
     return ArmScore(
         arm=arm,
         n=n,
@@ -205,25 +214,11 @@ def score_arm(
         uncited=uncited,
         missing=n - len(answers),
         kappa=kappa,
-        raters=tuple(raters),
-        results=tuple(results),
+        raters=raters,
+        table=results,
         meta=meta,
-        by_kind=by_kind,
+        by_kind=tables.by_kind(results),
     )
-
-
-def _first_two_raters_kappa(by_id: Mapping[str, Sequence[Label]], raters: Sequence[str]) -> Kappa:
-    """Cohen's kappa between the first two raters to appear, over the ids both rated."""
-    if len(raters) < 2:
-        return Kappa(None, None, 0, "undefined: only one rater labelled this arm")
-    first, second = raters[0], raters[1]
-    a, b = [], []
-    for q_labels in by_id.values():
-        votes = {lb.rater: lb.correct for lb in q_labels}
-        if first in votes and second in votes:
-            a.append(votes[first])
-            b.append(votes[second])
-    return cohens_kappa(a, b)
 
 
 @dataclass(frozen=True)

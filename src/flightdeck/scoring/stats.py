@@ -122,12 +122,20 @@ def cohens_kappa(a: Sequence[bool], b: Sequence[bool]) -> Kappa:
         for i, label in enumerate(labels):
             if label not in (True, False):
                 raise ValueError(f"{name}[{i}] must be True or False, got {label!r}")
-    n = len(a)
-    if n == 0:
-        return Kappa(None, None, 0, "no items rated by both")
     agree = sum(1 for x, y in zip(a, b, strict=True) if bool(x) == bool(y))
     yes_a = sum(1 for x in a if x)
     yes_b = sum(1 for y in b if y)
+    return kappa_from_counts(n=len(a), agree=agree, yes_a=yes_a, yes_b=yes_b)
+
+
+def kappa_from_counts(*, n: int, agree: int, yes_a: int, yes_b: int) -> Kappa:
+    """`cohens_kappa` from its counts: n items, ``agree`` of them alike, yes per rater.
+
+    What a table of labels gives without listing them (`scoring/tables.py` counts them in a
+    join); the same integers give the same float as `cohens_kappa`.
+    """
+    if n == 0:
+        return Kappa(None, None, 0, "no items rated by both")
     # In units of 1/n²: n² p_o = n·agree and n² p_e = yes_a·yes_b + no_a·no_b, so the test
     # p_e == 1 is exact and kappa is one correctly rounded division of integers.
     expected = yes_a * yes_b + (n - yes_a) * (n - yes_b)

@@ -364,7 +364,8 @@ UNHASHED = ""
 
 class _UnhashedSource(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     uri: Uri
-    sha256: Sha256 | None = None
+    # left out, not null: an explicit null is refused as a bad hash, as before
+    sha256: Sha256 | msgspec.UnsetType = msgspec.UNSET
 
 
 class _UnsealedKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
@@ -400,7 +401,7 @@ def _unsealed_keys(path: Path, data: bytes) -> tuple[list[Key], InputError | Non
     records, error = decode_lines(path, data, UNSEALED_KEY)
     keys: list[Key] = []
     for r in records:
-        unhashed = [s.uri for s in r.valid_sources if s.sha256 is None]
+        unhashed = [s.uri for s in r.valid_sources if s.sha256 is msgspec.UNSET]
         if r.canary is not None and unhashed:
             message = (
                 f"valid source {unhashed[0]!r} has no sha256, but the key has a canary: a sealed "
@@ -408,7 +409,7 @@ def _unsealed_keys(path: Path, data: bytes) -> tuple[list[Key], InputError | Non
             )
             return keys, InputError(path, r.line, message)
         sources = tuple(
-            Source(s.uri, UNHASHED if s.sha256 is None else s.sha256.lower())
+            Source(s.uri, UNHASHED if isinstance(s.sha256, msgspec.UnsetType) else s.sha256.lower())
             for s in r.valid_sources
         )
         key = Key(r.id, r.answer_key, r.required_facts, sources, r.canary)

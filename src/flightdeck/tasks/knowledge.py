@@ -58,6 +58,7 @@ from flightdeck.suite.repos import RepoSet
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
     from flightdeck.rating.calibration import JudgedBy
+    from flightdeck.scoring.tables import SuiteTables
     from flightdeck.suite.checks import Problem
 
 
@@ -413,6 +414,8 @@ class ScoreResult:
     unchecked_repos: tuple[str, ...] = ()  # see SuiteStatus.unchecked_repos
     # arm -> where its correctness came from, when a judge was named (#14); else empty
     sources: dict[str, str] = field(default_factory=dict)
+    # id -> the question's text, for the report's per-question table (#15)
+    questions: dict[str, str] = field(default_factory=dict)
 
 
 _read_ledger = read_ledger
@@ -438,6 +441,7 @@ def load_arm(
     keys: dict[str, Key],
     params: Params,
     judge: JudgedBy | None = None,
+    tables: SuiteTables | None = None,
 ) -> ArmScore:
     """Read and check one arm's answers, labels and meta, then score it.
 
@@ -467,7 +471,7 @@ def load_arm(
         check_labels(labels_path, answers, labels, min_raters=params.min_raters)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
-        arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta
+        arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta, suite=tables
     )
     labels_sha = "" if labels_data is None else sha256_bytes(labels_data)
     return _with_hashes(scored, sha256_bytes(answers_data), labels_sha)
@@ -495,7 +499,12 @@ def _prepare(
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
     judge = _calibrated_judge(suite, params)
-    scores = {arm: load_arm(suite, arm, questions, keys_by_id, params, judge) for arm in arms}
+    from flightdeck.scoring.tables import suite_tables
+
+    tables = suite_tables(questions, keys_by_id)  # built once, shared by every arm
+    scores = {
+        arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
+    }
     return suite, questions, scores, manifest, _sources(scores, judge)
 
 
@@ -582,6 +591,7 @@ def score(
         told,
         manifest.unchecked_repos,
         sources,
+        {q.id: q.question for q in questions},
     )
 
 

@@ -1,14 +1,22 @@
 """The built-in repo-search arm: read and grep the workspace, rank passages with BM25, cite.
 
-It is a real, weak baseline: offline, deterministic, no model. For one question it
+It is a real, offline, deterministic baseline with no model. For one question it
 
 1. reads every file under the workspace (``<repo>/<path>``), skipping binary files (a NUL
    byte in the first 8 KiB) and files over 2 MiB;
-2. splits each file into passages of :data:`WINDOW` lines every :data:`STRIDE` lines, each
-   also carrying the words of its file's path;
-3. scores every passage with BM25 over the question's words (stop words dropped);
-4. answers with the best passages' lines, from the first that holds a query word, and
-   cites their files as ``<repo>/<path>#L<a>-L<b>`` with the SHA-256 of the file's bytes.
+2. splits each file into passages a reader would quote whole (:mod:`.passages`): markdown
+   sections (heading to the next heading of the same or a higher level), YAML entries,
+   paragraphs, at most 60 lines each, each also carrying the words of its file's path;
+3. scores every passage with BM25 over the question's words (NFKC, casefolded, stop words
+   dropped; no-break spaces and non-ASCII hyphens split words; neighbouring words also
+   count glued together, and a CODEOWNERS file's path says "owns");
+4. answers with the best passages whole (their section's headings above them), up to
+   :data:`MAX_QUOTE_CHARS` each, and cites their files as ``<repo>/<path>#L<a>-L<b>`` with
+   the SHA-256 of the file's bytes.
+
+``passages="window"`` is the first version's behaviour, kept so that answers rated under it
+can be reproduced byte for byte: passages of :data:`WINDOW` lines every :data:`STRIDE`, quoted
+as at most 12 lines from the one before the first query word.
 
 Ties are broken by path, then line, so the same workspace and question give the same
 answer, byte for byte.
@@ -33,11 +41,13 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+
+from flightdeck.arms.agents.passages import Block, blocks, normalise_bytes
+from flightdeck.arms.agents.passages import words as text_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,8 +61,10 @@ MAX_PASSAGES = 3  # passages quoted in the answer
 MAX_CITATIONS = 3
 MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quoted
 CONTEXT_LINES = 1  # lines kept before the first line holding a query word
-MAX_EXCERPT_LINES = 12
-MAX_EXCERPT_CHARS = 700
+MAX_EXCERPT_LINES = 12  # window mode
+MAX_EXCERPT_CHARS = 700  # window mode
+MAX_QUOTE_CHARS = 2400  # a whole passage, up to about 40 lines of prose
+PASSAGE_MODES = ("section", "window")
 TRACE_LISTED = 20  # skipped files the trace names before it only counts them
 
 _STOP_WORDS = """
@@ -70,15 +82,37 @@ _SEPARATE = bytes(
     c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128) else 32
     for c in range(256)
 )
-_WORD_RE = re.compile(r"[0-9a-z\u0080-\U0010ffff]+")
 
 
-def query_words(question: str) -> list[str]:
-    """The distinct words of a question that BM25 scores: lowercased, stop words dropped."""
+# File names whose meaning is a convention, not their words: what a question calls them.
+_OWNERSHIP = ["code", "owner", "owners", "owns"]
+_NAMED_FILES = {"codeowners": _OWNERSHIP, "owners": _OWNERSHIP}
+
+
+def path_words_of(path: str) -> list[str]:
+    """The words a file's path adds to each of its passages (CODEOWNERS: code, owns, ...)."""
+    found = text_words(path)
+    return found + _NAMED_FILES.get(path.rsplit("/", 1)[-1].lower(), [])
+
+
+def query_words(question: str, *, compounds: bool = False) -> list[str]:
+    """The distinct words of a question that BM25 scores: normalised, stop words dropped.
+
+    With ``compounds``, each two neighbouring words also count glued together, as code
+    names things: "review bot" finds ``src/reviewbot/``, "job queue" ``jobqueue``.
+    """
     seen: dict[str, None] = {}
-    for word in _WORD_RE.findall(question.lower()):
-        if word not in STOP_WORDS and (len(word) > 1 or word.isdigit()):
-            seen.setdefault(word, None)
+    kept = [
+        word
+        for word in text_words(question)
+        if word not in STOP_WORDS and (len(word) > 1 or word.isdigit())
+    ]
+    for word in kept:
+        seen.setdefault(word, None)
+    if compounds:
+        for left, right in zip(kept, kept[1:], strict=False):
+            if left.isalpha() and right.isalpha():
+                seen.setdefault(left + right, None)
     return list(seen)
 
 
@@ -176,16 +210,25 @@ def bm25_scores(
     return scores
 
 
-def search(workspace: Path, question: str, *, trace: TextIO | None = None) -> SearchResult:
-    """Answer ``question`` from the files under ``workspace``; write what it did to ``trace``."""
+def search(
+    workspace: Path, question: str, *, trace: TextIO | None = None, passages: str = "section"
+) -> SearchResult:
+    """Answer ``question`` from the files under ``workspace``; write what it did to ``trace``.
+
+    ``passages`` is ``"section"`` (whole sections, blocks, paragraphs) or ``"window"`` (the
+    first version's 20-line windows and 12-line excerpts).
+    """
     import numpy as np
+
+    if passages not in PASSAGE_MODES:
+        raise ValueError(f"passages must be one of {PASSAGE_MODES}, got {passages!r}")
 
     def log(line: str) -> None:
         if trace is not None:
             trace.write(line + "\n")
 
     corpus = read_workspace(workspace)
-    words = query_words(question)
+    words = query_words(question, compounds=passages == "section")
     # Every text file is read, so the trace says how many and which were skipped, never
     # the whole list (1.8 MB per trial on a 12,000-file repository).
     total = sum(len(data) for data in corpus.data)
@@ -203,7 +246,7 @@ def search(workspace: Path, question: str, *, trace: TextIO | None = None) -> Se
 
     # One buffer of every file, lines separated by "\n"; a second copy with words lowercased
     # and everything else a space, padded so each word has a space on both sides.
-    big = b"\n".join(corpus.data)
+    big = b"\n".join(normalise_bytes(data) for data in corpus.data)  # same lines as the data
     flat = b" " + big.translate(_SEPARATE) + b" "
     raw = np.frombuffer(big, dtype=np.uint8)
     line_starts = np.concatenate(([0], np.flatnonzero(raw == 10) + 1))
@@ -218,7 +261,9 @@ def search(workspace: Path, question: str, *, trace: TextIO | None = None) -> Se
         word_starts, line_starts
     )
     tf_by_line = np.zeros((len(words), len(line_starts)), dtype=np.int64)
-    path_words = [_WORD_RE.findall(p.lower()) for p in corpus.paths]
+    path_words = [
+        path_words_of(p) if passages == "section" else text_words(p) for p in corpus.paths
+    ]
     tf_path = np.zeros((len(words), len(corpus.paths)))
     for row, word in enumerate(words):
         hits = np.array(_occurrences(flat, word.encode()), dtype=np.int64)
@@ -228,12 +273,17 @@ def search(workspace: Path, question: str, *, trace: TextIO | None = None) -> Se
             )
         tf_path[row] = [pw.count(word) for pw in path_words]
 
-    # Passages: WINDOW lines every STRIDE lines, never across files.
-    per_file = np.maximum(1, -(-(lines_per_file - (WINDOW - STRIDE)) // STRIDE))
-    file_of = np.repeat(np.arange(len(corpus.paths)), per_file)
-    rank_in_file = np.arange(per_file.sum()) - np.repeat(np.cumsum(per_file) - per_file, per_file)
-    first = file_first_line[file_of] + rank_in_file * STRIDE
-    last = np.minimum(first + WINDOW, file_first_line[file_of] + lines_per_file[file_of])
+    if passages == "window":  # WINDOW lines every STRIDE lines, never across files
+        per_file = np.maximum(1, -(-(lines_per_file - (WINDOW - STRIDE)) // STRIDE))
+        file_of = np.repeat(np.arange(len(corpus.paths)), per_file)
+        rank_in_file = np.arange(per_file.sum()) - np.repeat(
+            np.cumsum(per_file) - per_file, per_file
+        )
+        first = file_first_line[file_of] + rank_in_file * STRIDE
+        last = np.minimum(first + WINDOW, file_first_line[file_of] + lines_per_file[file_of])
+        contexts: list[tuple[int, ...]] = []
+    else:
+        file_of, first, last, contexts = _block_arrays(corpus, file_first_line)
     cum_words = np.concatenate(([0], np.cumsum(words_by_line)))
     cum_tf = np.concatenate((np.zeros((len(words), 1), dtype=np.int64), tf_by_line.cumsum(1)), 1)
     path_len = np.array([len(pw) for pw in path_words], dtype=np.float64)
@@ -263,7 +313,11 @@ def search(workspace: Path, question: str, *, trace: TextIO | None = None) -> Se
         if any(lo < t_hi and t_lo < hi for t_lo, t_hi in taken.get(f, [])):
             continue  # overlaps a passage already quoted
         taken.setdefault(f, []).append((lo, hi))
-        chosen.append(_excerpt(corpus, f, lo, hi, int(file_first_line[f]), hit_lines, score))
+        start = int(file_first_line[f])
+        if passages == "window":
+            chosen.append(_excerpt(corpus, f, lo, hi, start, hit_lines, score))
+        else:
+            chosen.append(_quote(corpus, f, Block(lo - start, hi - start, contexts[i]), score))
 
     citations: list[tuple[str, str]] = []
     cited: set[str] = set()
@@ -302,6 +356,49 @@ def _excerpt(
     end = max(start, min(hi - file_start, real_lines))
     path = corpus.paths[file]
     return Passage(f"{path}#L{start}-L{end}", path, start, end, score, excerpt)
+
+
+def _block_arrays(
+    corpus: _Corpus, file_first_line: npt.NDArray[np.int64]
+) -> tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], list[tuple[int, ...]]
+]:
+    """Every file's passages (:func:`.passages.blocks`) as global line ranges."""
+    import numpy as np
+
+    files: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    contexts: list[tuple[int, ...]] = []
+    for f, (path, data) in enumerate(zip(corpus.paths, corpus.data, strict=True)):
+        lines = data.decode("utf-8", "replace").split("\n")
+        found = blocks(path, lines) or [Block(0, len(lines))]
+        offset = int(file_first_line[f])
+        for block in found:
+            files.append(f)
+            starts.append(offset + block.start)
+            ends.append(offset + block.end)
+            contexts.append(block.context)
+    as_array = np.array
+    return (
+        as_array(files, dtype=np.int64),
+        as_array(starts, dtype=np.int64),
+        as_array(ends, dtype=np.int64),
+        contexts,
+    )
+
+
+def _quote(corpus: _Corpus, file: int, block: Block, score: float) -> Passage:
+    """A whole passage, its section's ancestor headings above it, up to MAX_QUOTE_CHARS."""
+    text_lines = corpus.data[file].decode("utf-8", "replace").split("\n")
+    heads = [text_lines[n].strip() for n in block.context if n < block.start]
+    body = "\n".join(text_lines[block.start : block.end]).strip("\n")
+    if len(body) > MAX_QUOTE_CHARS:
+        body = body[: MAX_QUOTE_CHARS - 3].rstrip() + "..."
+    text = "\n".join([*heads, body]) if heads else body
+    path = corpus.paths[file]
+    start, end = block.start + 1, max(block.start + 1, block.end)
+    return Passage(f"{path}#L{start}-L{end}", path, start, end, score, text)
 
 
 def _no_answer(log: Any) -> SearchResult:

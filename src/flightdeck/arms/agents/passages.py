@@ -1,0 +1,182 @@
+"""Where a file's passages start and end: whole sections, blocks and paragraphs, not windows.
+
+A fixed window cuts a decision record or a runbook step in half, and the fact a question asks
+for sits just past the quoted lines. So the repo-search arm ranks passages a reader would
+quote whole:
+
+- **Markdown**: each heading's section, from the heading to the next heading of the same or
+  a higher level (so a section holds its subsections), and the lines before the first
+  heading; headings inside fenced code blocks do not count. A section also carries its
+  ancestors' heading lines as context (the ADR's title above its "Decision").
+- **YAML**: each top-level entry (a key or a ``-`` item at column 0, with the comments just
+  above it and everything indented under it).
+- **Everything else** (CODEOWNERS, code, plain text): paragraphs, runs of non-blank lines;
+  one of fewer than :data:`MIN_LINES` lines joins the next.
+
+A passage longer than :data:`MAX_LINES` is split at its paragraphs into runs of at most that
+many lines (a paragraph that is longer still is cut every :data:`MAX_LINES` lines). Lines are
+0-based, spans half-open: ``(start, end)``.
+
+This module also normalises text for matching: NFKC, casefolded, with everything but letters
+and digits a space, so "on‑call" (a non-breaking hyphen) and "on call", or "10 GB" with a
+no-break space, match what the question says.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+MAX_LINES = 60  # lines per passage: a generous cap, about a screenful of a document
+MIN_LINES = 4  # a shorter paragraph joins the next one (a docstring's first line alone says little)
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
+_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
+_NOT_WORD_RE = re.compile(r"[\W_]+")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A passage's lines ``[start, end)`` and the heading lines above it that give context."""
+
+    start: int
+    end: int
+    context: tuple[int, ...] = ()
+
+
+def normalise_line(line: str) -> str:
+    """A line as matching sees it: NFKC, casefolded, non-word characters as spaces."""
+    return _NOT_WORD_RE.sub(" ", unicodedata.normalize("NFKC", line).casefold())
+
+
+def normalise_bytes(data: bytes) -> bytes:
+    """:func:`normalise_line` over every line of a file, keeping its line count."""
+    if data.isascii():
+        return data  # ASCII needs none of it: the caller's byte table lowercases
+    lines = data.decode("utf-8", "replace").split("\n")
+    return "\n".join(normalise_line(line) for line in lines).encode()
+
+
+def words(text: str) -> list[str]:
+    """The words of a text, normalised as files are."""
+    return normalise_line(text).split()
+
+
+def blocks(path: str, lines: list[str]) -> list[Block]:
+    """The passages of one file (``lines`` without their newlines), capped, in file order."""
+    name = path.rsplit("/", 1)[-1].lower()
+    found: list[Block] = []
+    if name.endswith(MARKDOWN_SUFFIXES):
+        found = _markdown_sections(lines)
+    elif name.endswith(YAML_SUFFIXES):
+        found = _yaml_entries(lines)
+    paragraphs = _paragraphs(lines, 0, len(lines))
+    if not found:
+        found = [Block(a, b) for a, b in _joined(paragraphs)]
+    capped: list[Block] = []
+    seen: set[tuple[int, int]] = set()
+    for block in found:
+        start, end = _trim(lines, block.start, block.end)
+        if start >= end:
+            continue
+        spans = [(start, end)] if end - start <= MAX_LINES else _split(paragraphs, start, end)
+        for a, b in spans:
+            if (a, b) not in seen:
+                seen.add((a, b))
+                capped.append(Block(a, b, block.context))
+    capped.sort(key=lambda b: (b.start, b.end))
+    return capped
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
+def _paragraphs(lines: list[str], start: int, end: int) -> list[tuple[int, int]]:
+    found, begin = [], None
+    for n in range(start, end):
+        line = lines[n]
+        if line and not line.isspace():
+            if begin is None:
+                begin = n
+        elif begin is not None:
+            found.append((begin, n))
+            begin = None
+    if begin is not None:
+        found.append((begin, end))
+    return found
+
+
+def _joined(paragraphs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Paragraphs of fewer than MIN_LINES lines joined to the next, within MAX_LINES."""
+    runs: list[tuple[int, int]] = []
+    for a, b in paragraphs:
+        if runs and runs[-1][1] - runs[-1][0] < MIN_LINES and b - runs[-1][0] <= MAX_LINES:
+            runs[-1] = (runs[-1][0], b)
+        else:
+            runs.append((a, b))
+    return runs
+
+
+def _split(paragraphs: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    """Runs of the file's paragraphs within [start, end), at most MAX_LINES lines each."""
+    import bisect
+
+    pieces: list[tuple[int, int]] = []
+    first = max(0, bisect.bisect_right(paragraphs, (start, end)) - 1)
+    for a, b in paragraphs[first:]:
+        if a >= end:
+            break
+        a, b = max(a, start), min(b, end)
+        if a >= b:
+            continue
+        pieces += [(n, min(n + MAX_LINES, b)) for n in range(a, b, MAX_LINES)]
+    runs: list[tuple[int, int]] = []
+    for a, b in pieces:
+        if runs and b - runs[-1][0] <= MAX_LINES:
+            runs[-1] = (runs[-1][0], b)
+        else:
+            runs.append((a, b))
+    return runs
+
+
+def _markdown_sections(lines: list[str]) -> list[Block]:
+    headings: list[tuple[int, int]] = []  # (line, level)
+    fenced = False
+    for n, line in enumerate(lines):
+        if _FENCE_RE.match(line):
+            fenced = not fenced
+        elif not fenced and (match := _HEADING_RE.match(line)):
+            headings.append((n, len(match[1])))
+    if not headings:
+        return []
+    found = [Block(0, headings[0][0])] if headings[0][0] > 0 else []
+    stack: list[tuple[int, int]] = []  # the open ancestors: (line, level)
+    for i, (at, level) in enumerate(headings):
+        while stack and stack[-1][1] >= level:
+            stack.pop()
+        end = next((n for n, lv in headings[i + 1 :] if lv <= level), len(lines))
+        found.append(Block(at, end, tuple(n for n, _ in stack)))
+        stack.append((at, level))
+    return found
+
+
+def _yaml_entries(lines: list[str]) -> list[Block]:
+    starts = []
+    for n, line in enumerate(lines):
+        if line[:1] not in ("", " ", "\t", "#") and not line.startswith(("---", "...")):
+            begin = n  # the comments just above an entry belong to it
+            while begin > 0 and lines[begin - 1].startswith("#"):
+                begin -= 1
+            starts.append(begin)
+    if not starts:
+        return []
+    ends = [*starts[1:], len(lines)]
+    head = [Block(0, starts[0])] if starts[0] > 0 else []
+    return head + [Block(a, b) for a, b in zip(starts, ends, strict=True)]

@@ -1,0 +1,224 @@
+"""`flightdeck experiment agent llm` and `flightdeck experiment mcp repo-search`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from flightdeck.errors import InputError
+
+_workspace_option = click.option(
+    "--workspace",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    envvar="FLIGHTDECK_WORKSPACE",
+    required=True,
+    help="Folder of <repo>/<path> files [env: FLIGHTDECK_WORKSPACE].",
+)
+
+
+@click.command("llm")
+@click.option(
+    "--model",
+    required=True,
+    help="An inspect model name: anthropic/..., openai/..., openai-api/<service>/<model>.",
+)
+@_workspace_option
+@click.option("--question", default=None, help="Ask this instead of reading the task.")
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Model generations per question (inspect's turn limit).",
+)
+@click.option("--temperature", type=click.FloatRange(min=0), default=None, help="Sampling.")
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), default=None, help="Tokens per generation."
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Retries of a failed model request [default: inspect's, with backoff].",
+)
+@click.option(
+    "--token-limit",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Tokens per question, all generations (inspect's token limit).",
+)
+@click.option(
+    "--system-prompt",
+    "prompt_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Replace the built-in system prompt with this file's text.",
+)
+@click.option(
+    "--mcp",
+    "mcp_commands",
+    multiple=True,
+    metavar="CMD",
+    help="A stdio MCP server whose tools join read and grep (repeatable).",
+)
+@click.option(
+    "--snapshot",
+    "snapshot_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The retrieval index's manifest, recorded as the arm's knowledge_snapshot.",
+)
+def llm_command(
+    model: str,
+    workspace: Path,
+    question: str | None,
+    max_steps: int,
+    temperature: float | None,
+    max_tokens: int | None,
+    max_retries: int | None,
+    token_limit: int | None,
+    prompt_file: Path | None,
+    mcp_commands: tuple[str, ...],
+    snapshot_file: Path | None,
+) -> None:
+    """Answer one question with an inspect_ai ReAct agent that has only grep, read and list.
+
+    The harness protocol's LLM baseline: the model searches the workspace with grep(pattern,
+    glob), read(path, start, end) and list(glob), and answers with submit(answer, citations);
+    citation hashes come from the workspace's bytes. With --mcp, a pinned retrieval server's
+    tools join them (the candidate arm). Prints the result JSON (with the tokens used and
+    the arm's provenance) and writes the inspect log, keys redacted, to FLIGHTDECK_TRACE.
+    Credentials come from the model's environment variables, e.g. LOCAL_BASE_URL and
+    LOCAL_API_KEY for openai-api/local/<model>.
+
+    \b
+    Example:
+        flightdeck experiment run suites/knowledge-demo-v1 --arm llm-grep \\
+            --harness "flightdeck experiment agent llm --model anthropic/claude-sonnet-4-5"
+        flightdeck experiment agent llm --model openai-api/local/qwen3 --workspace ws/ \\
+            --question "Who owns the gateway?" --mcp "flightdeck experiment mcp repo-search"
+    """
+    from flightdeck.arms.agents.llm import (
+        SYSTEM_PROMPT,
+        AgentError,
+        AgentOptions,
+        load_snapshot,
+        parse_mcp_commands,
+        run_agent,
+    )
+    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
+    from flightdeck.jsonl import atomic_write
+    from flightdeck.models import ModelSettings, check_model_name, inspect_version, redact
+
+    inspect_version()
+    check_model_name(model)
+    prompt = SYSTEM_PROMPT
+    if prompt_file is not None:
+        prompt = prompt_file.read_text(encoding="utf-8")
+        if not prompt.strip():
+            raise InputError(prompt_file, None, "the system prompt is empty; write one")
+    options = AgentOptions(
+        settings=ModelSettings(
+            model, temperature=temperature, max_tokens=max_tokens, max_retries=max_retries
+        ),
+        max_steps=max_steps,
+        token_limit=token_limit,
+        system_prompt=prompt,
+        prompt_file=prompt_file.name if prompt_file is not None else None,
+        mcp=parse_mcp_commands(mcp_commands),
+        snapshot=load_snapshot(snapshot_file) if snapshot_file is not None else None,
+    )
+    task = {"question": question} if question is not None else read_task()
+    result_path, trace_path = os.environ.get(ENV_RESULT), os.environ.get(ENV_TRACE)
+    scratch = Path(result_path).parent if result_path else None
+    if scratch is not None:
+        # inspect keeps its data and cache under the XDG folders: in the trial's scratch, a
+        # sandboxed trial needs nothing writable but it, and nothing outlives the trial
+        os.environ["XDG_DATA_HOME"] = str(scratch / "xdg-data")
+        os.environ["XDG_CACHE_HOME"] = str(scratch / "xdg-cache")
+    try:
+        run = run_agent(options, workspace, task, scratch=scratch)
+    except AgentError as exc:
+        _write_trace(trace_path, [f"agent failed: {exc}"], exc.log_json)
+        raise InputError("--model", None, f"{exc}; check the model name and its server") from None
+    notes = [f"read {path}" for path in run.read_paths]
+    notes += [f"cite {uri} sha256={sha}" for uri, sha in run.citations]
+    if run.stopped:
+        notes.append(f"stopped without submitting: {run.stopped}")
+    usage = run.usage
+    notes.append(f"tokens: {usage.input_tokens} in, {usage.output_tokens} out")
+    _write_trace(trace_path, notes, run.log_json)
+    output = redact(json.dumps(run.result(), ensure_ascii=False, sort_keys=True))
+    if result_path:
+        atomic_write(Path(result_path), output + "\n")
+    click.echo(output)
+
+
+def _write_trace(path: str | None, notes: list[str], log_json: str) -> None:
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as trace:
+        trace.write("".join(f"{note}\n" for note in notes))
+        trace.write("==> inspect log (JSON) <==\n")
+        trace.write(log_json.rstrip("\n") + "\n")
+
+
+def read_task() -> dict[str, Any]:
+    """The task record from FLIGHTDECK_TASK, else the task JSON on stdin."""
+    from flightdeck.arms.protocol import ENV_TASK
+
+    source = ENV_TASK
+    raw = os.environ.get(ENV_TASK)
+    if raw is None:
+        source = "<stdin>"
+        if sys.stdin.isatty():
+            raise InputError(source, None, "no task; pipe the question record in, or --question")
+        raw = sys.stdin.read()
+    try:
+        task = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            source, None, f"the task is not JSON ({exc.msg}); pass the question record"
+        ) from None
+    if not isinstance(task, dict) or not isinstance(task.get("question"), str):
+        raise InputError(source, None, 'the task needs a "question" string; pass the record')
+    return task
+
+
+@click.group("mcp")
+def mcp() -> None:
+    """Reference MCP servers, to pin with `experiment agent llm --mcp`.
+
+    \b
+    Example:
+        flightdeck experiment agent llm --model anthropic/claude-sonnet-4-5 \\
+            --mcp "flightdeck experiment mcp repo-search"
+    """
+
+
+@mcp.command("repo-search")
+@_workspace_option
+def mcp_repo_search_command(workspace: Path) -> None:
+    """Serve the built-in repo-search over the workspace as a stdio MCP server.
+
+    One tool, search(query), answers with the best-matching passages and their uris; the
+    resource knowledge_snapshot says what the index holds (file count, digest), which the
+    agent records in the arm's meta. Offline: the retrieval arm runs end to end without a
+    real retrieval service.
+
+    \b
+    Example:
+        flightdeck experiment run suites/knowledge-demo-v1 --arm llm-retrieval --harness \\
+            "flightdeck experiment agent llm --model anthropic/claude-sonnet-4-5 \\
+             --mcp 'flightdeck experiment mcp repo-search'"
+    """
+    from flightdeck.arms.agents.mcp_server import serve
+    from flightdeck.models import inspect_version
+
+    inspect_version()
+    serve(workspace)

@@ -1,0 +1,276 @@
+"""The model layer over inspect_ai: name a model, configure it, count its tokens, hide its keys.
+
+Everything in flightdeck that calls an LLM (the agent arm, a judge, an attached-documents
+arm) goes through this module, so that every caller
+
+- accepts the same model names (:func:`check_model_name`): any inspect name such as
+  ``anthropic/claude-sonnet-4-5`` or ``openai/gpt-4.1``, and ``openai-api/<service>/<model>``
+  for any OpenAI-compatible server, configured by ``<SERVICE>_BASE_URL`` and
+  ``<SERVICE>_API_KEY`` (vLLM, llama.cpp, ollama); ``mockllm/model`` for tests;
+- records the same provenance (:meth:`ModelSettings.provenance`);
+- sums tokens the same way (:class:`TokenUsage`);
+- never writes an API key (:func:`redact`): every string that leaves a process (a trace, a
+  meta file, a log line) passes through it.
+
+inspect_ai is an optional extra (``pip install 'flightdeck[llm]'``); it is imported inside
+functions, so importing this module is cheap and works without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from flightdeck import __version__
+from flightdeck.errors import InputError
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig, Model, ModelUsage
+
+INSTALL_HINT = "install the extra: pip install 'flightdeck[llm]'"
+# Environment variables whose values are secrets: API keys, tokens, passwords.
+_SECRET_NAME_RE = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", re.IGNORECASE)
+_MIN_SECRET_LEN = 6  # shorter values would redact ordinary words
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[^\s/][^\s]*)+$")
+
+
+def inspect_version() -> str:
+    """The installed inspect_ai version; :class:`InputError` with the install hint without it."""
+    try:
+        return metadata.version("inspect-ai")
+    except metadata.PackageNotFoundError:
+        raise InputError("--model", None, f"inspect_ai is not installed; {INSTALL_HINT}") from None
+
+
+def check_model_name(name: str, environ: Mapping[str, str] | None = None) -> str:
+    """Validate an inspect model name up front, saying how to fix it.
+
+    ``openai-api/<service>/<model>`` needs ``<SERVICE>_BASE_URL`` (and inspect needs
+    ``<SERVICE>_API_KEY``, even for a server that ignores it).
+    """
+    env = os.environ if environ is None else environ
+    if not _NAME_RE.match(name):
+        raise InputError(
+            "--model",
+            None,
+            f"{name!r} is not an inspect model name; give <provider>/<model>, "
+            "e.g. anthropic/claude-sonnet-4-5 or openai-api/<service>/<model>",
+        )
+    parts = name.split("/")
+    if parts[0] == "openai-api":
+        if len(parts) < 3:
+            raise InputError(
+                "--model", None, f"{name!r} needs a service: openai-api/<service>/<model>"
+            )
+        service = parts[1].upper().replace("-", "_")
+        for var in (f"{service}_BASE_URL", f"{service}_API_KEY"):
+            if not env.get(var):
+                raise InputError(
+                    "--model",
+                    None,
+                    f"{name} reads {var}; set it (any non-empty key for a server without one)",
+                )
+    return name
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """A model and how to call it: the part of a run's provenance that concerns the model."""
+
+    name: str
+    temperature: float | None = None
+    max_tokens: int | None = None  # per generation
+    max_retries: int | None = None  # None: inspect's default (retries with backoff)
+    timeout: int | None = None  # seconds per request; None: inspect's default
+    extra: Mapping[str, Any] = field(default_factory=dict)  # more GenerateConfig fields
+    model_args: Mapping[str, Any] = field(default_factory=dict)  # provider arguments (tests)
+
+    def generate_config(self) -> GenerateConfig:
+        """The inspect ``GenerateConfig`` for these settings (unset fields stay inspect's)."""
+        from inspect_ai.model import GenerateConfig
+
+        values: dict[str, Any] = {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "max_retries": self.max_retries,
+            "timeout": self.timeout,
+            **self.extra,
+        }
+        return GenerateConfig(**{k: v for k, v in values.items() if v is not None})
+
+    def provenance(self) -> dict[str, Any]:
+        """What a meta file records about the model: never a key, never a base URL's secret."""
+        service = None
+        parts = self.name.split("/")
+        if parts[0] == "openai-api" and len(parts) >= 3:
+            service = parts[1]
+        record: dict[str, Any] = {
+            "model": self.name,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "inspect_ai_version": inspect_version(),
+            "flightdeck_version": __version__,
+        }
+        if service is not None:
+            base_url = os.environ.get(f"{service.upper().replace('-', '_')}_BASE_URL")
+            record["service"] = service
+            record["base_url"] = _strip_credentials(base_url) if base_url else None
+        if self.extra:
+            record["generate_config"] = dict(self.extra)
+        redacted: dict[str, Any] = redact_json(record)
+        return redacted
+
+
+def _strip_credentials(url: str) -> str:
+    """A URL without ``user:password@`` or a query string (which may carry a key)."""
+    import urllib.parse
+
+    parsed = urllib.parse.urlsplit(url)
+    host = parsed.hostname or ""
+    if parsed.port:
+        host += f":{parsed.port}"
+    return urllib.parse.urlunsplit((parsed.scheme, host, parsed.path, "", ""))
+
+
+def get_model(settings: ModelSettings) -> Model:
+    """The inspect ``Model`` for ``settings`` (credentials come from the environment)."""
+    inspect_version()
+    from inspect_ai.model import get_model as inspect_get_model
+
+    check_model_name(settings.name)
+    return inspect_get_model(
+        settings.name, config=settings.generate_config(), **dict(settings.model_args)
+    )
+
+
+_USAGE_FIELDS = (
+    "input_tokens",
+    "cached_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "total_tokens",
+    "reasoning_tokens",
+)
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens a run used, as the harness protocol's ``usage`` counts them.
+
+    ``input_tokens`` counts cached input too (what a reader calls input); ``cached_tokens``
+    are the ones read from the provider's cache, ``cache_write_tokens`` the ones written to it.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            **{name: getattr(self, name) + getattr(other, name) for name in _USAGE_FIELDS}
+        )
+
+    @classmethod
+    def from_inspect(cls, usage: ModelUsage) -> TokenUsage:
+        read = usage.input_tokens_cache_read or 0
+        write = usage.input_tokens_cache_write or 0
+        return cls(
+            input_tokens=usage.input_tokens + read + write,
+            output_tokens=usage.output_tokens,
+            total_tokens=usage.total_tokens,
+            reasoning_tokens=usage.reasoning_tokens or 0,
+            cached_tokens=read,
+            cache_write_tokens=write,
+        )
+
+    @classmethod
+    def total(cls, usages: Iterable[TokenUsage]) -> TokenUsage:
+        result = cls()
+        for usage in usages:
+            result = result + usage
+        return result
+
+    @classmethod
+    def from_json(cls, value: Any) -> TokenUsage:
+        """Parse ``{"input_tokens": .., ...}``; ValueError says which field is wrong."""
+        if not isinstance(value, dict):
+            raise ValueError("usage must be an object of token counts")
+        counts = {}
+        for name in _USAGE_FIELDS:
+            count = value.get(name, 0)
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise ValueError(f"usage {name} must be a non-negative integer, got {count!r}")
+            counts[name] = count
+        return cls(**counts)
+
+    def to_json(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in _USAGE_FIELDS}
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment's secrets, by name: variables named like ``*_API_KEY`` or ``*_TOKEN``."""
+    env = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in env.items()
+        if _SECRET_NAME_RE.search(name) and len(value) >= _MIN_SECRET_LEN
+    }
+
+
+def redact(text: str, secrets: Mapping[str, str] | None = None) -> str:
+    """``text`` with every secret value replaced by ``<redacted:NAME>``; longest first."""
+    found = secret_values() if secrets is None else secrets
+    for name, value in sorted(found.items(), key=lambda item: -len(item[1])):
+        if value in text:
+            text = text.replace(value, f"<redacted:{name}>")
+    return text
+
+
+def redact_json(value: Any, secrets: Mapping[str, str] | None = None) -> Any:
+    """A JSON value with :func:`redact` applied to every string in it, keys included."""
+    found = secret_values() if secrets is None else secrets
+    if isinstance(value, str):
+        return redact(value, found)
+    if isinstance(value, list):
+        return [redact_json(item, found) for item in value]
+    if isinstance(value, dict):
+        return {redact(str(k), found): redact_json(v, found) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One generation: its text and what it cost."""
+
+    text: str
+    usage: TokenUsage
+    model: str
+
+
+def complete(settings: ModelSettings, prompt: str, *, system: str | None = None) -> Completion:
+    """Generate once from ``prompt`` (and an optional system message), synchronously.
+
+    For judges and single-shot arms; agents use inspect's loop instead (see
+    :mod:`flightdeck.arms.agents.llm`).
+    """
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+
+    model = get_model(settings)
+    messages: list[Any] = [ChatMessageUser(content=prompt)]
+    if system is not None:
+        messages.insert(0, ChatMessageSystem(content=system))
+
+    async def generate() -> Completion:
+        output = await model.generate(messages)
+        usage = TokenUsage.from_inspect(output.usage) if output.usage else TokenUsage()
+        return Completion(output.completion, usage, output.model or settings.name)
+
+    return asyncio.run(generate())

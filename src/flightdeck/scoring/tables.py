@@ -1,0 +1,280 @@
+"""The scoring tables as polars frames: questions, keys, answers and labels in, results out.
+
+The spec's rules are joins and group-bys: a citation against its question's valid sources
+(by uri without span, then by hash), against its raters' ``unsupported`` entries, a question's
+votes, the breakdown by kind. Run as frames they cost native code per table instead of Python
+per citation, which is what lets 100,000 questions x 3 arms score in seconds. The rules are
+the spec's, in the spec's order, and `tests/unit/test_tables.py` checks them against a plain
+Python reading of the spec (`suite/citations.py`).
+
+The per-question frame (:data:`RESULT_SCHEMA`, one row per question in suite order) is what
+``flightdeck.load_results`` hands a notebook user, with an ``arm`` column in front.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from flightdeck.suite.citations import CitationClass
+from flightdeck.suite.records import Answer, Key, Label, Question
+
+if TYPE_CHECKING:
+    import polars as pl
+
+CLASSES = tuple(str(c) for c in CitationClass)  # fabricated, stale, unsupported, valid
+# A uri that starts with a scheme and a colon is opaque (records.OPAQUE_RE, anchored).
+_OPAQUE = r"^[A-Za-z][A-Za-z0-9+.-]*:"
+# The span: from the last "#" to the end, when what follows it starts with "L".
+_SPAN = r"#L[^#]*$"
+
+
+def result_schema() -> dict[str, Any]:
+    """Column -> polars dtype of the per-question frame (see the README, "From Python")."""
+    import polars as pl
+
+    return {
+        "id": pl.String,  # the question id
+        "kind": pl.String,  # its kind (decision-why, blocker, ...)
+        "answered": pl.Boolean,  # the arm answered it
+        "raters": pl.List(pl.String),  # who rated the answer, in labels-file order
+        "votes": pl.List(pl.Boolean),  # their `correct`, aligned with raters
+        "correct": pl.Boolean,  # the majority of votes; a tie or no answer is incorrect
+        "citations": pl.List(pl.String),  # the cited uris, in the answer's order
+        "classes": pl.List(pl.Enum(list(CLASSES))),  # each citation's class, aligned
+        "citation_valid": pl.Boolean,  # cited at least once and every citation valid
+        **dict.fromkeys(CLASSES, pl.UInt32),  # how many citations of each class
+    }
+
+
+def strip_span(column: str) -> pl.Expr:
+    """`suite.citations.strip_span` as an expression: ``sdlc/a.md#L3-L9`` -> ``sdlc/a.md``."""
+    import polars as pl
+
+    uri = pl.col(column)
+    return pl.when(uri.str.contains(_OPAQUE)).then(uri).otherwise(uri.str.replace(_SPAN, ""))
+
+
+@dataclass(frozen=True)
+class SuiteTables:
+    """A suite's questions (suite order) and valid sources, built once for every arm."""
+
+    questions: pl.DataFrame  # order, id, kind
+    valid: pl.DataFrame  # id, base (uri without span), sha256: what a citation matches
+
+
+def suite_tables(questions: Sequence[Question], keys: Mapping[str, Key]) -> SuiteTables:
+    """Frames of the questions and of the valid sources of the keys."""
+    import polars as pl
+
+    frame = pl.DataFrame(
+        {"id": [q.id for q in questions], "kind": [q.kind for q in questions]},
+        schema={"id": pl.String, "kind": pl.String},
+    ).with_row_index("order")
+    ids, uris, hashes = [], [], []
+    for key in keys.values():
+        for source in key.valid_sources:
+            ids.append(key.id)
+            uris.append(source.uri)
+            hashes.append(source.sha256)
+    valid = (
+        pl.DataFrame(
+            {"id": ids, "uri": uris, "sha256": hashes},
+            schema={"id": pl.String, "uri": pl.String, "sha256": pl.String},
+        )
+        .select("id", strip_span("uri").alias("base"), "sha256")
+        .unique()
+    )
+    return SuiteTables(frame, valid)
+
+
+def citation_frame(answers: Iterable[Answer]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(answered: id, one row per answer; citations: id, uri, sha256, one row per citation)."""
+    import polars as pl
+
+    answered, ids, uris, hashes = [], [], [], []
+    for answer in answers:
+        answered.append(answer.id)
+        for citation in answer.citations:
+            ids.append(answer.id)
+            uris.append(citation.uri)
+            hashes.append(citation.sha256)
+    strings = {"id": pl.String, "uri": pl.String, "sha256": pl.String}
+    return (
+        pl.DataFrame({"id": answered}, schema={"id": pl.String}),
+        pl.DataFrame({"id": ids, "uri": uris, "sha256": hashes}, schema=strings),
+    )
+
+
+def label_frames(labels: Sequence[Label]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(labels: id, rater, correct in file order; flags: id, entry, one per unsupported entry)."""
+    import polars as pl
+
+    frame = pl.DataFrame(
+        {
+            "id": [lb.id for lb in labels],
+            "rater": [lb.rater for lb in labels],
+            "correct": [lb.correct for lb in labels],
+        },
+        schema={"id": pl.String, "rater": pl.String, "correct": pl.Boolean},
+    )
+    flag_ids, entries = [], []
+    for label in labels:
+        for entry in label.unsupported:
+            flag_ids.append(label.id)
+            entries.append(entry)
+    flags = pl.DataFrame(
+        {"id": flag_ids, "entry": entries}, schema={"id": pl.String, "entry": pl.String}
+    )
+    return frame, flags
+
+
+def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) -> pl.DataFrame:
+    """Each citation's class, in the spec's order; rows keep the citations' order.
+
+    fabricated: its uri without span is none of the question's valid sources (also without
+    span); stale: it is one, but with none of that source's hashes; unsupported: a rater of the
+    answer lists it (an entry equal to the uri, or a spanless entry equal to the uri without its
+    span); valid: none of these.
+    """
+    import polars as pl
+
+    cites = flagged(citations.with_columns(strip_span("uri").alias("base")), flags, on=["id"])
+    hashes = valid.group_by("id", "base").agg(pl.col("sha256").alias("hashes"))
+    joined = cites.join(hashes, on=["id", "base"], how="left", maintain_order="left")
+    cls = (
+        pl.when(pl.col("hashes").is_null())
+        .then(pl.lit("fabricated"))
+        .when(~pl.col("hashes").list.contains(pl.col("sha256")))
+        .then(pl.lit("stale"))
+        .when(pl.col("flagged"))
+        .then(pl.lit("unsupported"))
+        .otherwise(pl.lit("valid"))
+        .cast(pl.Enum(list(CLASSES)))
+    )
+    return joined.select("id", "uri", cls.alias("class"))
+
+
+def flagged(cites: pl.DataFrame, flags: pl.DataFrame, *, on: list[str]) -> pl.DataFrame:
+    """``cites`` (``on`` columns, uri, base) with ``flagged``: an entry of ``flags`` with the same
+    ``on`` values equals the uri, or has no span and equals the uri without its span."""
+    import polars as pl
+
+    spanless = flags.filter(strip_span("entry") == pl.col("entry"))
+    by_uri = flags.select(*on, pl.col("entry").alias("uri")).unique()
+    by_base = spanless.select(*on, pl.col("entry").alias("base")).unique()
+    return (
+        cites.join(
+            by_uri.with_columns(pl.lit(True).alias("_uri")),
+            on=[*on, "uri"],
+            how="left",
+            maintain_order="left",
+        )
+        .join(
+            by_base.with_columns(pl.lit(True).alias("_base")),
+            on=[*on, "base"],
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns(
+            (pl.col("_uri").is_not_null() | pl.col("_base").is_not_null()).alias("flagged")
+        )
+        .drop("_uri", "_base")
+    )
+
+
+def results_frame(
+    tables: SuiteTables, answered: pl.DataFrame, labels: pl.DataFrame, classified: pl.DataFrame
+) -> pl.DataFrame:
+    """One row per question in suite order, with the columns of :func:`result_schema`."""
+    import polars as pl
+
+    # Groups come out in any order (the joins below put them in suite order); within a group
+    # the rows keep the file's order, so raters, votes and citations stay aligned and ordered.
+    votes = labels.group_by("id").agg(
+        pl.col("rater").alias("raters"),
+        pl.col("correct").alias("votes"),
+        pl.col("correct").sum().alias("yes"),
+        pl.len().alias("rated"),
+    )
+    counts = [(pl.col("class") == cls).sum().cast(pl.UInt32).alias(cls) for cls in CLASSES]
+    cited = classified.group_by("id").agg(
+        pl.col("uri").alias("citations"), pl.col("class").alias("classes"), *counts
+    )
+    schema = result_schema()
+    frame = (
+        tables.questions.join(
+            answered.with_columns(pl.lit(True).alias("answered")),
+            on="id",
+            how="left",
+            maintain_order="left",
+        )
+        .join(votes, on="id", how="left", maintain_order="left")
+        .join(cited, on="id", how="left", maintain_order="left")
+        .sort("order")
+    )
+    answered_col = pl.col("answered").fill_null(False)
+    # A tie counts as incorrect: the majority needs more yes than no.
+    majority = (2 * pl.col("yes").fill_null(0) > pl.col("rated").fill_null(0)) & answered_col
+    n_cited = sum((pl.col(cls).fill_null(0) for cls in CLASSES), pl.lit(0, pl.UInt32))
+    all_valid = (n_cited > 0) & (pl.col("valid").fill_null(0) == n_cited) & answered_col
+    return frame.select(
+        "id",
+        "kind",
+        answered_col.alias("answered"),
+        # An unanswered question has no votes, even from labels that score would refuse.
+        *(
+            pl.when(answered_col)
+            .then(pl.col(c).fill_null(pl.lit([], schema[c])))
+            .otherwise(pl.lit([], schema[c]))
+            .alias(c)
+            for c in ("raters", "votes")
+        ),
+        majority.alias("correct"),
+        *(pl.col(c).fill_null(pl.lit([], schema[c])) for c in ("citations", "classes")),
+        all_valid.alias("citation_valid"),
+        *(pl.col(cls).fill_null(0) for cls in CLASSES),
+    ).cast(schema)  # type: ignore[arg-type]
+
+
+def by_kind(results: pl.DataFrame) -> dict[str, dict[str, int]]:
+    """kind -> {n, correct, citation_valid}, kinds in order of first appearance."""
+    import polars as pl
+
+    table = results.group_by("kind", maintain_order=True).agg(
+        pl.len().alias("n"), pl.col("correct").sum(), pl.col("citation_valid").sum()
+    )
+    return {
+        row["kind"]: {k: int(row[k]) for k in ("n", "correct", "citation_valid")}
+        for row in table.iter_rows(named=True)
+    }
+
+
+def class_counts(results: pl.DataFrame) -> dict[str, int]:
+    """Citations of each class over all answers, in the spec's order."""
+    totals = results.select(CLASSES).sum().row(0)
+    return {cls: int(total) for cls, total in zip(CLASSES, totals, strict=True)}
+
+
+def first_two_raters(labels: pl.DataFrame) -> tuple[tuple[str, ...], tuple[int, int, int, int]]:
+    """(raters in order of first appearance, (n, agree, yes_a, yes_b) of the first two).
+
+    Counted over the ids both of the first two raters labelled: what Cohen's kappa needs.
+    """
+    import polars as pl
+
+    raters = tuple(labels["rater"].unique(maintain_order=True).to_list())
+    if len(raters) < 2:
+        return raters, (0, 0, 0, 0)
+    a = labels.filter(pl.col("rater") == raters[0]).select("id", pl.col("correct").alias("a"))
+    b = labels.filter(pl.col("rater") == raters[1]).select("id", pl.col("correct").alias("b"))
+    both = a.join(b, on="id", how="inner")
+    row = both.select(
+        pl.len().alias("n"),
+        (pl.col("a") == pl.col("b")).sum().alias("agree"),
+        pl.col("a").sum().alias("yes_a"),
+        pl.col("b").sum().alias("yes_b"),
+    ).row(0)
+    n, agree, yes_a, yes_b = (int(x or 0) for x in row)
+    return raters, (n, agree, yes_a, yes_b)
