@@ -159,6 +159,16 @@ def test_the_keys_in_another_worktree_of_the_project_are_masked_too(
     assert outcomes(project)[f"read {keys}"] == "ENOENT"
 
 
+def test_the_project_holdouts_folder_is_masked_when_params_misname_it(
+    project: dict[str, Any], listener: str
+) -> None:
+    """``holdouts: holdout`` (a typo) must not leave the real registry readable."""
+    manifest = project["root"] / "holdouts" / "manifest.json"
+    result = run(project, hostile(project, listener), holdouts=project["root"] / "holdout")
+    assert not result.failed, result.failed
+    assert outcomes(project)[f"read {manifest}"] == "ENOENT"
+
+
 def test_network_and_a_named_variable_reach_the_harness_only_when_asked(
     project: dict[str, Any], listener: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

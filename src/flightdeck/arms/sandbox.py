@@ -216,6 +216,8 @@ def masked_paths(
     found += [Path(r).resolve() for r in repos]
     if holdouts is not None:
         found.append(holdouts.resolve())
+    # The default registry too: with `holdouts:` misspelt in params.yaml, the real one is here.
+    found.append((root / "holdouts").resolve())
     found.append((root / ".flightdeck").resolve())
     # Scored results say which cited uris are valid sources of each question: part of a key.
     found.append((root / "results").resolve())
