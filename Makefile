@@ -1,31 +1,40 @@
 # The two commands a new user needs: `make repro` and `make test`.
+# `make repro` installs the runtime set only; `make test` and `make check` add the dev extra
+# (test oracles, browser driver, the pinned ruff and mypy) on top, each behind its own stamp.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 export DVC_NO_ANALYTICS := 1
 export DVC_SITE_CACHE_DIR := $(CURDIR)/.dvc-site-cache
 
-.PHONY: install repro test check clean
+.PHONY: install install-dev repro test check clean
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,llm]'
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,llm]'
+	touch $(DEV_STAMP)
+
 install: $(STAMP)
+
+install-dev: $(DEV_STAMP)
 
 repro: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/dvc repro
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/flightdeck knowledge show
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	sh scripts/install-sandbox.sh
 	sh scripts/install-browser.sh
 	$(BIN)/python -m pytest
 
-check: $(STAMP)
+check: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy

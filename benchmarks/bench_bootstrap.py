@@ -1,4 +1,4 @@
-"""flightdeck.scoring.stats.paired_bootstrap against scipy.stats.bootstrap, and the scoring worst case.
+"""paired_bootstrap (flightdeck.scoring.stats) against scipy.stats.bootstrap; scoring worst case.
 
 Run from the repository root:
 

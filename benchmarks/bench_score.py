@@ -67,7 +67,8 @@ def make_suite(root: Path, n: int, *, seed: int = 1) -> Path:
                 )
                 + "\n"
             )
-    seal(suite, repos=RepoSet({}), holdouts=root / "holdouts", unchecked=True)  # no sdlc repo here
+    # no sdlc repository here: sealed --unchecked
+    seal(suite, repos=RepoSet({}, root / "cache"), holdouts=root / "holdouts", unchecked=True)
     for a, arm in enumerate(ARMS):
         p_right = 0.4 + 0.2 * a
         with (

@@ -1,20 +1,40 @@
-"""flightdeck: seal a gold set, let arms answer it, score them with honest statistics."""
+"""flightdeck: seal a gold set, let arms answer it, score them with honest statistics.
+
+The public Python API is small and loads lazily, so ``flightdeck --help`` stays fast (and
+never imports polars):
+
+    import flightdeck
+    result = flightdeck.score("suites/knowledge-demo-v1")  # the arms params.yaml names
+    frame = flightdeck.load_results("suites/knowledge-demo-v1")
+
+``score`` does what ``flightdeck knowledge score`` does (scores, writes metrics, results
+and report, records the ledger) and returns the :class:`ScoreResult`; ``load_results``
+reads the per-question results back as one polars frame.
+"""
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "load_results"]
+
+# name -> the module that defines it; imported on first use (PEP 562).
+_LAZY = {
+    "score": "flightdeck.tasks.knowledge",
+    "load_results": "flightdeck.scoring.results",
+}
+
+__all__ = ["__version__", "load_results", "score"]  # the names in _LAZY
 
 if TYPE_CHECKING:
     from flightdeck.scoring.results import load_results
+    from flightdeck.tasks.knowledge import score
 
 
 def __getattr__(name: str) -> Any:
-    """Load the public API on first use, so ``flightdeck --help`` never imports polars."""
-    if name == "load_results":
-        from flightdeck.scoring.results import load_results
-
-        return load_results
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'flightdeck' has no attribute {name!r}")

@@ -8,6 +8,7 @@ command never leaves a half-written file; appends that must survive a kill go th
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -131,6 +132,31 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+# What makes a path unwritable by its shape or its permissions: the user's to fix (exit 2).
+# Anything else (a full disk, an I/O error) is no fault of the path given and stays an
+# OSError, which the CLI reports as the bug or breakdown it is (exit 3).
+_PATH_ERRNOS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.EEXIST}
+)
+
+
+@contextlib.contextmanager
+def writing_to(path: Path, *, exactly: bool = False) -> Iterator[None]:
+    """Turn "this path cannot be written" (a file where a folder should be, no permission)
+    into an InputError naming the path, so it reads as the user's path and not as a bug.
+
+    The error names the file or folder that is in the way; ``exactly`` names ``path`` itself
+    (when the failing call's own file name is a temp file the user never gave).
+    """
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _PATH_ERRNOS:
+            raise
+        where = path if exactly else exc.filename or path
+        raise InputError(where, None, f"{exc.strerror or exc}; check the path") from exc
+
+
 @contextlib.contextmanager
 def atomic_writer(path: Path) -> Iterator[BinaryIO]:
     """A binary handle whose bytes replace ``path`` all at once when the block ends.
@@ -138,15 +164,17 @@ def atomic_writer(path: Path) -> Iterator[BinaryIO]:
     Temp file in the same folder, flush, fsync, rename. On any failure the temp file is
     removed and the old file, if any, is untouched.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with writing_to(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, _mode_for(path))  # mkstemp makes 0600; keep what a plain write makes
         with os.fdopen(fd, "wb") as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        with writing_to(path, exactly=True):  # e.g. a folder where the file should be
+            os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -185,8 +213,10 @@ def append_jsonl(path: Path, record: Any) -> None:
     A file whose last line was cut short by an earlier kill gets a newline first, so
     the torn line stays on its own (the readers report it) and never swallows this one.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("ab") as handle:
+    with writing_to(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("ab")
+    with handle:
         if handle.tell() > 0:
             with path.open("rb") as check:
                 check.seek(-1, os.SEEK_END)
@@ -206,8 +236,9 @@ def locked_folder(folder: Path) -> Iterator[None]:
     """
     import fcntl
 
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY)
+    with writing_to(folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -1,26 +1,95 @@
-"""A suite folder on disk: where its files are, and whether they still match the seal."""
+"""The project and its suites: the only code that knows where flightdeck's files live.
+
+A :class:`Project` is the folder of ``params.yaml`` with its params, repositories, cache
+and holdouts folder. A :class:`Suite` is one ``suites/<suite>/`` folder: its name, every
+path under it (and the project paths named after it), its seal state and its arms. dvc's
+``Repo`` is the model: one object that knows where everything is.
+
+Every core function that reads a suite calls :meth:`Suite.require_intact` (or
+:meth:`Suite.require_sealed`) itself, so a Python caller cannot skip the seal check that
+the CLI would have made.
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import sha256_file
+from flightdeck.params import PARAMS_FILE, Params, load_params, parse_repo_option
 from flightdeck.suite.records import Manifest, read_manifest
+from flightdeck.suite.repos import CACHE_FOLDER as CACHE_FOLDER  # re-exported: the one spelling
+from flightdeck.suite.repos import RepoSet
 
 SEALED_FILES = ("questions.jsonl", "keys.jsonl")
+STATE_FOLDER = CACHE_FOLDER.parent  # flightdeck's own files in the project root
+WORKSPACES_FOLDER = STATE_FOLDER / "workspaces"  # blob store of the trial workspaces
+
+
+# --- the arm-name rule --------------------------------------------------------------------
+
+ARM_NAME_MAX = 100
+ARM_NAME_CHARS = "letters, digits and . _ @ + -"
+_ARM_CHAR = re.compile(r"[A-Za-z0-9._@+-]")
+
+
+def check_arm_name(arm: str, *, where: str = "--arm") -> str:
+    """Accept an arm name such as ``baseline-repo-search`` or ``retrieval@2026-12``.
+
+    The name becomes part of file names (``answers/<arm>.jsonl``, ``labels/<arm>.jsonl``,
+    ``traces/<suite>/<arm>/``), so it is refused when it could name another file or hide one:
+    anything but ASCII letters, digits and ``. _ @ + -`` (a ``/`` would reach another folder,
+    a space or a ``:`` breaks shells and Windows), a first character that is not a letter or
+    digit (a leading ``.`` hides the file, a leading ``-`` reads as a flag), and names longer
+    than 100 characters (file names stop at 255 bytes). Returns the name.
+    """
+    if not arm:
+        raise InputError(where, None, "arm name is empty; name the arm, e.g. retrieval@2026-12")
+    bad = next((c for c in arm if not _ARM_CHAR.fullmatch(c)), None)
+    if bad is not None:
+        raise InputError(
+            where,
+            None,
+            f"arm name {arm!r} holds {bad!r}; use {ARM_NAME_CHARS} only "
+            "(the name becomes a file name, answers/<arm>.jsonl)",
+        )
+    if not arm[0].isalnum():
+        raise InputError(
+            where,
+            None,
+            f"arm name {arm!r} must start with a letter or digit (a leading . hides its files, "
+            "a leading - reads as a flag)",
+        )
+    if len(arm) > ARM_NAME_MAX:
+        raise InputError(
+            where,
+            None,
+            f"arm name {arm[:20]!r}... is {len(arm)} characters; use at most {ARM_NAME_MAX}",
+        )
+    return arm
+
+
+# --- a suite folder -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class SuitePaths:
-    """The files of ``suites/<suite>/``, as the spec lays them out."""
+class Suite:
+    """The files of ``suites/<suite>/`` (as the spec lays them out) and its seal state.
+
+    ``project_root`` is where the outputs named after the suite go (metrics, reports,
+    results, runs, traces).
+    """
 
     root: Path
+    project_root: Path = Path(".")
 
     @property
     def name(self) -> str:
+        """The suite's name: its folder's name."""
         return self.root.resolve().name
 
     @property
@@ -39,111 +108,156 @@ class SuitePaths:
     def ledger(self) -> Path:
         return self.root / "scores.jsonl"
 
+    @property
+    def answers_folder(self) -> Path:
+        return self.root / "answers"
+
+    @property
+    def labels_folder(self) -> Path:
+        return self.root / "labels"
+
     def answers(self, arm: str) -> Path:
-        return self.root / "answers" / f"{arm}.jsonl"
+        return self.answers_folder / f"{arm}.jsonl"
 
     def meta(self, arm: str) -> Path:
-        return self.root / "answers" / f"{arm}.meta.json"
+        return self.answers_folder / f"{arm}.meta.json"
 
     def labels(self, arm: str) -> Path:
-        return self.root / "labels" / f"{arm}.jsonl"
+        return self.labels_folder / f"{arm}.jsonl"
+
+    @property
+    def judgements_folder(self) -> Path:
+        return self.root / "judgements"
+
+    def judgements(self, judge: str, arm: str) -> Path:
+        """A judge's verdicts on an arm's answers, kept apart from the people's labels."""
+        return self.judgements_folder / judge / f"{arm}.jsonl"
+
+    def calibration(self, judge: str) -> Path:
+        """A judge measured against the people: ``judgements/<judge>/calibration.json``."""
+        return self.judgements_folder / judge / "calibration.json"
+
+    # Outputs in the project root, named after the suite.
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.project_root / "metrics" / f"{self.name}.json"
+
+    @property
+    def report_path(self) -> Path:
+        return self.project_root / "reports" / f"{self.name}.md"
+
+    @property
+    def results_dir(self) -> Path:
+        return self.project_root / "results" / self.name
+
+    def runs(self, arm: str) -> Path:
+        """The trials ledger of an arm: ``runs/<suite>/<arm>.jsonl``."""
+        return self.project_root / "runs" / self.name / f"{arm}.jsonl"
+
+    def traces(self, arm: str) -> Path:
+        """The folder of an arm's trial traces: ``traces/<suite>/<arm>/``."""
+        return self.project_root / "traces" / self.name / arm
+
+    # Arms.
 
     def arms(self) -> list[str]:
         """Arms with an answers file, sorted."""
-        folder = self.root / "answers"
-        if not folder.is_dir():
-            return []
-        # a dot-file (``.<arm>.rerun.jsonl``, a scored arm's rerun) is not an arm
-        return sorted(
-            p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl") if not p.name.startswith(".")
-        )
+        return _stems(self.answers_folder)
 
+    def labelled_arms(self) -> list[str]:
+        """Arms with a labels file, sorted."""
+        return _stems(self.labels_folder)
 
-def read_ledger(suite: SuitePaths) -> dict[str, tuple[int, str, str]]:
-    """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
-    from flightdeck.jsonl import read_jsonl
+    # The scores ledger.
 
-    first: dict[str, tuple[int, str, str]] = {}
-    if not suite.ledger.is_file():
+    def read_ledger(self) -> dict[str, tuple[int, str, str]]:
+        """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
+        from flightdeck.jsonl import read_jsonl
+
+        first: dict[str, tuple[int, str, str]] = {}
+        if not self.ledger.is_file():
+            return first
+        for line, record in read_jsonl(self.ledger):
+            arm, answers = record.get("arm"), record.get("answers_sha256")
+            if not isinstance(arm, str) or not isinstance(answers, str):
+                raise InputError(self.ledger, line, "ledger record needs arm and answers_sha256")
+            first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
         return first
-    for line, record in read_jsonl(suite.ledger):
-        arm, answers = record.get("arm"), record.get("answers_sha256")
-        if not isinstance(arm, str) or not isinstance(answers, str):
-            raise InputError(suite.ledger, line, "ledger record needs arm and answers_sha256")
-        first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
-    return first
 
+    def require_unchanged_if_scored(self, arm: str, answers_sha256: str | None) -> None:
+        """Refuse answers for an arm the ledger says was scored, unless they are the scored bytes.
 
-def require_unchanged_if_scored(suite: SuitePaths, arm: str, answers_sha256: str | None) -> None:
-    """Refuse answers for an arm the ledger says was scored, unless they are the scored bytes.
-
-    ``answers_sha256`` None means "would add or change answers" (a run with trials to do).
-    The same bytes again (a pipeline re-running a deterministic stage) are allowed.
-    """
-    scored = read_ledger(suite).get(arm)
-    if scored is None or scored[1] == answers_sha256:
-        return
-    raise InputError(
-        suite.answers(arm),
-        None,
-        f"arm {arm!r} was scored on {scored[2]}; its answers cannot change: import or run "
-        "them under a new arm name",
-    )
-
-
-def open_suite(path: Path) -> SuitePaths:
-    """A suite folder that exists and holds questions.jsonl, or an InputError."""
-    if not path.is_dir():
-        raise InputError(path, None, "suite folder not found; pass a folder such as suites/<suite>")
-    suite = SuitePaths(path)
-    if not suite.questions.is_file():
-        raise InputError(suite.questions, None, "file not found; a suite needs questions.jsonl")
-    if not suite.keys.is_file():
-        raise InputError(suite.keys, None, "file not found; a suite needs keys.jsonl")
-    return suite
-
-
-def changed_files(suite: SuitePaths, manifest: Manifest) -> list[str]:
-    """Sealed files whose bytes no longer match the manifest's hashes."""
-    changed = []
-    for name in SEALED_FILES:
-        path = suite.root / name
-        if not path.is_file() or sha256_file(path) != manifest.files.get(name):
-            changed.append(name)
-    return changed
-
-
-def verify_sealed(suite: SuitePaths) -> Manifest:
-    """The manifest, after checking the sealed files still match it."""
-    if not suite.manifest.is_file():
+        ``answers_sha256`` None means "would add or change answers" (a run with trials to do).
+        The same bytes again (a pipeline re-running a deterministic stage) are allowed.
+        """
+        scored = self.read_ledger().get(arm)
+        if scored is None or scored[1] == answers_sha256:
+            return
         raise InputError(
-            suite.manifest,
+            self.answers(arm),
             None,
-            f"suite is not sealed; run `flightdeck knowledge seal {suite.root}` first",
+            f"arm {arm!r} was scored on {scored[2]}; its answers cannot change: import or run "
+            "them under a new arm name",
         )
-    manifest = read_manifest(suite.manifest)
-    if manifest.suite != suite.name:
-        raise InputError(
-            suite.manifest,
-            None,
-            f"seals suite {manifest.suite!r}, but the folder is {suite.name!r}: a copied suite "
-            "is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
-        )
-    for name in changed_files(suite, manifest):
-        if _only_line_endings(suite.root / name, manifest.files.get(name)):
+
+    # The seal.
+
+    @property
+    def is_sealed(self) -> bool:
+        return self.manifest.is_file()
+
+    def changed_files(self, manifest: Manifest) -> list[str]:
+        """Sealed files whose bytes no longer match the manifest's hashes."""
+        changed = []
+        for name in SEALED_FILES:
+            path = self.root / name
+            if not path.is_file() or sha256_file(path) != manifest.files.get(name):
+                changed.append(name)
+        return changed
+
+    def require_sealed(self) -> Manifest:
+        """The manifest, after checking the suite is sealed and its sealed files match it."""
+        if not self.is_sealed:
             raise InputError(
-                suite.root / name,
+                self.manifest,
                 None,
-                f"{name} changed since sealing: its line endings are CRLF now; check out with "
-                "core.autocrlf=false (the project's .gitattributes keeps suite files -text)",
+                f"suite is not sealed; run `flightdeck knowledge seal {self.root}` first",
             )
-        raise InputError(
-            suite.root / name,
-            None,
-            "changed after sealing (it no longer matches manifest.json); a changed question "
-            f"is a new suite version ({next_version(suite.name)}), never an edit: restore the file",
-        )
-    return manifest
+        return self._verified(read_manifest(self.manifest))
+
+    def require_intact(self) -> Manifest | None:
+        """Refuse a sealed suite that changed since sealing; None when it is not sealed.
+
+        Answers and labels may be built before a suite is sealed (they cannot be scored until
+        it is), so an unsealed suite passes; the caller may warn about it.
+        """
+        return self.require_sealed() if self.is_sealed else None
+
+    def _verified(self, manifest: Manifest) -> Manifest:
+        if manifest.suite != self.name:
+            raise InputError(
+                self.manifest,
+                None,
+                f"seals suite {manifest.suite!r}, but the folder is {self.name!r}: a copied suite "
+                "is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
+            )
+        for name in self.changed_files(manifest):
+            if _only_line_endings(self.root / name, manifest.files.get(name)):
+                raise InputError(
+                    self.root / name,
+                    None,
+                    f"{name} changed since sealing: its line endings are CRLF now; check out with "
+                    "core.autocrlf=false (the project's .gitattributes keeps suite files -text)",
+                )
+            raise InputError(
+                self.root / name,
+                None,
+                "changed after sealing (it no longer matches manifest.json); a changed question "
+                f"is a new suite version ({next_version(self.name)}), never an edit: restore "
+                "the file",
+            )
+        return manifest
 
 
 def _only_line_endings(path: Path, sealed_sha256: str | None) -> bool:
@@ -156,7 +270,141 @@ def _only_line_endings(path: Path, sealed_sha256: str | None) -> bool:
     return b"\r\n" in data and sha256_bytes(data.replace(b"\r\n", b"\n")) == sealed_sha256
 
 
+def _stems(folder: Path) -> list[str]:
+    """``<name>.jsonl`` files' names; a dot-file (``.<arm>.rerun.jsonl``, a rerun) is no arm."""
+    if not folder.is_dir():
+        return []
+    return sorted(
+        p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl") if not p.name.startswith(".")
+    )
+
+
+def open_suite(folder: Path, *, project_root: Path = Path("."), keys: bool = True) -> Suite:
+    """A suite folder that exists and holds questions.jsonl (and keys.jsonl), or an InputError."""
+    if not folder.is_dir():
+        raise InputError(
+            folder, None, "suite folder not found; pass a folder such as suites/<suite>"
+        )
+    suite = Suite(folder, project_root)
+    if not suite.questions.is_file():
+        raise InputError(suite.questions, None, "file not found; a suite needs questions.jsonl")
+    if keys and not suite.keys.is_file():
+        raise InputError(suite.keys, None, "file not found; a suite needs keys.jsonl")
+    return suite
+
+
+def as_suite(suite: Suite | Path, params: Params | None = None, *, keys: bool = True) -> Suite:
+    """A core function's ``suite`` argument, a :class:`Suite` or a folder, opened and checked."""
+    if isinstance(suite, Suite):
+        return open_suite(suite.root, project_root=suite.project_root, keys=keys)
+    root = params.root if params is not None else Path(".")
+    return open_suite(suite, project_root=root, keys=keys)
+
+
 def next_version(name: str) -> str:
     """``knowledge-gold-v1`` -> ``knowledge-gold-v2``; a name without a version gets ``-v2``."""
     match = re.fullmatch(r"(.*-v)(\d+)", name)
     return f"{match[1]}{int(match[2]) + 1}" if match else f"{name}-v2"
+
+
+# --- the project ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project root (the folder of params.yaml): params, repositories, cache, holdouts."""
+
+    params: Params = field(default_factory=Params)
+
+    def __post_init__(self) -> None:
+        # params.yaml ``arms`` become file names too: the same rule as --arm
+        for arm in self.params.arms:
+            check_arm_name(arm, where=str(self.root / PARAMS_FILE))
+
+    @classmethod
+    def open(
+        cls,
+        params_file: Path | None = None,
+        *,
+        near: Path | None = None,
+        repos: tuple[str, ...] = (),
+        **overrides: Any,
+    ) -> Project:
+        """params.yaml (``near`` a suite folder: the nearest one above it) with flags laid over.
+
+        ``repos`` are ``NAME=PATH`` pairs (``--repo``); an override left ``None`` keeps the
+        file's value. ``params.warnings`` holds what the caller should show (unknown keys).
+        """
+        params = load_params(params_file, near=near)
+        return cls(params.with_overrides(repos=parse_repo_option(repos), **overrides))
+
+    @property
+    def root(self) -> Path:
+        return self.params.root
+
+    @property
+    def holdouts(self) -> Path:
+        return self.params.holdouts
+
+    @property
+    def cache(self) -> Path:
+        return self.root / CACHE_FOLDER
+
+    @property
+    def workspaces(self) -> Path:
+        return self.root / WORKSPACES_FOLDER
+
+    @cached_property
+    def repos(self) -> RepoSet:
+        """The repositories by name, bundles cloned into the project's cache."""
+        return RepoSet(self.params.repos, self.cache)
+
+    def suite(self, folder: Path, *, keys: bool = True) -> Suite:
+        """Open the suite folder ``folder`` (it must hold questions.jsonl and keys.jsonl)."""
+        return open_suite(folder, project_root=self.root, keys=keys)
+
+    def at(self, folder: Path) -> Suite:
+        """The suite at ``folder``, not opened yet: the core call opens it after it has checked
+        its other arguments, so a bad flag is named before a missing file."""
+        return Suite(folder, self.root)
+
+    def named_suite(self, folder: Path | None) -> Suite:
+        """``folder``, or the suite params.yaml names (``suite:``), for its outputs' paths.
+
+        Not opened: a command that reads only what score wrote (``knowledge show``) needs
+        the paths, not the suite files.
+        """
+        if folder is not None:
+            return self.at(folder)
+        if self.params.suite is None:
+            raise InputError(
+                "SUITE", None, "name the suite (suites/<suite>) or set suite: in params.yaml"
+            )
+        return Suite(self.root / "suites" / self.params.suite, self.root)
+
+
+# --- the first layout's names -----------------------------------------------------------------
+# Kept so that branches written before Suite (and their tests) still merge; each one only
+# delegates to Suite, so no rule is written twice. New code uses Suite's methods.
+
+SuitePaths = Suite
+
+
+def verify_sealed(suite: Suite) -> Manifest:
+    """:meth:`Suite.require_sealed`."""
+    return suite.require_sealed()
+
+
+def changed_files(suite: Suite, manifest: Manifest) -> list[str]:
+    """:meth:`Suite.changed_files`."""
+    return suite.changed_files(manifest)
+
+
+def read_ledger(suite: Suite) -> dict[str, tuple[int, str, str]]:
+    """:meth:`Suite.read_ledger`."""
+    return suite.read_ledger()
+
+
+def require_unchanged_if_scored(suite: Suite, arm: str, answers_sha256: str | None) -> None:
+    """:meth:`Suite.require_unchanged_if_scored`."""
+    suite.require_unchanged_if_scored(arm, answers_sha256)

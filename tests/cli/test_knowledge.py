@@ -318,8 +318,8 @@ def test_seal_checks_commits_exist(runner: CliRunner, project: Project) -> None:
     result = invoke(runner, "knowledge", "seal", str(project.suite))
     assert_error(
         result,
-        f"{path}:3: commit {'f' * 40} is not in repository 'sdlc' (repos/sdlc); fix as_of or "
-        "fetch the commit",
+        f"{path}:3: commit {'f' * 40} is not in repository 'sdlc' (repos/sdlc); fix the commit, "
+        "fetch it there, or point --repo sdlc=PATH at a clone that has it",
     )
 
 
@@ -514,8 +514,10 @@ def test_a_scored_arm_whose_answers_only_got_crlf_line_endings_says_so(
 
 
 def test_flags_override_params(runner: CliRunner, project: Project) -> None:
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("decision: percentile\n")  # the rule whose verdict is the seeded bound itself
     seal(runner, project)
-    good_arm(project, "a", [True, False, True, False])
+    good_arm(project, "a", [True, False, False, False])
     good_arm(project, "b", [True, True, True, True])
     args = [
         "knowledge",
@@ -530,16 +532,49 @@ def test_flags_override_params(runner: CliRunner, project: Project) -> None:
         "--candidate",
         "b",
     ]
-    invoke(runner, *args)
+    assert invoke(runner, *args).exit_code == 0
     first = json.loads((project.root / "metrics" / "demo-v1.json").read_text())
-    invoke(runner, *args, "--seed", "7", "--resamples", "500", "--threshold", "40")
+    again = invoke(runner, *args, "--seed", "7", "--resamples", "500", "--threshold", "40")
+    assert again.exit_code == 0, again.output
     second = json.loads((project.root / "metrics" / "demo-v1.json").read_text())
-    assert first["settings"]["seed"] == 0
-    assert second["settings"] == second["settings"] | {
-        "seed": 7,
-        "resamples": 500,
-        "threshold": 40.0,
-    }
+    assert (
+        first["settings"] | {"seed": 7, "resamples": 500, "threshold": 40.0} == second["settings"]
+    )
+    # The flags change the numbers, not only the settings echoed: each interval is the one
+    # scipy's paired percentile bootstrap gives with that seed and that many resamples
+    # (params.yaml says seed 0, 2000 resamples, threshold 15), and the verdict is its lower
+    # bound against that threshold.
+    a = [1.0, 0.0, 0.0, 0.0]  # the baseline: right on q1 only
+    b = [1.0, 1.0, 1.0, 1.0]
+    verdicts = []
+    for metrics, seed, resamples, threshold in ((first, 0, 2000, 15), (second, 7, 500, 40)):
+        got = metrics["comparisons"]["b_vs_a"]["correctness"]
+        lo, hi = scipy_paired_interval(b, a, seed=seed, resamples=resamples)
+        assert (got["diff"], got["lo"], got["hi"]) == (0.75, round(lo, 6), round(hi, 6))
+        assert got["shown"] is (lo >= threshold / 100)
+        verdicts.append(got["shown"])
+    assert verdicts == [True, False]  # shown at 15 points, not at the 40 the flag asks
+    assert "  baseline is not shown to lose by 40 points on correctness" in again.stdout
+
+
+def scipy_paired_interval(
+    candidate: list[float], baseline: list[float], *, seed: int, resamples: int
+) -> tuple[float, float]:
+    """The oracle: scipy.stats.bootstrap, paired, percentile method, 95%."""
+    import numpy as np
+    import scipy.stats
+
+    result = scipy.stats.bootstrap(
+        (np.asarray(candidate), np.asarray(baseline)),
+        lambda c, b, axis: c.mean(axis=axis) - b.mean(axis=axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=resamples,
+        confidence_level=0.95,
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
@@ -772,7 +807,8 @@ def test_gate_refuses_an_arm_changed_since_scored(runner: CliRunner, project: Pr
         ),
         pytest.param(
             ["--arm", "../x"],
-            "--arm: arm name '../x' must be letters, digits and . _ @ + - (it names files)",
+            "--arm: arm name '../x' holds '/'; use letters, digits and . _ @ + - only (the name "
+            "becomes a file name, answers/<arm>.jsonl)",
             id="arm-path",
         ),
     ],
@@ -850,6 +886,45 @@ def test_ids_in_the_raters_error_are_quoted_when_odd(runner: CliRunner, project:
     project.write_labels("a", labels_for(records, {"ada": [True]}))
     result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "a")
     assert "fewer than 2 raters on 1 answer(s): 'q1, q2';" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("margin", "code", "first_line"),
+    [
+        # every question flips: each resampled difference is exactly -100 points, so the
+        # lower bound is -100 and a margin of 100 is met with nothing to spare
+        pytest.param(
+            "100",
+            0,
+            "ok   correctness: worse - pinned = -100.0 points, percentile bound -100.0 (must be >= -100;",
+            id="bound-equals-margin-passes",
+        ),
+        pytest.param(
+            "99.9",
+            1,
+            "FAIL correctness: worse - pinned = -100.0 points, percentile bound -100.0 (must be >= -99.9;",
+            id="just-inside-fails",
+        ),
+    ],
+)
+def test_gate_boundary(
+    runner: CliRunner, project: Project, margin: str, code: int, first_line: str
+) -> None:
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("decision: percentile\n")  # the gate reads the seeded percentile bound
+    seal(runner, project)
+    good_arm(project, "pinned", [True] * 4)
+    good_arm(project, "worse", [False] * 4)  # same valid citations: citation validity ties
+    args = ["knowledge", "gate", str(project.suite), "--pinned", "pinned", "--candidate", "worse"]
+    result = invoke(runner, *args, "--gate-margin", margin)
+    assert result.exit_code == code, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(first_line)
+    assert lines[1].startswith("ok   citation_validity: worse - pinned = +0.0 points")
+    data = json.loads(invoke(runner, *args, "--gate-margin", margin, "--json").stdout)
+    assert data["passed"] is (code == 0)
+    assert data["failed"] == ([] if code == 0 else ["correctness"])
+    assert data["metrics"]["correctness"]["lo"] == pytest.approx(-1.0, abs=1e-12)
 
 
 @pytest.mark.parametrize(

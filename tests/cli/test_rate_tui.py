@@ -66,7 +66,9 @@ def labels(project: Project) -> list[dict[str, Any]]:
 
 def order(project: Project) -> list[str]:
     """The answers in ada's order, as the web page would show them."""
-    with RatingSession(project.suite, "ada", RepoSet({"sdlc": project.repo})) as s:
+    with RatingSession(
+        project.suite, "ada", RepoSet({"sdlc": project.repo}, project.root / "cache")
+    ) as s:
         return [s.view(i).answer for i in range(s.total)]
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from flightdeck.params import load_params
 from flightdeck.scoring.report import markdown_report, metrics_json
-from flightdeck.tasks.knowledge import score
+from flightdeck.tasks.knowledge import compute_scores
 
 ROOT = Path(__file__).parents[2]
 SUITE = "knowledge-demo-v1"
@@ -23,7 +23,7 @@ SUITE = "knowledge-demo-v1"
 @pytest.fixture(scope="module")
 def result():  # type: ignore[no-untyped-def]
     params = load_params(ROOT / "params.yaml")
-    return score(
+    return compute_scores(
         ROOT / "suites" / SUITE,
         list(params.arms),
         params=params,

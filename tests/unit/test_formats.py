@@ -623,7 +623,7 @@ def test_a_missing_path_with_spaces_reads_as_missing(tmp_path: Path) -> None:
 
     (commit,) = make_git_repo(tmp_path / "r", [{"docs/a b.md": "x\n"}])
     got = sha256_at(
-        Repository("r", tmp_path / "r"),
+        Repository("r", tmp_path / "r", tmp_path / "cache"),
         [(commit, "docs/no such.md"), (commit, "docs/a b.md"), (commit, "docs/nothere x.md")],
     )
     assert got[(commit, "docs/no such.md")] is None

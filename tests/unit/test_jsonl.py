@@ -44,3 +44,31 @@ def test_append_after_torn_line_keeps_records_apart(tmp_path: Path) -> None:
     assert next(records)[1] == {"id": "q1"}
     with pytest.raises(Exception, match=r"labels\.jsonl:2: not JSON"):
         next(records)
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        pytest.param("blocker/x.json", "File exists", id="file-where-a-folder-goes"),
+        pytest.param("blocker/sub/x.json", "Not a directory", id="file-above-the-folder"),
+    ],
+)
+def test_an_unwritable_path_is_the_users_to_fix(tmp_path: Path, where: str, reason: str) -> None:
+    from flightdeck.errors import InputError
+
+    (tmp_path / "blocker").write_text("a file, not a folder\n")
+    for write in (lambda p: atomic_write(p, "x"), lambda p: append_jsonl(p, {"a": 1})):
+        with pytest.raises(InputError) as caught:
+            write(tmp_path / where)
+        assert str(caught.value).endswith(f": {reason}; check the path")
+        assert "blocker" in str(caught.value)
+    assert (tmp_path / "blocker").read_text() == "a file, not a folder\n"
+
+
+def test_a_folder_where_the_file_goes_is_named(tmp_path: Path) -> None:
+    from flightdeck.errors import InputError
+
+    (tmp_path / "x.json").mkdir()
+    with pytest.raises(InputError, match=r"x\.json: Is a directory; check the path"):
+        atomic_write(tmp_path / "x.json", "x")
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]  # no temp file left

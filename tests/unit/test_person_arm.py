@@ -259,7 +259,7 @@ def test_bad_csv_rows_name_the_line(project: Project, content: str, match: str) 
             "citations name repository 'sdlc'; add --snapshot-commit sdlc=<commit>",
             id="uncovered-repo",
         ),
-        pytest.param({"arm": "a b"}, "arm name 'a b' must use", id="arm"),
+        pytest.param({"arm": "a b"}, r"arm name 'a b' holds ' '; use letters", id="arm"),
     ],
 )
 def test_bad_options(project: Project, options: dict[str, Any], match: str) -> None:

@@ -37,7 +37,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
 
 def test_reads_blob_bytes_at_a_commit_not_head(repo: tuple[Path, list[str]]) -> None:
     path, (first, second) = repo
-    r = Repository("sdlc", path)
+    r = Repository("sdlc", path, path.parent / "cache")
     hashes = sha256_at(
         r,
         [
@@ -70,7 +70,7 @@ def test_one_git_process_for_many_blobs(
         return real(*args, **kwargs)
 
     monkeypatch.setattr(subprocess, "Popen", spy)
-    sha256_at(Repository("sdlc", path), [(first, p) for p in TREE] * 20)
+    sha256_at(Repository("sdlc", path, path.parent / "cache"), [(first, p) for p in TREE] * 20)
     assert len(started) == 1
     assert "--batch" in started[0]
 
@@ -91,13 +91,13 @@ def test_unknown_and_broken_repositories(tmp_path: Path) -> None:
         InputError,
         match=r"repository 'x' is not configured; add it under repos: or pass --repo x=PATH",
     ):
-        RepoSet({}).get("x")
+        RepoSet({}, tmp_path / "c").get("x")
     (tmp_path / "bad.bundle").write_text("not a bundle")
     with pytest.raises(InputError, match=r"bad\.bundle: not a readable git bundle"):
         RepoSet({"x": tmp_path / "bad.bundle"}, cache_dir=tmp_path / "c").get("x")
     (tmp_path / "plain").mkdir()
     with pytest.raises(InputError, match=r"plain: not a git repository or bundle"):
-        RepoSet({"x": tmp_path / "plain"}).get("x")
+        RepoSet({"x": tmp_path / "plain"}, tmp_path / "c").get("x")
 
 
 PATTERNS = [

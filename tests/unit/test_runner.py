@@ -399,7 +399,7 @@ def test_two_runs_of_one_arm_at_once_are_refused(tmp_path: Path) -> None:
     [
         pytest.param({"command": "no-such-harness-xyz"}, "not an executable file", id="command"),
         pytest.param({"command": "'unclosed"}, "fix the quoting", id="quoting"),
-        pytest.param({"arm": "../x"}, "arm name '../x' must use", id="arm-name"),
+        pytest.param({"arm": "../x"}, r"arm name '\.\./x' holds '/'; use letters", id="arm-name"),
         pytest.param({"jobs": 0}, "jobs must be at least 1", id="jobs"),
         pytest.param({"timeout": -1.0}, "timeout must be positive", id="timeout"),
         pytest.param({"by": " "}, "--by: is empty; say who ran the arm", id="by"),
@@ -420,7 +420,9 @@ def test_bad_input_is_refused_before_any_trial(
 
 def test_an_as_of_commit_missing_from_the_repository_names_the_question(tmp_path: Path) -> None:
     env = build(tmp_path, [{"id": "q1", "as_of": {"sdlc": "a" * 40}, "scope": []}])
-    with pytest.raises(InputError, match=r"questions.jsonl:1: as_of commit a{40} of 'sdlc'"):
+    with pytest.raises(
+        InputError, match=r"questions.jsonl:1: commit a{40} is not in repository 'sdlc'"
+    ):
         run(env, harness("answer.py"))
 
 
@@ -499,6 +501,11 @@ SHA = "ab" * 32
             {"answer": "x", "citations": [{"uri": "sdlc", "sha256": SHA}]},
             "is not <repo>/<path>",
             id="no-path",
+        ),
+        pytest.param(
+            {"answer": "x", "citations": [{"uri": "sdlc/", "sha256": SHA}]},
+            "is not <repo>/<path>",
+            id="empty-path",
         ),
     ],
 )

@@ -41,10 +41,10 @@ from flightdeck.arms.attachments import (
     split_uri,
 )
 from flightdeck.arms.protocol import ProtocolError, check_citation_uri
-from flightdeck.arms.runner import check_arm_name
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import read_jsonl, sha256_file, write_json, write_jsonl
+from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name
 from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.records import (
     COMMIT_RE,
@@ -278,7 +278,7 @@ def check_date(value: str) -> str:
 
 
 def import_answers(
-    suite_dir: Path,
+    suite_dir: Suite | Path,
     arm: str,
     source: Path,
     *,
@@ -288,7 +288,7 @@ def import_answers(
     snapshot_dir: Path | None = None,
     snapshot_commits: Mapping[str, str] | None = None,
     repos: Mapping[str, Path] | None = None,
-    cache_dir: Path = Path(".flightdeck") / "cache",
+    cache_dir: Path = CACHE_FOLDER,
     on_missing: Literal["record", "error"] = "record",
     replace: bool = False,
 ) -> ImportResult:
@@ -306,11 +306,11 @@ def import_answers(
         )
     if snapshot_dir is not None and not snapshot_dir.is_dir():
         raise InputError(snapshot_dir, None, "snapshot folder not found; it holds <repo>/<path>")
-    if not suite_dir.is_dir():
-        raise InputError(suite_dir, None, "suite folder not found; pass suites/<suite>")
-    questions = {q.id: q for q in read_questions(suite_dir / "questions.jsonl")}
-    answers_path = suite_dir / "answers" / f"{arm}.jsonl"
-    meta_path = suite_dir / "answers" / f"{arm}.meta.json"
+    suite = as_suite(suite_dir, keys=False)
+    suite.require_intact()
+    questions = {q.id: q for q in read_questions(suite.questions)}
+    answers_path = suite.answers(arm)
+    meta_path = suite.meta(arm)
     if answers_path.exists() and not replace:
         raise InputError(
             answers_path, None, "already exists; use a new arm name, or --replace to overwrite"
@@ -368,12 +368,10 @@ def import_answers(
 
     ordered = [records[qid] for qid in questions if qid in records]
     from flightdeck.jsonl import encode_lines, sha256_bytes
-    from flightdeck.project import SuitePaths, require_unchanged_if_scored
 
-    suite_paths = SuitePaths(suite_dir)
-    require_unchanged_if_scored(suite_paths, arm, sha256_bytes(encode_lines(ordered)))
+    suite.require_unchanged_if_scored(arm, sha256_bytes(encode_lines(ordered)))
     provenance = {"by": by, "date": date, "model": model, "knowledge_snapshot": snapshot}
-    _require_same_provenance_if_scored(suite_paths, arm, meta_path, provenance)
+    _require_same_provenance_if_scored(suite, arm, meta_path, provenance)
     write_jsonl(answers_path, ordered)
     meta = {
         "runner": "person",
@@ -387,7 +385,7 @@ def import_answers(
     }
     write_json(meta_path, meta)
     return ImportResult(
-        suite_dir.resolve().name,
+        suite.name,
         arm,
         len(questions),
         answers_path,
@@ -402,7 +400,7 @@ def import_answers(
 
 
 def _require_same_provenance_if_scored(
-    suite: Any, arm: str, meta_path: Path, provenance: dict[str, Any]
+    suite: Suite, arm: str, meta_path: Path, provenance: dict[str, Any]
 ) -> None:
     """A scored arm's meta keeps who ran it, when, with which model and documents.
 
@@ -411,10 +409,9 @@ def _require_same_provenance_if_scored(
     says about answers that were scored as someone else's. A snapshot folder is compared by
     its hash and file count, not by the path it was given as.
     """
-    from flightdeck.project import read_ledger
     from flightdeck.suite.records import read_meta
 
-    scored = read_ledger(suite).get(arm)
+    scored = suite.read_ledger().get(arm)
     if scored is None or not meta_path.is_file():
         return
     old = read_meta(meta_path).fields
@@ -502,10 +499,6 @@ def _check_commits(
             f"citations name repository {uncovered[0]!r}; "
             f"add --snapshot-commit {uncovered[0]}=<commit>",
         )
-    for repo, commit in sorted(commits.items()):
-        if not repos.get(repo).has_commit(commit):
-            raise InputError(
-                "--snapshot-commit",
-                None,
-                f"commit {commit} is not in repository {repo!r}; fetch it or fix the commit",
-            )
+    repos.require_commits(
+        (repo, commit, "--snapshot-commit", None) for repo, commit in sorted(commits.items())
+    )

@@ -45,11 +45,16 @@ from flightdeck.arms.trial import TrialControl, TrialOutcome, TrialSpec, run_tri
 from flightdeck.arms.workspace import DEFAULT_CAP_MB, Workspace, WorkspaceCache, commit_order
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, dumps_line, write_json
+from flightdeck.jsonl import atomic_write, dumps_line, write_json, writing_to
+from flightdeck.project import (
+    CACHE_FOLDER,
+    WORKSPACES_FOLDER,
+    Suite,
+    check_arm_name,
+    open_suite,
+)
 from flightdeck.suite.records import Question, read_answers, read_meta, read_questions
 from flightdeck.suite.repos import RepoSet
-
-ARM_NAME_HELP = "letters, digits, '.', '_' and '-', starting with a letter or digit"
 
 
 @dataclass(frozen=True)
@@ -97,15 +102,6 @@ class RunResult:
     @property
     def answered(self) -> int:
         return self.already_answered + sum(o.ok for o in self.outcomes)
-
-
-def check_arm_name(arm: str) -> None:
-    if (
-        not arm
-        or not (arm[0].isascii() and arm[0].isalnum())
-        or not all(c.isascii() and (c.isalnum() or c in "._-") for c in arm)
-    ):
-        raise InputError("--arm", None, f"arm name {arm!r} must use {ARM_NAME_HELP}")
 
 
 def harness_path() -> str:
@@ -302,23 +298,6 @@ def _sandbox_terms(value: Any) -> str:
     return f"bwrap (network {'on' if value.get('network') else 'off'}, env {names})"
 
 
-def _check_repos(questions: list[Question], repos: RepoSet, source: Path) -> None:
-    checked: set[tuple[str, str]] = set()
-    for question in questions:
-        for repo, commit in sorted(question.as_of.items()):
-            if (repo, commit) in checked:
-                continue
-            repository = repos.get(repo)
-            if not repository.has_commit(commit):
-                raise InputError(
-                    source,
-                    question.line,
-                    f"as_of commit {commit} of {repo!r} is not in {repository.location}; "
-                    "fetch it there or point --repo at a clone that has it",
-                )
-            checked.add((repo, commit))
-
-
 class _Appender:
     """A JSONL file held open for a run; each record is flushed and fsynced as it lands.
 
@@ -327,8 +306,9 @@ class _Appender:
     """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[bytes] = path.open("ab+")
+        with writing_to(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle: IO[bytes] = path.open("ab+")
         size = self._handle.seek(0, os.SEEK_END)
         if size:
             self._handle.seek(size - 1)
@@ -348,8 +328,9 @@ class _Lock:
     """An exclusive lock on the runs ledger: one run of an arm at a time."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[bytes] = path.open("ab")
+        with writing_to(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle: IO[bytes] = path.open("ab")
         try:
             fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -395,20 +376,17 @@ def run_experiment(
         )
     path = harness_path()
     argv = parse_command(config.command, path)
-    suite_dir = config.suite_dir
-    if not suite_dir.is_dir():
-        raise InputError(suite_dir, None, "suite folder not found; pass suites/<suite>")
+    suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
+    suite.require_intact()
     policy = sandbox_policy(config, argv, path)
-    suite = suite_dir.resolve().name
-    questions_path = suite_dir / "questions.jsonl"
-    questions = read_questions(questions_path)
-    answers_path = suite_dir / "answers" / f"{config.arm}.jsonl"
-    meta_path = suite_dir / "answers" / f"{config.arm}.meta.json"
-    runs_path = config.root / "runs" / suite / f"{config.arm}.jsonl"
-    traces_dir = config.root / "traces" / suite / config.arm
+    questions = read_questions(suite.questions)
+    answers_path = suite.answers(config.arm)
+    meta_path = suite.meta(config.arm)
+    runs_path = suite.runs(config.arm)
+    traces_dir = suite.traces(config.arm)
 
     scored_path = answers_path
-    answers_path = _answers_for_scored_arm(suite_dir, config.arm, answers_path, questions)
+    answers_path = _answers_for_scored_arm(suite, config.arm, answers_path, questions)
     lock = _Lock(runs_path)
     try:
         repaired = repair_torn_line(answers_path)
@@ -429,8 +407,12 @@ def run_experiment(
             "sandbox": policy.meta(),
         }
         meta = _check_meta(meta_path, meta, bool(done))
-        repos = RepoSet(config.repos, config.root / ".flightdeck" / "cache")
-        _check_repos(pending, repos, questions_path)
+        repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
+        repos.require_commits(
+            (repo, commit, suite.questions, q.line)
+            for q in pending
+            for repo, commit in sorted(q.as_of.items())
+        )
         if pending or not meta_path.is_file():  # a finished arm's meta stays as it was
             write_json(meta_path, meta)
         if on_start is not None:
@@ -453,11 +435,11 @@ def run_experiment(
         if any(o.ok for o in outcomes):
             _sort_answers(answers_path, [q.id for q in questions])
         if answers_path != scored_path:
-            _settle_rerun(suite_dir, config.arm, answers_path, scored_path)
+            _settle_rerun(suite, config.arm, answers_path, scored_path)
     finally:
         lock.release()
     return RunResult(
-        suite,
+        suite.name,
         config.arm,
         len(questions),
         len(done),
@@ -489,7 +471,7 @@ def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.San
 
 
 def _answers_for_scored_arm(
-    suite_dir: Path, arm: str, answers_path: Path, questions: list[Question]
+    suite: Suite, arm: str, answers_path: Path, questions: list[Question]
 ) -> Path:
     """Where this run writes: the answers file, or a rerun file when the arm was scored.
 
@@ -497,25 +479,21 @@ def _answers_for_scored_arm(
     is refused; one whose answers file is gone (``dvc repro -f`` removes stage outputs) is
     run again into ``answers/.<arm>.rerun.jsonl`` and kept only if it gives the scored bytes.
     """
-    from flightdeck.project import SuitePaths, read_ledger, require_unchanged_if_scored
-
-    suite = SuitePaths(suite_dir)
-    if arm not in read_ledger(suite):
+    if arm not in suite.read_ledger():
         return answers_path
     if answers_path.is_file():
         done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
         if any(q.id not in done for q in questions):
-            require_unchanged_if_scored(suite, arm, None)  # trials to run: refused
+            suite.require_unchanged_if_scored(arm, None)  # trials to run: refused
         return answers_path
     return answers_path.with_name(f".{arm}.rerun.jsonl")
 
 
-def _settle_rerun(suite_dir: Path, arm: str, rerun: Path, answers_path: Path) -> None:
+def _settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> None:
     """Keep a scored arm's rerun only when it reproduces the scored answers byte for byte."""
     from flightdeck.jsonl import sha256_file
-    from flightdeck.project import SuitePaths, read_ledger
 
-    scored = read_ledger(SuitePaths(suite_dir))[arm]
+    scored = suite.read_ledger()[arm]
     if rerun.is_file() and sha256_file(rerun) == scored[1]:
         os.replace(rerun, answers_path)
         return
@@ -553,7 +531,7 @@ def _run_all(
     checked = spec.policy.mode == "none"  # the sandbox mounts workspaces read-only
     cache = WorkspaceCache(
         repos,
-        config.root / ".flightdeck" / "workspaces",
+        config.root / WORKSPACES_FOLDER,
         cap_bytes=config.workspace_cache_mb << 20,
         checked=checked,
     )

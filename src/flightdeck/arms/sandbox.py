@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
+from flightdeck.project import STATE_FOLDER
 
 WORKSPACE = "/flightdeck/workspace"
 OUT = "/flightdeck/out"
@@ -218,7 +219,7 @@ def masked_paths(
         found.append(holdouts.resolve())
     # The default registry too: with `holdouts:` misspelt in params.yaml, the real one is here.
     found.append((root / "holdouts").resolve())
-    found.append((root / ".flightdeck").resolve())
+    found.append((root / STATE_FOLDER).resolve())
     # Scored results say which cited uris are valid sources of each question: part of a key.
     found.append((root / "results").resolve())
     found += _git_dirs(root)

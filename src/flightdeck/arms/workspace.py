@@ -40,10 +40,11 @@ from flightdeck.arms.trees import (
     remove_stale,
     remove_tree,
 )
+from flightdeck.project import SEALED_FILES
 from flightdeck.suite.records import Question
 from flightdeck.suite.repos import RepoSet, scope_filter
 
-SUITE_FILES = frozenset({"questions.jsonl", "keys.jsonl"})
+SUITE_FILES = frozenset(SEALED_FILES)  # a suite folder's files: never in a workspace
 DEFAULT_CAP_MB = 4096
 SYMLINK, SUBMODULE, SUITE = "symlink", "submodule", "inside a suite folder"
 TreeKey = tuple[str, str, tuple[str, ...]]  # repository, commit, scope

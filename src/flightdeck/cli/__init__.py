@@ -1,12 +1,15 @@
 """The root command group, and the one place that maps errors to exit codes.
 
-Exit codes: 0 success; 1 a negative verdict (canary found, gate not met); 2 bad input;
-130 interrupted; 141 when the output pipe closed.
+Exit codes: 0 success; 1 a negative verdict (canary found, gate not met); 2 bad input
+(:class:`~flightdeck.errors.InputError`, click usage errors); 3 a bug (the traceback is
+kept); 130 interrupted; 141 stdout closed early (``flightdeck ... | head``), quietly.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from typing import Any
 
 import click
@@ -14,12 +17,19 @@ import click
 from flightdeck import __version__
 from flightdeck.errors import FlightdeckError
 
+EXIT_BUG = 3
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
+
 
 class FlightdeckGroup(click.Group):
     """Turns every error into one `error: ...` line and its exit code.
 
     Click's own usage errors print several lines (usage, hint, error); the spec wants one
-    line for every error, so they are caught here too and keep click's exit code 2.
+    line for every error, so they are caught here too and keep click's exit code 2. A group
+    called without a command prints its help on stdout and exits 0. Anything that is not a
+    flightdeck or click error is a bug: its traceback is printed and the exit code is 3, so it
+    never reads as bad input (2) or a verdict (1).
     """
 
     def main(
@@ -34,6 +44,9 @@ class FlightdeckGroup(click.Group):
             return super().main(args, prog_name, complete_var, False, **extra)
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            _echo_or_quit(exc.ctx.get_help())
+            sys.exit(0)
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx else (prog_name or "flightdeck")
             message = exc.format_message().rstrip(".")
@@ -44,8 +57,26 @@ class FlightdeckGroup(click.Group):
             sys.exit(exc.exit_code)
         except click.Abort:
             click.echo("interrupted", err=True)
-            sys.exit(130)
+            sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            _silence_stdout()
+            sys.exit(EXIT_BROKEN_PIPE)
+        except Exception:  # a bug: keep the traceback, and an exit code of its own
+            traceback.print_exc()
+            click.echo(
+                "error: flightdeck crashed: this is a bug, not bad input; please report it "
+                "with the traceback above",
+                err=True,
+            )
+            sys.exit(EXIT_BUG)
         sys.exit(code if isinstance(code, int) else 0)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except BrokenPipeError:  # `flightdeck --help | head`
+            _silence_stdout()
+            ctx.exit(EXIT_BROKEN_PIPE)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -53,18 +84,31 @@ class FlightdeckGroup(click.Group):
         except FlightdeckError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(exc.exit_code)
-        except BrokenPipeError:  # `flightdeck ... | head`: the reader left; not bad input
-            import os
-
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
-            ctx.exit(141)  # 128 + SIGPIPE, as a shell reports a writer killed by the pipe
-        except OSError as exc:  # an output path that cannot be written, a full disk
-            where = exc.filename or "flightdeck"
-            click.echo(f"error: {where}: {exc.strerror or exc}; check the path", err=True)
-            ctx.exit(2)
+        except BrokenPipeError:  # the reader of stdout went away: nothing left to tell it
+            _silence_stdout()
+            ctx.exit(EXIT_BROKEN_PIPE)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
-            ctx.exit(130)
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+def _echo_or_quit(text: str) -> None:
+    try:
+        click.echo(text)
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(EXIT_BROKEN_PIPE)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit does not fail on the closed pipe again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test runner's buffer)
+        pass
+    finally:
+        os.close(devnull)
 
 
 @click.group(cls=FlightdeckGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from flightdeck.project import Project
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,36 +75,53 @@ def stats_options(func: F) -> F:
     return func
 
 
-def load_params_from_cli(
+def open_project(
     params_file: Path | None, repo: tuple[str, ...], *, near: Path | None = None, **overrides: Any
-) -> Any:
-    """params.yaml with flags laid over it (a flag left unset keeps the file's value).
+) -> Project:
+    """The project: params.yaml with flags laid over it (a flag left unset keeps its value).
 
     ``near`` is the suite folder: without ./params.yaml, the nearest one above it is used.
+    Warnings about params.yaml (unknown keys) go to stderr.
     """
-    from flightdeck.params import load_params, parse_repo_option
+    from flightdeck.project import Project
 
-    params = load_params(params_file, near=near)
-    for warning in params.warnings:
+    project = Project.open(params_file, near=near, repos=repo, **overrides)
+    for warning in project.params.warnings:
         click.echo(f"warning: {warning}", err=True)
-    return params.with_overrides(repos=parse_repo_option(repo), **overrides)
+    return project
 
 
-def check_seal(suite: Path) -> None:
-    """Refuse a sealed suite whose sealed files changed; warn on stderr if it is not sealed.
+def warn_if_unsealed(suite: Path) -> None:
+    """Say on stderr that answers to an unsealed suite cannot be scored until it is sealed.
 
-    Answers may be built before a suite is sealed (they cannot be scored until it is), so
-    an unsealed suite is a warning, not an error. A missing folder is left to the command.
+    Only a warning: answers may be built first. The refusal of a *changed* sealed suite is
+    the core's (``Suite.require_intact``), so Python callers get it too.
     """
-    from flightdeck.project import SuitePaths, open_suite, verify_sealed
+    from flightdeck.project import Suite
 
-    if not suite.is_dir():
-        return
-    if SuitePaths(suite).manifest.is_file():
-        verify_sealed(open_suite(suite))
-    else:
+    if suite.is_dir() and not Suite(suite).is_sealed:
         click.echo(
             f"warning: {suite} is not sealed; answers to an unsealed suite cannot be scored "
             "until it is",
             err=True,
         )
+
+
+def load_params_from_cli(
+    params_file: Path | None, repo: tuple[str, ...], *, near: Path | None = None, **overrides: Any
+) -> Any:
+    """``open_project(...).params``: the first layout's name, kept so branches in flight merge."""
+    return open_project(params_file, repo, near=near, **overrides).params
+
+
+def check_seal(suite: Path) -> None:
+    """The first layout's CLI seal check, kept so branches in flight merge.
+
+    The core refuses a changed sealed suite itself (``Suite.require_intact``); this only warns
+    on an unsealed one, and checks early.
+    """
+    from flightdeck.project import Suite
+
+    warn_if_unsealed(suite)
+    if suite.is_dir():
+        Suite(suite).require_intact()

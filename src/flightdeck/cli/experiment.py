@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flightdeck.cli._options import (
-    check_seal,
     json_option,
-    load_params_from_cli,
+    open_project,
     params_options,
     suite_argument,
+    warn_if_unsealed,
 )
 from flightdeck.errors import InputError
 
@@ -134,15 +134,16 @@ def run_command(
     from flightdeck.arms.runner import RunConfig, run_experiment
     from flightdeck.arms.workspace import DEFAULT_CAP_MB
 
-    params = load_params_from_cli(params_file, repo, near=suite)
-    check_seal(suite)
+    project = open_project(params_file, repo, near=suite)
+    warn_if_unsealed(suite)
+    params = project.params
     arm_sandbox = params.harness_sandbox.get(arm, {})
     config = RunConfig(
         suite_dir=suite,
         arm=arm,
         command=command,
-        root=params.root,
-        repos=params.repos,
+        root=project.root,
+        repos=project.params.repos,
         jobs=jobs or os.cpu_count() or 1,
         timeout=timeout,
         model=model,

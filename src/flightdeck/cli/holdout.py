@@ -35,9 +35,9 @@ def _holdouts_dir(holdouts_dir: Path | None, params_file: Path | None) -> Path:
     """--holdouts, else params.yaml ``holdouts`` (found as every command finds it)."""
     if holdouts_dir is not None:
         return holdouts_dir
-    from flightdeck.cli._options import load_params_from_cli
+    from flightdeck.cli._options import open_project
 
-    return Path(load_params_from_cli(params_file, ()).holdouts)
+    return open_project(params_file, ()).holdouts
 
 
 @click.group("holdout")
@@ -94,10 +94,11 @@ def canary_scan_command(
     plan = core.plan_scan(holdouts_dir, list(paths))
     if plan.size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
         with click.progressbar(length=plan.size, label="scanning", file=sys.stderr) as bar:
-            result = core.canary_scan(holdouts_dir, plan, jobs=jobs, on_progress=bar.update)
+            result, newly_void = core.scan_and_void(
+                holdouts_dir, plan, jobs=jobs, on_progress=bar.update
+            )
     else:
-        result = core.canary_scan(holdouts_dir, plan, jobs=jobs)
-    newly_void = core.mark_void(holdouts_dir, result)
+        result, newly_void = core.scan_and_void(holdouts_dir, plan, jobs=jobs)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
         for line in _as_text(holdouts_dir, result, newly_void) if not result.clean else ():

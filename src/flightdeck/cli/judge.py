@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from flightdeck.cli._options import load_params_from_cli, params_options, suite_argument
+from flightdeck.cli._options import open_project, params_options, suite_argument
 
 
 @click.command("judge")
@@ -31,10 +31,10 @@ def judge_command(
     """
     from flightdeck.rating.judges import run_judge
 
-    params = load_params_from_cli(params_file, repo, near=suite)
+    project = open_project(params_file, repo, near=suite)
     runs = run_judge(
-        suite,
-        params=params,
+        project.at(suite),
+        params=project.params,
         judge=judge,
         arms=list(arms),
         on_progress=lambda line: click.echo(line, err=True) if "no verdict" in line else None,
@@ -87,15 +87,15 @@ def calibrate_command(
         flightdeck knowledge calibrate suites/knowledge-demo-v1 --judge facts
     """
     from flightdeck.jsonl import write_json
-    from flightdeck.project import SuitePaths
     from flightdeck.rating.calibration import calibrate, calibration_path
 
-    params = load_params_from_cli(params_file, repo, near=suite, **overrides)
-    result = calibrate(suite, params=params, judge=judge)
+    project = open_project(params_file, repo, near=suite, **overrides)
+    opened = project.at(suite)
+    result = calibrate(opened, params=project.params, judge=judge)
     if json_path is not None:
         write_json(json_path, result)
     _print(result)
-    click.echo(f"wrote {calibration_path(SuitePaths(suite), judge)}")
+    click.echo(f"wrote {calibration_path(opened, judge)}")
 
 
 def _print(r: dict[str, Any]) -> None:

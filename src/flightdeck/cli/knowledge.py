@@ -10,7 +10,7 @@ import click
 
 from flightdeck.cli._options import (
     json_option,
-    load_params_from_cli,
+    open_project,
     params_options,
     stats_options,
     suite_argument,
@@ -61,17 +61,11 @@ def seal_command(
     Example:
         flightdeck knowledge seal suites/knowledge-gold-v1 --holdouts holdouts
     """
-    from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
-    params = load_params_from_cli(params_file, repo, near=suite, holdouts=holdouts)
-    holdouts = params.holdouts
-    result = seal(
-        suite,
-        repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"),
-        holdouts=holdouts,
-        unchecked=unchecked,
-    )
+    project = open_project(params_file, repo, near=suite, holdouts=holdouts)
+    holdouts = project.holdouts
+    result = seal(project.at(suite), repos=project.repos, holdouts=holdouts, unchecked=unchecked)
     if result.unchecked_repos:
         click.echo(
             "warning: sealed --unchecked: sources not checked in repositories not at hand: "
@@ -115,11 +109,10 @@ def check_command(
         flightdeck knowledge check suites/knowledge-gold-v1
         flightdeck knowledge check suites/knowledge-gold-v1 --repo sdlc=../sdlc
     """
-    from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import check
 
-    params = load_params_from_cli(params_file, repo, near=suite)
-    problems = check(suite, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache"))
+    project = open_project(params_file, repo, near=suite)
+    problems = check(project.at(suite), repos=project.repos)
     for problem in problems[:CHECK_LIMIT]:
         click.echo(f"error: {problem}", err=True)
     if len(problems) > CHECK_LIMIT:
@@ -170,10 +163,9 @@ def status_command(
 
     from flightdeck.tasks.knowledge import status
 
-    params = load_params_from_cli(
-        params_file, repo, near=suite, holdouts=holdouts, min_raters=min_raters
-    )
-    st = status(suite, params=params)
+    project = open_project(params_file, repo, near=suite, holdouts=holdouts, min_raters=min_raters)
+    params = project.params
+    st = status(project.at(suite), params=params)
     if as_json:
         data = dataclasses.asdict(st)
         data["ready"] = st.ready
@@ -309,70 +301,31 @@ def score_command(
             --arm baseline-repo-search --arm baseline-projects \\
             --baseline baseline-repo-search --candidate baseline-projects
     """
-    from flightdeck.perf import gc_paused
-    from flightdeck.scoring.report import write_outputs
-    from flightdeck.tasks.knowledge import record_scores, score
+    from flightdeck.scoring.report import score_lines
+    from flightdeck.tasks.knowledge import score
 
-    params = load_params_from_cli(params_file, repo, near=suite, judge=judge, **overrides)
-    name = suite.resolve().name
-    scored = list(arms or params.arms)
-    if baseline is None and candidate is None:
-        baseline, candidate = params_comparison(params, scored)
-    with gc_paused():
-        result = score(suite, scored, params=params, baseline=baseline, candidate=candidate)
-        written = write_outputs(
-            result,
-            metrics=json_path or params.root / "metrics" / f"{name}.json",
-            report=report_path or params.root / "reports" / f"{name}.md",
-            results_dir=results_dir or params.root / "results" / name,
-        )
-    record_scores(suite, result)
+    project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
+    params = project.params
+    result = score(
+        project.at(suite),
+        list(arms or params.arms),
+        params=params,
+        baseline=baseline,
+        candidate=candidate,
+        metrics=json_path,
+        report=report_path,
+        results_dir=results_dir,
+    )
     if result.holdouts != "sealed":
         click.echo(
-            f"warning: {name} is not registered in {params.holdouts / 'manifest.json'}; a "
-            "leaked key would go unnoticed (seal with --holdouts)",
+            f"warning: {result.suite} is not registered in {params.holdouts / 'manifest.json'}; "
+            "a leaked key would go unnoticed (seal with --holdouts)",
             err=True,
         )
-    _print_score(result)
+    for line in score_lines(result):
+        click.echo(line)
+    written = result.written
     click.echo(f"wrote {written['metrics']}, {written['report']}, {written['picture']}")
-
-
-def params_comparison(params: Any, scored: list[str]) -> tuple[str | None, str | None]:
-    """params.yaml ``baseline``/``candidate`` (#15), when both are among the arms scored.
-
-    So the pipeline's score stage names no arm, while `score --arm X` on one arm still works.
-    """
-    pair = (params.baseline, params.candidate)
-    if None not in pair and all(arm in scored for arm in pair):
-        return pair
-    return None, None
-
-
-def _print_score(result: Any) -> None:
-    from flightdeck.scoring.report import _count, _interval, _kappa, _meta_lines, _pts
-
-    click.echo(f"suite {result.suite}: {result.n} questions")
-    for s in result.arms.values():
-        click.echo(_meta_lines(s)[0].replace("**", ""))
-    for arm, words in result.sources.items():
-        click.echo(f"{arm}: correctness from {words}")
-    for s in result.arms.values():
-        c = s.citations
-        click.echo(
-            f"{s.arm}: correctness {_interval(s.correctness)}, citation validity "
-            f"{_interval(s.citation_validity)}; citations valid {c['valid']}, fabricated "
-            f"{c['fabricated']}, stale {c['stale']}, unsupported {c['unsupported']}; "
-            f"uncited {s.uncited}, missing {s.missing}; kappa {_kappa(s)}"
-        )
-    for comp in result.comparisons:
-        for mc in comp.metrics.values():
-            click.echo(
-                f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
-                f"[{_pts(mc.lo, 'down')}, {_pts(mc.hi, 'up')}]; "
-                f"{_count(mc.candidate_only, 'question')} only the candidate got right, "
-                f"{mc.baseline_only} only the baseline"
-            )
-            click.echo(f"  {mc.statement}")
 
 
 @knowledge.command("gate")
@@ -418,73 +371,18 @@ def gate_command(
         flightdeck knowledge gate suites/knowledge-gold-v1 \\
             --pinned baseline-repo-search --candidate retrieval
     """
-    from flightdeck.errors import InputError
-    from flightdeck.scoring.report import _pts, decision_json
+    from flightdeck.scoring.report import gate_json, gate_lines
     from flightdeck.tasks.knowledge import gate
 
-    params = load_params_from_cli(
+    project = open_project(
         params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
     )
-    pinned = pinned or params.pinned
-    candidate = candidate or params.candidate
-    for flag, value in (("pinned", pinned), ("candidate", candidate)):
-        if value is None:
-            raise InputError(
-                f"--{flag}", None, f"name the {flag} arm: --{flag} ARM, or {flag}: in params.yaml"
-            )
-    assert pinned is not None
-    assert candidate is not None
-    result = gate(suite, pinned=pinned, candidate=candidate, params=params)
+    result = gate(project.at(suite), pinned=pinned, candidate=candidate, params=project.params)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "passed": result.passed,
-                    "failed": list(result.failed),
-                    "margin": result.margin,
-                    "decision": params.decision,
-                    "correctness_from": result.sources,
-                    "metrics": {
-                        m: {
-                            "diff": mc.diff,
-                            "lo": mc.lo,
-                            "hi": mc.hi,
-                            "passed": m not in result.failed,
-                        }
-                        | decision_json(result.decisions[m])
-                        for m, mc in result.comparison.metrics.items()
-                    },
-                },
-                indent=2,
-                sort_keys=True,
-            )
-        )
+        click.echo(json.dumps(gate_json(result), indent=2, sort_keys=True))
     else:
-        for arm, words in result.sources.items():
-            click.echo(f"{arm}: correctness from {words}")
-        for m, mc in result.comparison.metrics.items():
-            d = result.decisions[m]
-            verdict = "FAIL" if m in result.failed else "ok"
-            size = "" if d.shown.size is None else f", false pass <= {100 * d.shown.size:.2f}%"
-            click.echo(
-                f"{verdict:4} {m}: {candidate} - {pinned} = {_pts(mc.diff)} points, "
-                f"{params.decision} bound {_pts(d.shown.bound, 'down')} (must be >= "
-                f"-{result.margin:g}; level {100 * d.shown.level:.2f}%{size} at n = {d.n}); "
-                f"Tango score bound {_pts(d.tango.lo, 'down')}"
-            )
-            if (d.tango.lo >= -result.margin / 100) != d.shown.holds:
-                alone = "fail" if d.shown.holds else "pass"
-                click.echo(f"     note: Tango's 95% bound alone would {alone} {m}")
-        if result.passed:
-            click.echo(
-                f"gate passed: {candidate} is shown to be at most {result.margin:g} "
-                f"points worse than {pinned} on every metric"
-            )
-        else:
-            click.echo(
-                f"gate failed on {', '.join(result.failed)}: {candidate} may be more "
-                f"than {result.margin:g} points worse than {pinned}"
-            )
+        for line in gate_lines(result):
+            click.echo(line)
     if not result.passed:
         click.get_current_context().exit(1)
 

@@ -79,10 +79,10 @@ def import_answers_command(
             --snapshot attachments/
     """
     from flightdeck.arms.people import import_answers, parse_snapshot_commits
-    from flightdeck.cli._options import check_seal, load_params_from_cli
+    from flightdeck.cli._options import open_project, warn_if_unsealed
 
-    params = load_params_from_cli(params_file, repo, near=suite)
-    check_seal(suite)
+    project = open_project(params_file, repo, near=suite)
+    warn_if_unsealed(suite)
     result = import_answers(
         suite,
         arm,
@@ -92,8 +92,8 @@ def import_answers_command(
         date=date,
         snapshot_dir=snapshot_dir,
         snapshot_commits=parse_snapshot_commits(snapshot_commit),
-        repos=params.repos,
-        cache_dir=params.root / ".flightdeck" / "cache",
+        repos=project.params.repos,
+        cache_dir=project.cache,
         on_missing=on_missing,
         replace=replace,
     )

@@ -33,15 +33,12 @@ def new_command(
         flightdeck knowledge new suites/team-gold-v1 --as-of sdlc=v1.2
         flightdeck knowledge new suites/team-gold-v1 --as-of sdlc=main --as-of infra=3f2a9c1
     """
-    from flightdeck.cli._options import load_params_from_cli
-    from flightdeck.suite.repos import RepoSet
+    from flightdeck.cli._options import open_project
     from flightdeck.suite.scaffold import new_suite, parse_as_of
 
     revisions = parse_as_of(as_of)
-    params = load_params_from_cli(params_file, repo, near=suite)
-    result = new_suite(
-        suite, revisions, repos=RepoSet(params.repos, params.root / ".flightdeck" / "cache")
-    )
+    project = open_project(params_file, repo, near=suite)
+    result = new_suite(suite, revisions, repos=project.repos)
     for name, commit in result.as_of.items():
         click.echo(f"{name}: {revisions[name]} is {commit}")
     click.echo(f"wrote {', '.join(p.as_posix() for p in result.written)}")

@@ -53,23 +53,12 @@ def show_command(
         flightdeck knowledge show suites/knowledge-demo-v1
         flightdeck knowledge show            # the suite params.yaml names
     """
-    from flightdeck.cli._options import load_params_from_cli
-    from flightdeck.errors import InputError
+    from flightdeck.cli._options import open_project
     from flightdeck.scoring.summary import read_summary, render
 
-    params = load_params_from_cli(params_file, (), near=suite)
-    if suite is not None:
-        name = suite.resolve().name
-    elif params.suite is not None:
-        name = params.suite
-    else:
-        raise InputError(
-            "SUITE", None, "name the suite (suites/<suite>) or set suite: in params.yaml"
-        )
-    summary = read_summary(
-        metrics_path or params.root / "metrics" / f"{name}.json",
-        report_path or params.root / "reports" / f"{name}.md",
-    )
+    project = open_project(params_file, (), near=suite)
+    named = project.named_suite(suite)
+    summary = read_summary(metrics_path or named.metrics_path, report_path or named.report_path)
     if as_json:
         data = dataclasses.asdict(summary)
         data["metrics_path"] = summary.metrics_path.as_posix()

@@ -16,9 +16,10 @@ import click
 
 from flightdeck.cli._options import (
     json_option,
-    load_params_from_cli,
+    open_project,
     params_options,
     suite_argument,
+    warn_if_unsealed,
 )
 
 if TYPE_CHECKING:
@@ -76,14 +77,11 @@ def rate_command(
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater bob --tui
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater cy --adjudicate
     """
-    from flightdeck.cli._options import check_seal
     from flightdeck.rating.session import RatingSession
-    from flightdeck.suite.repos import RepoSet
 
-    params = load_params_from_cli(params_file, repo, near=suite)
-    check_seal(suite)
-    repos = RepoSet(params.repos, params.root / ".flightdeck" / "cache")
-    with RatingSession(suite, rater, repos, arm=arm, adjudicate=adjudicate) as session:
+    project = open_project(params_file, repo, near=suite)
+    warn_if_unsealed(suite)
+    with RatingSession(suite, rater, project.repos, arm=arm, adjudicate=adjudicate) as session:
         if session.first_unlabelled() is None and not (review and not tui):
             click.echo(f"nothing left to rate: {rater} has rated all {session.total} answers")
             return

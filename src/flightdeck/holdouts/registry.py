@@ -46,10 +46,10 @@ from flightdeck.jsonl import (
     sha256_bytes,
     sha256_file,
 )
+from flightdeck.project import Suite
 from flightdeck.suite.records import CANARY_RE, SHA256_RE
 
 MANIFEST = "manifest.json"
-SEALED_KEYS = "keys.jsonl"  # a suite's sealed keys, beside the suite's own manifest.json
 SuiteState = Literal["no-manifest", "unregistered", "sealed", "void"]
 FORMAT = 1
 _EVIDENCE_KEYS = {"canary": str, "question_id": str, "file": str, "line": int, "count": int}
@@ -317,10 +317,11 @@ def _plan(path: Path, manifest: dict[str, Any], paths: Sequence[Path]) -> ScanPl
 
 def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
     """Whether ``file`` is, byte for byte, the sealed keys file of a registered suite."""
-    if file.name != SEALED_KEYS:
+    suite = Suite(file.parent)
+    if file.name != suite.keys.name:
         return False
     try:
-        seal = json.loads((file.parent / MANIFEST).read_bytes())
+        seal = json.loads(suite.manifest.read_bytes())
     except (OSError, ValueError):  # no manifest beside it, or not JSON: not a sealed suite
         return False
     if not isinstance(seal, dict) or not isinstance(seal.get("suite"), str):
@@ -332,9 +333,25 @@ def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
     if sha256_bytes(canonical_json(seal)) != registered["manifest_sha256"]:
         return False  # another seal under the same name: not what was registered
     try:
-        return sha256_file(file) == hashes.get(SEALED_KEYS)
+        return sha256_file(file) == hashes.get(suite.keys.name)
     except OSError:  # the scan reports an unreadable file
         return False
+
+
+def scan_and_void(
+    holdouts_dir: Path,
+    paths: Sequence[Path] | ScanPlan,
+    *,
+    jobs: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[ScanResult, list[str]]:
+    """What ``holdout canary-scan`` does: :func:`canary_scan`, then :func:`mark_void`.
+
+    Returns the scan and the suites it newly voided; a Python caller gets the same custody
+    as the command (a hit always voids its suite).
+    """
+    result = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress)
+    return result, mark_void(holdouts_dir, result)
 
 
 def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.errors import FlightdeckError, InputError
+from flightdeck.errors import InputError
 from flightdeck.holdouts.decode import (
     SUFFIXES,
     CorruptError,
@@ -85,8 +85,12 @@ class TailScan:
     bytes_scanned: int
 
 
-class WorkerDiedError(FlightdeckError):
-    """A scan process died, for instance on a file truncated while it was mapped."""
+class WorkerDiedError(RuntimeError):
+    """A scan process died, for instance on a file truncated while it was mapped.
+
+    Not an input error: nothing the user gave was wrong that we could name, so the CLI keeps
+    the traceback and exits 3.
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
+from flightdeck.project import Suite, as_suite, check_arm_name
 from flightdeck.scoring.stats import Kappa, kappa_from_counts
 from flightdeck.suite.records import Answer, Label, read_answers, read_labels, read_questions
 
@@ -89,26 +90,27 @@ def _kappa_json(kappa: Kappa) -> dict[str, Any]:
     }
 
 
-def suite_agreement(suite: Path, *, arms: Sequence[str] | None = None) -> SuiteAgreement:
-    """Agreement for each arm of ``suite`` (or only ``arms``) that has answers or labels."""
-    if not suite.is_dir():
-        raise InputError(suite, None, "suite folder not found; check the path")
-    question_ids = [q.id for q in read_questions(suite / "questions.jsonl")]
-    found = sorted(
-        {p.name[: -len(".jsonl")] for p in (suite / "labels").glob("*.jsonl")}
-        | {p.name[: -len(".jsonl")] for p in (suite / "answers").glob("*.jsonl")}
-    )
+def suite_agreement(suite: Suite | Path, *, arms: Sequence[str] | None = None) -> SuiteAgreement:
+    """Agreement for each arm of ``suite`` (or only ``arms``) that has answers or labels.
+
+    Refuses a sealed suite that changed since sealing, like every command that reads one.
+    """
+    opened = as_suite(suite, keys=False)
+    opened.require_intact()
+    question_ids = [q.id for q in read_questions(opened.questions)]
+    found = sorted({*opened.labelled_arms(), *opened.arms()})
     for arm in arms or ():
+        check_arm_name(arm)
         if arm not in found:
             raise InputError(
-                suite / "labels" / f"{arm}.jsonl",
+                opened.labels(arm),
                 None,
                 f"no labels or answers for arm {arm!r}; arms here: {', '.join(found) or 'none'}",
             )
     results = []
     for arm in arms or found:
-        labels_path = suite / "labels" / f"{arm}.jsonl"
-        answers_path = suite / "answers" / f"{arm}.jsonl"
+        labels_path = opened.labels(arm)
+        answers_path = opened.answers(arm)
         labels = read_labels(labels_path, question_ids) if labels_path.exists() else []
         answers = (
             {a.id: a for a in read_answers(answers_path, question_ids)}
@@ -116,7 +118,7 @@ def suite_agreement(suite: Path, *, arms: Sequence[str] | None = None) -> SuiteA
             else None
         )
         results.append(arm_agreement(arm, labels, answers, order=question_ids))
-    return SuiteAgreement(suite.resolve().name, tuple(results))
+    return SuiteAgreement(opened.name, tuple(results))
 
 
 def arm_agreement(

@@ -24,7 +24,7 @@ from typing import Any
 from flightdeck.errors import InputError
 from flightdeck.jsonl import read_json, write_json
 from flightdeck.params import JudgeSpec
-from flightdeck.project import SuitePaths
+from flightdeck.project import Suite, as_suite
 from flightdeck.rating.judges import (
     Judgement,
     current_judgements,
@@ -38,8 +38,8 @@ from flightdeck.suite.records import Answer, Label, read_answers, read_labels, r
 MIN_ANSWERS = 30
 
 
-def calibration_path(suite: SuitePaths, judge: str) -> Path:
-    return suite.root / "judgements" / judge / "calibration.json"
+def calibration_path(suite: Suite, judge: str) -> Path:
+    return suite.calibration(judge)
 
 
 def bootstrap_kappa(
@@ -107,7 +107,7 @@ def _people(
 
 
 def collect(
-    suite: SuitePaths, spec: JudgeSpec, *, min_raters: int
+    suite: Suite, spec: JudgeSpec, *, min_raters: int
 ) -> tuple[list[Rated], dict[str, Any]]:
     """The answers both rated, across arms, and counts of what was left out and why."""
     identity = judge_identity(spec)
@@ -171,14 +171,17 @@ def _fact_level(rated: Sequence[Rated]) -> dict[str, Any]:
 
 
 def calibrate(
-    suite_dir: Path, *, params: Any, judge: str, now: str | None = None
+    suite_dir: Suite | Path, *, params: Any, judge: str, now: str | None = None
 ) -> dict[str, Any]:
-    """Measure the judge against the people and write ``judgements/<judge>/calibration.json``."""
+    """Measure the judge against the people and write ``judgements/<judge>/calibration.json``.
+
+    Refuses a sealed suite that changed since sealing, like every command that reads one.
+    """
     from flightdeck.clock import utc_now
-    from flightdeck.project import open_suite
 
     spec = resolve_judge(params, judge)
-    suite = open_suite(suite_dir)
+    suite = as_suite(suite_dir, params)
+    suite.require_intact()
     identity = judge_identity(spec)
     rated, counts = collect(suite, spec, min_raters=params.min_raters)
     j = [r.judgement.correct for r in rated]
@@ -244,7 +247,7 @@ def calibrate(
 
 
 def require_calibrated(
-    suite: SuitePaths, spec: JudgeSpec, *, min_kappa: float, min_raters: int = 1
+    suite: Suite, spec: JudgeSpec, *, min_kappa: float, min_raters: int = 1
 ) -> dict[str, Any]:
     """The judge's calibration, or an InputError naming the calibration file and the fix.
 
@@ -302,7 +305,7 @@ def describe(record: dict[str, Any]) -> str:
 
 
 def judged_labels(
-    suite: SuitePaths, spec: JudgeSpec, arm: str, answers: dict[str, Answer]
+    suite: Suite, spec: JudgeSpec, arm: str, answers: dict[str, Answer]
 ) -> list[Label]:
     """The judge's verdicts on every answer of an unrated arm, as labels of one "rater".
 
@@ -344,14 +347,14 @@ class JudgedBy:
     spec: JudgeSpec
     calibration: dict[str, Any]
 
-    def labels(self, suite: SuitePaths, arm: str, answers: dict[str, Answer]) -> list[Label]:
+    def labels(self, suite: Suite, arm: str, answers: dict[str, Answer]) -> list[Label]:
         return judged_labels(suite, self.spec, arm, answers)
 
     def words(self) -> str:
         return f"{describe(self.calibration)}; {citation_basis(self.spec)}"
 
 
-def calibrated_judge(suite: SuitePaths, params: Any) -> JudgedBy | None:
+def calibrated_judge(suite: Suite, params: Any) -> JudgedBy | None:
     """params ``judge`` (or ``--judge``) as a calibrated judge; None when none is named."""
     if params.judge is None:
         return None

@@ -28,7 +28,7 @@ from flightdeck.errors import InputError
 from flightdeck.jsonl import append_jsonl, atomic_write, encode_lines, locked_folder, read_bytes
 from flightdeck.jsonl import read_jsonl as _read_jsonl
 from flightdeck.params import JudgeSpec
-from flightdeck.project import SuitePaths
+from flightdeck.project import Suite, as_suite, check_arm_name
 from flightdeck.suite.records import SHA256_RE, Answer, Key, Question
 
 # Bump when the facts judge's normalisation changes: it is part of the judge's identity, so a
@@ -103,8 +103,8 @@ def judge_identity(spec: JudgeSpec) -> dict[str, Any]:
     }
 
 
-def judgements_path(suite: SuitePaths, judge: str, arm: str) -> Path:
-    return suite.root / "judgements" / judge / f"{arm}.jsonl"
+def judgements_path(suite: Suite, judge: str, arm: str) -> Path:
+    return suite.judgements(judge, arm)
 
 
 # --- the facts judge ----------------------------------------------------------------------
@@ -268,7 +268,7 @@ def _resume(
 
 
 def judge_arm(
-    suite: SuitePaths,
+    suite: Suite,
     spec: JudgeSpec,
     arm: str,
     *,
@@ -332,7 +332,7 @@ def resolve_judge(params: Any, name: str) -> JudgeSpec:
 
 
 def run_judge(
-    suite_dir: Path,
+    suite_dir: Suite | Path,
     *,
     params: Any,
     judge: str,
@@ -341,15 +341,14 @@ def run_judge(
     on_progress: Callable[[str], None] | None = None,
 ) -> list[JudgeRun]:
     """Judge each arm's answers on a sealed suite; ``judge_fn`` replaces the declared judge."""
-    from flightdeck.project import open_suite, verify_sealed
     from flightdeck.suite.records import read_answers
-    from flightdeck.tasks.knowledge import check_arm_name, load_suite_files
+    from flightdeck.tasks.knowledge import load_suite_files
 
     if not arms:
         raise InputError("--arm", None, "name at least one arm to judge")
     spec = resolve_judge(params, judge)
-    suite = open_suite(suite_dir)
-    verify_sealed(suite)
+    suite = as_suite(suite_dir, params)
+    suite.require_sealed()
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
     loaded = {}
@@ -388,11 +387,9 @@ def run_judge(
             close()
 
 
-def judgements_of(
-    suite_root: Path, arm: str, answers: dict[str, Answer]
-) -> dict[str, list[Judgement]]:
+def judgements_of(suite: Suite, arm: str, answers: dict[str, Answer]) -> dict[str, list[Judgement]]:
     """Every judge's current judgement of each answer of ``arm``, for the rating page."""
-    folder = suite_root / "judgements"
+    folder = suite.judgements_folder
     out: dict[str, list[Judgement]] = {}
     if not folder.is_dir():
         return out

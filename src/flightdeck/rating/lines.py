@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flightdeck.errors import InputError
 from flightdeck.suite.records import Question, Source, parse_source_uri
 from flightdeck.suite.repos import BlobReader, RepoSet
 
@@ -63,24 +62,12 @@ class LineReader:
 
     def check(self, cited: Iterable[tuple[Question, tuple[Source, ...], Path]]) -> None:
         """Fail early, naming the fix, when a cited repository or its as_of commit is missing."""
-        seen: set[tuple[str, str]] = set()
-        for question, citations, path in cited:
-            for cite in citations:
-                parsed = _parse(cite.uri)
-                if parsed is None or parsed[0] not in question.as_of:
-                    continue
-                pair = (parsed[0], question.as_of[parsed[0]])
-                if pair in seen:
-                    continue
-                seen.add(pair)
-                repo = self._repos.get(pair[0])
-                if not repo.has_commit(pair[1]):
-                    raise InputError(
-                        path,
-                        question.line,
-                        f"commit {pair[1]} of repository {pair[0]!r} is not in "
-                        f"{repo.location}; fetch it or point --repo {pair[0]}=PATH elsewhere",
-                    )
+        self._repos.require_commits(
+            (parsed[0], question.as_of[parsed[0]], path, question.line)
+            for question, citations, path in cited
+            for cite in citations
+            if (parsed := _parse(cite.uri)) is not None and parsed[0] in question.as_of
+        )
 
     def lines(self, repo: str, commit: str, path: str) -> list[str] | str | None:
         """The file's lines, ``"binary"`` for a binary file, None when it is not there."""

@@ -30,6 +30,7 @@ from typing import Any
 from flightdeck.clock import format_utc
 from flightdeck.errors import InputError
 from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line, locked_folder
+from flightdeck.project import Suite, as_suite
 from flightdeck.rating.judges import Judgement, disagreements, judgements_of
 from flightdeck.rating.lines import CitationView, LineReader, cited_lines
 from flightdeck.suite.citations import is_flagged_unsupported
@@ -136,7 +137,7 @@ class RatingSession:
 
     def __init__(
         self,
-        suite: Path,
+        suite: Suite | Path,
         rater: str,
         repos: RepoSet,
         *,
@@ -146,8 +147,9 @@ class RatingSession:
     ) -> None:
         if not rater.strip() or rater != rater.strip():
             raise InputError("--rater", None, f"rater {rater!r} must be a non-empty name")
-        self.suite = suite
-        self.suite_name = suite.resolve().name
+        self.suite = as_suite(suite)
+        self.suite.require_intact()
+        self.suite_name = self.suite.name
         self.rater = rater
         self.only_arm = arm
         self.adjudicate = adjudicate
@@ -162,7 +164,7 @@ class RatingSession:
         self._lines = LineReader(repos)
         try:
             self._lines.check(
-                (item.question, item.answer.citations, self._questions_path)
+                (item.question, item.answer.citations, self.suite.questions)
                 for item in sorted(self._items, key=lambda i: i.question.line)
             )
         except BaseException:
@@ -172,31 +174,20 @@ class RatingSession:
 
     # --- loading ---------------------------------------------------------------------
 
-    @property
-    def _questions_path(self) -> Path:
-        return self.suite / "questions.jsonl"
-
-    def _labels_path(self, arm: str) -> Path:
-        return self.suite / "labels" / f"{arm}.jsonl"
-
     def _read_own_labels(self, arm: str) -> dict[tuple[str, str], Label]:
-        path = self._labels_path(arm)
+        path = self.suite.labels(arm)
         if not path.exists():
             return {}
         labels = read_labels(path, self._question_ids)
         return {(arm, label.id): label for label in labels if label.rater == self.rater}
 
     def _load_items(self) -> list[_Item]:
-        if not self.suite.is_dir():
-            raise InputError(self.suite, None, "suite folder not found; check the path")
-        questions = {q.id: q for q in read_questions(self._questions_path)}
+        questions = {q.id: q for q in read_questions(self.suite.questions)}
         self._question_ids = tuple(questions)
-        keys_path = self.suite / "keys.jsonl"
+        keys_path = self.suite.keys
         keys = {k.id: k for k in read_keys(keys_path)}
-        folder = self.suite / "answers"
-        arms = sorted(
-            p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl") if not p.name.startswith(".")
-        )
+        folder = self.suite.answers_folder
+        arms = self.suite.arms()
         if not arms:
             raise InputError(
                 folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first"
@@ -212,8 +203,7 @@ class RatingSession:
         items = []
         self._judged: dict[tuple[str, str], list[Judgement]] = {}
         for arm in arms:
-            path = folder / f"{arm}.jsonl"
-            arm_answers = read_answers(path, questions)
+            arm_answers = read_answers(self.suite.answers(arm), questions)
             judged = judgements_of(self.suite, arm, {a.id: a for a in arm_answers})
             self._judged.update({(arm, qid): js for qid, js in judged.items()})
             split = self._split_ids(arm, questions) if self.adjudicate else None
@@ -231,7 +221,7 @@ class RatingSession:
         items.sort(key=lambda i: order_key(self.suite_name, self.rater, i.arm, i.answer.id))
         if not items and self.adjudicate:
             raise InputError(
-                self.suite / "labels",
+                self.suite.labels_folder,
                 None,
                 "the first two raters split on no answer: nothing to adjudicate",
             )
@@ -245,7 +235,7 @@ class RatingSession:
         The adjudication view: a third person rates only what the first two split on,
         and their label makes the majority.
         """
-        path = self._labels_path(arm)
+        path = self.suite.labels(arm)
         if not path.exists():
             return set()
         labels = [la for la in read_labels(path, questions) if la.rater != self.rater]
@@ -391,7 +381,7 @@ class RatingSession:
                     "answer_sha256": item.answer.sha256,
                     "time": time,
                 }
-                _write_label(self._labels_path(item.arm), record)
+                _write_label(self.suite.labels(item.arm), record)
                 self._own[(item.arm, item.answer.id)] = Label(
                     item.answer.id,
                     self.rater,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
 if TYPE_CHECKING:
-    from flightdeck.tasks.knowledge import ScoreResult
+    from flightdeck.scoring.outcomes import ScoreResult
 
 COLORS = {"correctness": "#1f6feb", "citation_validity": "#d4700a"}
 INK, MUTED, GRID = "#1f2328", "#59636e", "#e6e8eb"

@@ -12,17 +12,15 @@ from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, write_json
+from flightdeck.jsonl import atomic_write, write_json, writing_to
 from flightdeck.scoring.decision import Decision
-from flightdeck.scoring.report_comparison import _count as _count  # the CLI reads these
-from flightdeck.scoring.report_comparison import _pts as _pts
-from flightdeck.scoring.report_comparison import comparison_lines
+from flightdeck.scoring.outcomes import GateResult, ScoreResult
+from flightdeck.scoring.report_comparison import _count, _pts, comparison_lines
 from flightdeck.scoring.report_questions import question_table
 from flightdeck.scoring.results import encode_results
 from flightdeck.scoring.rules import ArmScore, Comparison
 from flightdeck.scoring.verdict import verdict_line
 from flightdeck.suite.records import KINDS
-from flightdeck.tasks.knowledge import ScoreResult
 
 PLACES = 6
 
@@ -119,11 +117,20 @@ def write_outputs(
     """Write every output of score atomically; returns what was written.
 
     Every folder is made before any file is written, so a bad output path fails first
-    instead of leaving some outputs new and others old.
+    instead of leaving some outputs new and others old. An output path that cannot be
+    written (a file where a folder should be, no permission) is the user's to fix: an
+    :class:`InputError` naming it; a full disk stays an OSError.
     """
     picture = report.with_suffix(".svg")
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
+    with writing_to(metrics):  # a file where a folder goes, no permission: the user's path
+        return _write_outputs(result, metrics, report, picture, results_dir)
+
+
+def _write_outputs(
+    result: ScoreResult, metrics: Path, report: Path, picture: Path, results_dir: Path
+) -> dict[str, Path]:
     for folder in (metrics.parent, report.parent, results_dir):
         folder.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -343,3 +350,82 @@ def write_picture(result: ScoreResult, path: Path) -> None:
     from flightdeck.scoring.picture import result_picture
 
     atomic_write(path, result_picture(result))
+
+
+# --- the terminal ---------------------------------------------------------------------------
+
+
+def score_lines(result: ScoreResult) -> list[str]:
+    """What ``knowledge score`` prints: each arm's provenance and rates, each comparison."""
+    lines = [f"suite {result.suite}: {result.n} questions"]
+    lines += [_meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
+    lines += [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
+    for s in result.arms.values():
+        c = s.citations
+        lines.append(
+            f"{s.arm}: correctness {_interval(s.correctness)}, citation validity "
+            f"{_interval(s.citation_validity)}; citations valid {c['valid']}, fabricated "
+            f"{c['fabricated']}, stale {c['stale']}, unsupported {c['unsupported']}; "
+            f"uncited {s.uncited}, missing {s.missing}; kappa {_kappa(s)}"
+        )
+    for comp in result.comparisons:
+        for mc in comp.metrics.values():
+            lines.append(
+                f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
+                f"[{_pts(mc.lo, 'down')}, {_pts(mc.hi, 'up')}]; "
+                f"{_count(mc.candidate_only, 'question')} only the candidate got right, "
+                f"{mc.baseline_only} only the baseline"
+            )
+            lines.append(f"  {mc.statement}")
+    return lines
+
+
+def gate_lines(result: GateResult) -> list[str]:
+    """What ``knowledge gate`` prints: each metric's decision bound against the margin, the verdict.
+
+    The bound is the rule in force (params ``decision``), with its level and, when known, its
+    false-pass rate at this n; Tango's score bound is beside it, and a note says when it alone
+    would read the other way.
+    """
+    lines = [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
+    for m, mc in result.comparison.metrics.items():
+        d = result.decisions[m]
+        verdict = "FAIL" if m in result.failed else "ok"
+        size = "" if d.shown.size is None else f", false pass <= {100 * d.shown.size:.2f}%"
+        lines.append(
+            f"{verdict:4} {m}: {result.candidate} - {result.pinned} = {_pts(mc.diff)} points, "
+            f"{d.rule} bound {_pts(d.shown.bound, 'down')} (must be >= "
+            f"-{result.margin:g}; level {100 * d.shown.level:.2f}%{size} at n = {d.n}); "
+            f"Tango score bound {_pts(d.tango.lo, 'down')}"
+        )
+        if (d.tango.lo >= -result.margin / 100) != d.shown.holds:
+            alone = "fail" if d.shown.holds else "pass"
+            lines.append(f"     note: Tango's 95% bound alone would {alone} {m}")
+    if result.passed:
+        lines.append(
+            f"gate passed: {result.candidate} is shown to be at most {result.margin:g} "
+            f"points worse than {result.pinned} on every metric"
+        )
+    else:
+        lines.append(
+            f"gate failed on {', '.join(result.failed)}: {result.candidate} may be more "
+            f"than {result.margin:g} points worse than {result.pinned}"
+        )
+    return lines
+
+
+def gate_json(result: GateResult) -> dict[str, Any]:
+    """``knowledge gate --json``: the verdict, the rule, each metric's interval and decision."""
+    rules = {d.rule for d in result.decisions.values()}
+    return {
+        "passed": result.passed,
+        "failed": list(result.failed),
+        "margin": result.margin,
+        "decision": rules.pop() if len(rules) == 1 else sorted(rules),
+        "correctness_from": result.sources,
+        "metrics": {
+            m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi, "passed": m not in result.failed}
+            | decision_json(result.decisions[m])
+            for m, mc in result.comparison.metrics.items()
+        },
+    }

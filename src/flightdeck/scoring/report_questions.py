@@ -13,8 +13,8 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from flightdeck.scoring.outcomes import ScoreResult
     from flightdeck.scoring.rules import Comparison
-    from flightdeck.tasks.knowledge import ScoreResult
 
 Row = dict[str, Any]  # one record of `results/<suite>/<arm>.jsonl` (scoring.results)
 

@@ -131,13 +131,9 @@ def check_suite(
                         problems.append(Problem(exc.path or "params.yaml", exc.line or 0, message))
                     not_named.add(name)
                     continue
-            if not repo.has_commit(commit):
-                problem(
-                    questions_path,
-                    q.line,
-                    f"commit {commit} is not in repository {name!r} "
-                    f"({repos.locations[name]}); fix as_of or fetch the commit",
-                )
+            missing = repos.commit_error(name, commit, questions_path, q.line)
+            if missing is not None:
+                problem(questions_path, q.line, missing.message)
     problems.extend(deferred)
     trees = _Trees(at_hand)
     try:

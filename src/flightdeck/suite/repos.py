@@ -20,7 +20,9 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 
-CACHE_DIR = Path(".flightdeck") / "cache"
+# Where bundles are cloned, relative to the project root. Spelled here only: Project.cache is
+# the project's copy, and a RepoSet made without one (a Python caller) uses it from the cwd.
+CACHE_FOLDER = Path(".flightdeck") / "cache"
 
 
 def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -39,7 +41,7 @@ def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
 class Repository:
     """One named repository: a clone (work tree or bare) or a bundle file."""
 
-    def __init__(self, name: str, location: Path, cache_dir: Path = CACHE_DIR) -> None:
+    def __init__(self, name: str, location: Path, cache_dir: Path = CACHE_FOLDER) -> None:
         self.name = name
         self.location = location
         self.git_dir = _resolve_git_dir(location, cache_dir)
@@ -198,9 +200,12 @@ def _clone_bundle(bundle: Path, target: Path) -> None:
 
 
 class RepoSet:
-    """Repositories by name, as params.yaml ``repos:`` and ``--repo`` give them."""
+    """Repositories by name, as params.yaml ``repos:`` and ``--repo`` give them.
 
-    def __init__(self, locations: Mapping[str, Path], cache_dir: Path = CACHE_DIR) -> None:
+    ``cache_dir`` is where bundles are cloned: ``Project.cache`` (``.flightdeck/cache``).
+    """
+
+    def __init__(self, locations: Mapping[str, Path], cache_dir: Path = CACHE_FOLDER) -> None:
         self.locations = dict(locations)
         self.cache_dir = cache_dir
         self._open: dict[str, Repository] = {}
@@ -225,6 +230,39 @@ class RepoSet:
                 )
             self._open[name] = Repository(name, location, self.cache_dir)
         return self._open[name]
+
+    def commit_error(
+        self, name: str, commit: str, where: str | Path, line: int | None
+    ) -> InputError | None:
+        """The error for ``commit`` missing from repository ``name``, named at ``where:line``.
+
+        None when the commit is there. The one wording of this error, wherever a commit is
+        named (a suite's as_of, a snapshot flag, a cited line's repository).
+        """
+        repo = self.get(name)
+        if repo.has_commit(commit):
+            return None
+        return InputError(
+            where,
+            line,
+            f"commit {commit} is not in repository {name!r} ({repo.location}); fix the "
+            f"commit, fetch it there, or point --repo {name}=PATH at a clone that has it",
+        )
+
+    def require_commits(self, needed: Iterable[tuple[str, str, str | Path, int | None]]) -> None:
+        """Refuse the first ``(repo, commit, file, line)`` whose commit its repository lacks.
+
+        ``file`` and ``line`` say where the commit was named (a suite file, or a flag), so the
+        one message names the place to fix. Each ``(repo, commit)`` is checked once.
+        """
+        checked: set[tuple[str, str]] = set()
+        for name, commit, where, line in needed:
+            if (name, commit) in checked:
+                continue
+            error = self.commit_error(name, commit, where, line)
+            if error is not None:
+                raise error
+            checked.add((name, commit))
 
 
 def sha256_at(

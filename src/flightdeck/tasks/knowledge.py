@@ -6,10 +6,9 @@ so the CLI and Python callers (and the DVC pipeline through the CLI) share them.
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,16 +24,10 @@ from flightdeck.jsonl import (
     write_json,
     write_jsonl,
 )
-from flightdeck.params import Params
-from flightdeck.project import (
-    SEALED_FILES,
-    SuitePaths,
-    changed_files,
-    open_suite,
-    read_ledger,
-    verify_sealed,
-)
-from flightdeck.scoring.decision import Decision
+from flightdeck.params import Params, load_params
+from flightdeck.project import CACHE_FOLDER, SEALED_FILES, Suite, as_suite, check_arm_name
+from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
+from flightdeck.scoring.outcomes import ScoreResult as ScoreResult  # them from the task
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
     CANARY_PREFIX,
@@ -81,7 +74,7 @@ class SealResult:
     already: bool = False  # already sealed, intact and registered: nothing was done
 
 
-def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
+def load_suite_files(suite: Suite, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
     """Questions and keys, with the cross-file checks: same ids, sources within ``as_of``."""
     questions = read_questions(suite.questions)
     keys = read_keys(suite.keys, sealed=sealed)
@@ -117,7 +110,7 @@ def load_suite_files(suite: SuitePaths, *, sealed: bool | None) -> tuple[list[Qu
     return questions, keys
 
 
-def check(suite_dir: Path, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
+def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
     """Every problem a seal would refuse, in file and line order; writes nothing.
 
     A questions or keys file that cannot be read line by line stops there (its first bad
@@ -125,11 +118,11 @@ def check(suite_dir: Path, *, repos: RepoSet, unchecked: bool = False) -> list[P
     """
     from flightdeck.suite.checks import Problem, check_suite, sort_problems
 
-    suite = open_suite(suite_dir)
+    suite = as_suite(suite_dir)
     problems: list[Problem] = []
     if suite.manifest.exists():  # seal would refuse a sealed suite whose files changed
         try:
-            verify_sealed(suite)
+            suite.require_sealed()
         except InputError as exc:
             return [Problem(exc.path or "", exc.line or 0, exc.message)]
     try:
@@ -149,7 +142,11 @@ def check(suite_dir: Path, *, repos: RepoSet, unchecked: bool = False) -> list[P
 
 
 def seal(
-    suite_dir: Path, *, repos: RepoSet, holdouts: Path | None = None, unchecked: bool = False
+    suite_dir: Suite | Path,
+    *,
+    repos: RepoSet,
+    holdouts: Path | None = None,
+    unchecked: bool = False,
 ) -> SealResult:
     """Validate a suite, give every key a fresh canary, write manifest.json, register canaries.
 
@@ -159,7 +156,7 @@ def seal(
     just before, or a suite sealed without ``--holdouts``) gets them registered by running
     seal again with ``--holdouts``. Anything else already sealed is refused.
     """
-    suite = open_suite(suite_dir)
+    suite = as_suite(suite_dir)
     if suite.manifest.exists():
         return _register_sealed(suite, holdouts)
     from flightdeck.suite.checks import check_suite
@@ -221,7 +218,7 @@ def _hashed_sources(
     return tuple(sources)
 
 
-def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Sequence[Key]) -> None:
+def _register(holdouts: Path, suite: Suite, manifest: Manifest, keys: Sequence[Key]) -> None:
     from flightdeck.holdouts.registry import register_suite
     from flightdeck.jsonl import canonical_json
 
@@ -233,11 +230,11 @@ def _register(holdouts: Path, suite: SuitePaths, manifest: Manifest, keys: Seque
     )
 
 
-def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
+def _register_sealed(suite: Suite, holdouts: Path | None) -> SealResult:
     """Register an intact sealed suite's canaries, or refuse: it is never sealed again."""
     from flightdeck.holdouts.registry import suite_state
 
-    manifest = verify_sealed(suite)  # refuses a changed file or a copied folder
+    manifest = suite.require_sealed()  # refuses a changed file or a copied folder
     if holdouts is not None and not holdouts.is_dir():
         # Creating a fresh registry for a sealed suite would start it clean: a typo in
         # `holdouts` would then drop the void its real registry records.
@@ -256,7 +253,7 @@ def _register_sealed(suite: SuitePaths, holdouts: Path | None) -> SealResult:
         _register(holdouts, suite, manifest, keys)
         questions = len(read_questions(suite.questions))
         return SealResult(suite.name, manifest, questions, 0, (), registered_only=True)
-    # Sealed, intact (verify_sealed refused anything else) and registered: a no-op, so the
+    # Sealed, intact (require_sealed refused anything else) and registered: a no-op, so the
     # pipeline's seal stage and `dvc repro -f` pass on a sealed suite. Canaries never change.
     questions = len(read_questions(suite.questions))
     return SealResult(suite.name, manifest, questions, 0, (), already=True)
@@ -318,15 +315,18 @@ class SuiteStatus:
         )
 
 
-def status(suite_dir: Path, *, params: Params) -> SuiteStatus:
-    """What a person checks before scoring: seal intact, not void, each arm's files."""
-    suite = open_suite(suite_dir)
+def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
+    """What a person checks before scoring: seal intact, not void, each arm's files.
+
+    Reports a changed sealed suite rather than refusing it: saying so is its job.
+    """
+    suite = as_suite(suite_dir, params)
     questions = read_questions(suite.questions)
     ids = [q.id for q in questions]
-    sealed = suite.manifest.is_file()
+    sealed = suite.is_sealed
     manifest = read_manifest(suite.manifest) if sealed else None
-    changed = tuple(changed_files(suite, manifest)) if manifest else ()
-    ledger = _read_ledger(suite)
+    changed = tuple(suite.changed_files(manifest)) if manifest else ()
+    ledger = suite.read_ledger()
     arms = []
     for arm in sorted({*suite.arms(), *params.arms}):
         if not suite.answers(arm).is_file():  # named in params.yaml arms, not answered yet
@@ -401,41 +401,8 @@ def _void_evidence(params: Params, suite: str) -> dict[str, Any] | None:
 # --- score ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ScoreResult:
-    suite: str
-    n: int
-    arms: dict[str, ArmScore]
-    comparisons: tuple[Comparison, ...]
-    params: Params
-    sealed_at: str = ""
-    holdouts: str = "sealed"  # see SuiteStatus.holdouts
-    custody: Custody | None = None  # see SuiteStatus.custody
-    unchecked_repos: tuple[str, ...] = ()  # see SuiteStatus.unchecked_repos
-    # arm -> where its correctness came from, when a judge was named (#14); else empty
-    sources: dict[str, str] = field(default_factory=dict)
-    # id -> the question's text, for the report's per-question table (#15)
-    questions: dict[str, str] = field(default_factory=dict)
-
-
-_read_ledger = read_ledger
-
-
-ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")
-
-
-def check_arm_name(arm: str) -> None:
-    """An arm name becomes a file name: letters, digits and ._@+- only, no leading dot."""
-    if not ARM_NAME.match(arm):
-        raise InputError(
-            "--arm",
-            None,
-            f"arm name {arm!r} must be letters, digits and . _ @ + - (it names files)",
-        )
-
-
 def load_arm(
-    suite: SuitePaths,
+    suite: Suite,
     arm: str,
     questions: Sequence[Question],
     keys: dict[str, Key],
@@ -448,7 +415,7 @@ def load_arm(
     An arm no person rated takes its labels from ``judge`` (a calibrated judge), if given.
     """
     ids = [q.id for q in questions]
-    check_arm_name(arm)
+    check_arm_name(arm)  # also for a Python caller of load_arm
     if not suite.answers(arm).is_file():
         raise InputError(
             suite.answers(arm),
@@ -484,10 +451,10 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 
 
 def _prepare(
-    suite_dir: Path, arms: Sequence[str], params: Params
-) -> tuple[SuitePaths, list[Question], dict[str, ArmScore], Manifest, dict[str, str]]:
-    suite = open_suite(suite_dir)
-    manifest = verify_sealed(suite)
+    suite_dir: Suite | Path, arms: Sequence[str], params: Params
+) -> tuple[Suite, list[Question], dict[str, ArmScore], Manifest, dict[str, str]]:
+    suite = as_suite(suite_dir, params)
+    manifest = suite.require_sealed()
     evidence = _void_evidence(params, suite.name)
     if evidence is not None:
         raise InputError(
@@ -508,7 +475,7 @@ def _prepare(
     return suite, questions, scores, manifest, _sources(scores, judge)
 
 
-def _calibrated_judge(suite: SuitePaths, params: Params) -> JudgedBy | None:
+def _calibrated_judge(suite: Suite, params: Params) -> JudgedBy | None:
     from flightdeck.rating.calibration import calibrated_judge
 
     return calibrated_judge(suite, params)
@@ -536,7 +503,70 @@ def describe_void(evidence: dict[str, Any]) -> str:
 
 
 def score(
-    suite_dir: Path,
+    suite_dir: Suite | Path | str,
+    arms: Sequence[str] | None = None,
+    *,
+    params: Params | None = None,
+    baseline: str | None = None,
+    candidate: str | None = None,
+    metrics: Path | None = None,
+    report: Path | None = None,
+    results_dir: Path | None = None,
+    on_progress: Callable[[str], None] | None = None,
+) -> ScoreResult:
+    """The whole of ``knowledge score``: score, write metrics, results and report, record.
+
+    ``params`` default to the project's params.yaml, found as the CLI finds it, and ``arms``
+    to its ``arms``. Outputs
+    default to ``metrics/<suite>.json``, ``reports/<suite>.md`` (with its ``.svg``) and
+    ``results/<suite>/`` under the project root (``params.root``). The ledger
+    (``scores.jsonl``) gets each arm's hashes unless already there. The result says what was
+    written (``written``) and which arms were recorded (``recorded``).
+    """
+    from flightdeck.perf import gc_paused
+    from flightdeck.scoring.report import write_outputs
+
+    if isinstance(suite_dir, str):
+        suite_dir = Path(suite_dir)
+    if params is None:  # ./params.yaml, else the nearest one above the suite folder
+        params = load_params(near=suite_dir if isinstance(suite_dir, Path) else suite_dir.root)
+    suite = as_suite(suite_dir, params)
+    scored = list(params.arms if arms is None else arms)
+    if baseline is None and candidate is None:
+        baseline, candidate = params_comparison(params, scored)
+    # Many small acyclic records are built and written: the cycle collector only costs time.
+    with gc_paused():
+        result = compute_scores(
+            suite,
+            scored,
+            params=params,
+            baseline=baseline,
+            candidate=candidate,
+            on_progress=on_progress,
+        )
+        written = write_outputs(
+            result,
+            metrics=metrics or suite.metrics_path,
+            report=report or suite.report_path,
+            results_dir=results_dir or suite.results_dir,
+        )
+    recorded = record_scores(suite, result)
+    return replace(result, written=written, recorded=tuple(recorded))
+
+
+def params_comparison(params: Params, scored: Sequence[str]) -> tuple[str | None, str | None]:
+    """params.yaml ``baseline``/``candidate`` (#15), when both are among the arms scored.
+
+    So the pipeline's score stage names no arm, while scoring one arm still works.
+    """
+    pair = (params.baseline, params.candidate)
+    if pair[0] is not None and pair[1] is not None and all(arm in scored for arm in pair):
+        return pair
+    return None, None
+
+
+def compute_scores(
+    suite_dir: Suite | Path,
     arms: Sequence[str],
     *,
     params: Params,
@@ -544,7 +574,10 @@ def score(
     candidate: str | None = None,
     on_progress: Callable[[str], None] | None = None,
 ) -> ScoreResult:
-    """Score each arm once (ledger-checked) and compare candidate with baseline if asked."""
+    """Score each arm once (ledger-checked) and compare candidate with baseline if asked.
+
+    Writes nothing: :func:`score` is this plus the outputs and the ledger.
+    """
     if not arms:
         raise InputError("--arm", None, "name at least one arm to score")
     if len(set(arms)) != len(arms):
@@ -553,6 +586,8 @@ def score(
         raise InputError("--baseline", None, "give --baseline and --candidate together")
     if baseline is not None and baseline == candidate:
         raise InputError("--candidate", None, "the candidate is the baseline; name another arm")
+    for arm in arms:
+        check_arm_name(arm)
     for name in (baseline, candidate):
         if name is not None and name not in arms:
             raise InputError(
@@ -595,11 +630,11 @@ def score(
     )
 
 
-def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> None:
+def _check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
     from flightdeck.project import _only_line_endings
 
-    ledger = _read_ledger(suite)
+    ledger = suite.read_ledger()
     for arm, result in scores.items():
         if arm in ledger and ledger[arm][1] != result.answers_sha256:
             line, scored_sha256, when = ledger[arm]
@@ -619,9 +654,9 @@ def _check_ledger(suite: SuitePaths, scores: dict[str, ArmScore]) -> None:
             )
 
 
-def record_scores(suite_dir: Path, result: ScoreResult) -> list[str]:
+def record_scores(suite_dir: Suite | Path, result: ScoreResult) -> list[str]:
     """Append each arm's (answers, labels) hashes to scores.jsonl unless already recorded."""
-    suite = SuitePaths(suite_dir)
+    suite = as_suite(suite_dir)
     seen: set[tuple[str, str, str]] = set()
     if suite.ledger.is_file():
         for _, record in read_jsonl(suite.ledger):
@@ -649,28 +684,18 @@ def record_scores(suite_dir: Path, result: ScoreResult) -> list[str]:
 # --- gate -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GateResult:
-    suite: str
-    pinned: str
-    candidate: str
-    margin: float  # points
-    comparison: Comparison
-    failed: tuple[str, ...]  # metrics whose decision bound is below -margin
-    sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
-    decisions: dict[str, Decision] = field(default_factory=dict)  # per metric, at -margin
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed
-
-
 def cache_dir(params: Params) -> Path:
     """The project cache folder (calibrated levels live under it)."""
-    return params.root / ".flightdeck" / "cache"
+    return params.root / CACHE_FOLDER
 
 
-def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> GateResult:
+def gate(
+    suite_dir: Suite | Path,
+    *,
+    pinned: str | None = None,
+    candidate: str | None = None,
+    params: Params,
+) -> GateResult:
     """Pass when, on each metric, candidate - pinned is shown to be >= -gate_margin.
 
     The claim is read by the rule in force (params ``decision``) at its own threshold: the
@@ -681,6 +706,20 @@ def gate(suite_dir: Path, *, pinned: str, candidate: str, params: Params) -> Gat
     from flightdeck.scoring.decision import decide
     from flightdeck.scoring.rules import METRICS
 
+    pinned = pinned or params.pinned  # params.yaml ``pinned``/``candidate`` (#15)
+    candidate = candidate or params.candidate
+    if pinned is None:
+        raise InputError(
+            "--pinned", None, "name the pinned arm: --pinned ARM, or pinned: in params.yaml"
+        )
+    if candidate is None:
+        raise InputError(
+            "--candidate",
+            None,
+            "name the candidate arm: --candidate ARM, or candidate: in params.yaml",
+        )
+    check_arm_name(pinned, where="--pinned")
+    check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
     suite, _, scores, _, sources = _prepare(suite_dir, [pinned, candidate], params)

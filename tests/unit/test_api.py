@@ -1,0 +1,88 @@
+"""The public Python API: ``flightdeck.score`` does all that ``knowledge score`` does.
+
+It loads lazily, so ``import flightdeck`` (and ``flightdeck --help``) stays light.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from tests.builders import Project, answer, labels_for
+
+from flightdeck.cli import cli
+from flightdeck.jsonl import sha256_file
+
+HEAVY = {"numpy", "scipy", "polars", "dvc", "yaml", "msgspec", "flightdeck.tasks.knowledge"}
+
+
+def test_import_flightdeck_loads_nothing_heavy() -> None:
+    code = (
+        "import sys, flightdeck\n"
+        f"print(sorted(set({sorted(HEAVY)!r}) & set(sys.modules)))\n"
+        "score = flightdeck.score\n"
+        "print(score.__module__, 'numpy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = out.stdout.splitlines()
+    assert before == "[]"
+    assert after == "flightdeck.tasks.knowledge False"  # numpy waits for the first score
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    import flightdeck
+
+    with pytest.raises(AttributeError, match="^module 'flightdeck' has no attribute 'scroe'$"):
+        flightdeck.scroe  # type: ignore[attr-defined]  # noqa: B018
+
+
+def write_arm(project: Project, arm: str) -> None:
+    records = [
+        answer(project, "q1", "Postgres, for JSONB.", ["docs/adr/0001-database.md"]),
+        answer(project, "q2", "make release, then tag.", ["docs/runbooks/deploy.md"]),
+        answer(project, "q3", "@ada", ["CODEOWNERS"]),
+    ]
+    project.write_answers(arm, records)
+    marks = [True, True, False]
+    project.write_labels(arm, labels_for(records, {"ada": marks, "bob": marks}))
+    project.write_meta(arm)
+
+
+def test_score_from_python_writes_what_the_command_writes(project: Project) -> None:
+    import flightdeck
+
+    runner = CliRunner()
+    sealed = runner.invoke(cli, ["knowledge", "seal", str(project.suite), "--holdouts", "holdouts"])
+    assert sealed.exit_code == 0, sealed.output
+    write_arm(project, "a@2026-12")
+    result = flightdeck.score(str(project.suite), ["a@2026-12"])  # params from ./params.yaml
+    root = project.root.resolve()
+    assert {k: v.resolve() for k, v in result.written.items()} == {
+        "results:a@2026-12": root / "results" / "demo-v1" / "a@2026-12.jsonl",
+        "metrics": root / "metrics" / "demo-v1.json",
+        "picture": root / "reports" / "demo-v1.svg",
+        "report": root / "reports" / "demo-v1.md",
+    }
+    assert result.recorded == ("a@2026-12",)
+    (line,) = (project.suite / "scores.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert record["arm"] == "a@2026-12"
+    assert record["answers_sha256"] == sha256_file(project.suite / "answers" / "a@2026-12.jsonl")
+    metrics = json.loads((root / "metrics" / "demo-v1.json").read_text())
+    assert metrics["arms"]["a@2026-12"]["answered"] == 3
+    python_bytes = {p: p.read_bytes() for p in result.written.values()}
+
+    # The command computes and writes the same bytes, and records nothing new.
+    again = runner.invoke(cli, ["knowledge", "score", str(project.suite), "--arm", "a@2026-12"])
+    assert again.exit_code == 0, again.output
+    assert {p: p.read_bytes() for p in result.written.values()} == python_bytes
+    assert len((project.suite / "scores.jsonl").read_text().splitlines()) == 1
+    with (root / "params.yaml").open("a") as f:
+        f.write("arms: [a@2026-12]\n")
+    # Without arms, the ones params.yaml names; nothing new for the ledger.
+    again_from_python = flightdeck.score(project.suite)
+    assert list(again_from_python.arms) == ["a@2026-12"]
+    assert again_from_python.recorded == ()
