@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests import loopback
 from tests.builders import sha, write_jsonl
 from tests.gitrepo import make_git_repo
 
@@ -105,7 +105,7 @@ def write_people(suite: Path, arm: str, ana: list[bool], ravi: list[bool]) -> No
     write_jsonl(suite / "labels" / f"{arm}.jsonl", labels)
 
 
-class ScriptedModel:
+class ScriptedModel(loopback.LoopbackServer):
     """An OpenAI-compatible chat completions server on 127.0.0.1, scripted by a function.
 
     ``reply(request_json) -> dict`` gives the tool-call arguments (or None for a plain text
@@ -118,73 +118,26 @@ class ScriptedModel:
         self.requests: list[dict[str, Any]] = []
         self.hold_after: int | None = None
         self.release = threading.Event()
-        self.lock = threading.Lock()
-        outer = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with outer.lock:
-                    outer.requests.append(body)
-                    count = len(outer.requests)
-                if outer.hold_after is not None and count > outer.hold_after:
-                    outer.release.wait(30)
-                args = outer.reply(body)
-                message: dict[str, Any] = {"role": "assistant", "content": "no tool"}
-                if args is not None:
-                    message = {
-                        "role": "assistant",
-                        "content": None,
-                        "tool_calls": [
-                            {
-                                "id": f"call_{count}",
-                                "type": "function",
-                                "function": {
-                                    "name": "record_verdict",
-                                    "arguments": json.dumps(args),
-                                },
-                            }
-                        ],
-                    }
-                data = json.dumps(
-                    {
-                        "id": f"chatcmpl-{count}",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body.get("model", "?"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "finish_reason": "tool_calls" if args else "stop",
-                                "message": message,
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    }
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+    def respond(self, request: loopback.Request) -> loopback.Reply:
+        body = request.body
+        with self.lock:
+            self.requests.append(body)
+            count = len(self.requests)
+        if self.hold_after is not None and count > self.hold_after:
+            self.release.wait(30)
+        args = self.reply(body)
+        message: dict[str, Any] = {"role": "assistant", "content": "no tool"}
+        if args is not None:
+            message = loopback.tool_call_message(f"call_{count}", "record_verdict", args)
+        return 200, loopback.chat_completion(
+            count, body.get("model", "?"), message, loopback.chat_usage(1, 1)
+        )
 
     def close(self) -> None:
         self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().close()
 
 
 RUBRIC = "Judge the answer.\nQUESTION: {question}\nKEY: {answer_key}\nFACTS:\n{facts}\nANSWER:\n{answer}\n"
@@ -192,9 +145,7 @@ RUBRIC = "Judge the answer.\nQUESTION: {question}\nKEY: {answer_key}\nFACTS:\n{f
 
 def substring_verdict(request: dict[str, Any]) -> dict[str, Any]:
     """A scripted model: each numbered fact is present when its last word is in the answer."""
-    prompt = request["messages"][-1]["content"]
-    if isinstance(prompt, list):
-        prompt = "".join(part.get("text", "") for part in prompt)
+    prompt = loopback.content_text(request["messages"][-1]["content"])
     facts_block = prompt.split("FACTS:\n", 1)[1].split("ANSWER:\n", 1)[0]
     answer = prompt.split("ANSWER:\n", 1)[1]
     facts = []

@@ -9,17 +9,16 @@ The usage it reports is the provider's side of prompt caching, in tokens of four
 an OpenAI-style reply counts as cached the longest prefix an earlier request already sent
 (automatic prefix caching); an Anthropic-style reply caches only a prefix that ends at a block
 marked ``cache_control`` (written the first time, read after), and ``/v1/messages/count_tokens``
-answers with the request's size. Served from threads of the test process; the test that
-starts it stops it with ``close``.
+answers with the request's size. The HTTP side is :class:`tests.loopback.LoopbackServer`; the
+test that starts it stops it with ``close``.
 """
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.loopback import LoopbackServer, Reply, Request, chat_completion, chat_usage, not_found
 
 Script = Callable[[dict[str, Any]], tuple[int, str]]
 
@@ -36,7 +35,7 @@ def message_text(request: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-class Stub:
+class Stub(LoopbackServer):
     def __init__(self, script: Script, service: str = "stub") -> None:
         self.script = script
         self.service = service
@@ -44,46 +43,22 @@ class Stub:
         self.keep_path = False  # record each request's path under "path"
         self._prefixes: list[str] = []
         self._cached: set[str] = set()  # Anthropic-style: prefixes up to a cache_control mark
-        stub = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server name
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.requests.append({"path": self.path, **body} if stub.keep_path else body)
-                if self.path.endswith("/v1/messages/count_tokens"):
-                    self._send(200, {"input_tokens": len(message_text(body)) // 4})
-                    return
-                if self.path.endswith("/v1/messages"):
-                    status, text = stub.script(body)
-                    self._send(status, stub.anthropic_message(body, text))
-                    return
-                if not self.path.endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-                    return
-                status, text = stub.script(body)
-                if status != 200:
-                    self._send(status, {"error": {"message": text, "type": "server_error"}})
-                    return
-                self._send(200, stub.completion(body, text))
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    def respond(self, request: Request) -> Reply:
+        body, path = request.body, request.path
+        self.requests.append({"path": path, **body} if self.keep_path else body)
+        if path.endswith("/v1/messages/count_tokens"):
+            return 200, {"input_tokens": len(message_text(body)) // 4}
+        if path.endswith("/v1/messages"):
+            status, text = self.script(body)
+            return status, self.anthropic_message(body, text)
+        if not path.endswith("/chat/completions"):
+            return not_found(path)
+        status, text = self.script(body)
+        if status != 200:
+            return status, {"error": {"message": text, "type": "server_error"}}
+        return 200, self.completion(body, text)
 
     def env(self) -> dict[str, str]:
         name = self.service.upper().replace("-", "_")
@@ -93,32 +68,14 @@ class Stub:
         prompt = message_text(request)
         cached = max((_common(prompt, p) for p in self._prefixes), default=0)
         self._prefixes.append(prompt)
-        prompt_tokens, cached_tokens = len(prompt) // 4, cached // 4
-        completion_tokens = max(1, len(text) // 4)
-        return {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 1_700_000_000,
-            "model": request.get("model", "m"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-                "prompt_tokens_details": {"cached_tokens": cached_tokens},
-            },
-        }
+        usage = chat_usage(len(prompt) // 4, max(1, len(text) // 4), cached_tokens=cached // 4)
+        message = {"role": "assistant", "content": text}
+        return chat_completion(len(self.requests), request.get("model", "m"), message, usage)
 
     def anthropic_env(self) -> dict[str, str]:
         """For inspect's ``anthropic/<model>``: the SDK appends ``/v1/messages`` itself."""
         return {
-            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{self.server.server_address[1]}",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{self.port}",
             "ANTHROPIC_API_KEY": "test-key",
         }
 
@@ -148,11 +105,6 @@ class Stub:
                 "cache_creation_input_tokens": write,
             },
         }
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
 
 
 def _system_blocks(request: dict[str, Any]) -> list[dict[str, Any]]:

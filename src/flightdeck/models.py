@@ -1,12 +1,18 @@
 """The model layer over inspect_ai: name a model, configure it, count its tokens, hide its keys.
 
-Everything in flightdeck that calls an LLM (the agent arm, a judge, an attached-documents
-arm) goes through this module, so that every caller
+Everything in flightdeck that calls an LLM goes through this module: the agent arm
+(:mod:`flightdeck.arms.agents.llm`), the attached-documents arm
+(:mod:`flightdeck.arms.agents.inspect_call`) and the ``llm`` judge
+(:mod:`flightdeck.rating.judge_llm`). Each keeps only its own call (the agent's loop, the
+counted and cached prompt, the forced verdict tool), so that every caller
 
 - accepts the same model names (:func:`check_model_name`): any inspect name such as
   ``anthropic/claude-sonnet-4-5`` or ``openai/gpt-4.1``, and ``openai-api/<service>/<model>``
   for any OpenAI-compatible server, configured by ``<SERVICE>_BASE_URL`` and
   ``<SERVICE>_API_KEY`` (vLLM, llama.cpp, ollama); ``mockllm/model`` for tests;
+- opens the model one way (:func:`get_model`, from :class:`ModelSettings`, whose
+  :meth:`~ModelSettings.generate_config` is the one ``GenerateConfig``), and hears why inspect
+  could not open it (:class:`ModelUnavailable`);
 - records the same provenance (:meth:`ModelSettings.provenance`);
 - sums tokens the same way (:class:`TokenUsage`);
 - never writes an API key (:func:`redact`): every string that leaves a process (a trace, a
@@ -37,6 +43,24 @@ INSTALL_HINT = "install the extra: pip install 'flightdeck[llm]'"
 _SECRET_NAME_RE = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", re.IGNORECASE)
 _MIN_SECRET_LEN = 6  # shorter values would redact ordinary words
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[^\s/][^\s]*)+$")
+_MARKUP_RE = re.compile(r"\[/?[a-z]+\]")  # rich markup in inspect's messages: [bold]...[/bold]
+
+
+class ModelUnavailable(InputError):
+    """inspect cannot open the model (unknown provider, missing key or package); says why.
+
+    ``reason`` is inspect's own message on one line, without its markup, for a caller that
+    names another place than ``--model`` (a judge names params.yaml).
+    """
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name, self.reason = name, reason
+        super().__init__(
+            "--model",
+            None,
+            f"cannot open {name!r} ({reason}); check the name and the provider's key and "
+            "base URL variables",
+        )
 
 
 def inspect_version() -> str:
@@ -137,15 +161,28 @@ def _strip_credentials(url: str) -> str:
     return urllib.parse.urlunsplit((parsed.scheme, host, parsed.path, "", ""))
 
 
-def get_model(settings: ModelSettings) -> Model:
-    """The inspect ``Model`` for ``settings`` (credentials come from the environment)."""
+def get_model(settings: ModelSettings, *, memoize: bool = True) -> Model:
+    """The inspect ``Model`` for ``settings`` (credentials come from the environment).
+
+    The name is checked first (:func:`check_model_name`); whatever inspect raises while
+    opening it (PrerequisiteError, ValueError, ... per provider) becomes
+    :class:`ModelUnavailable`. ``memoize=False`` gives a model of its own (inspect shares one
+    per name and config otherwise).
+    """
     inspect_version()
     from inspect_ai.model import get_model as inspect_get_model
 
     check_model_name(settings.name)
-    return inspect_get_model(
-        settings.name, config=settings.generate_config(), **dict(settings.model_args)
-    )
+    try:
+        return inspect_get_model(
+            settings.name,
+            config=settings.generate_config(),
+            memoize=memoize,
+            **dict(settings.model_args),
+        )
+    except Exception as exc:  # inspect's error types differ per provider
+        reason = " ".join(_MARKUP_RE.sub("", str(exc)).split())
+        raise ModelUnavailable(settings.name, reason) from None
 
 
 _USAGE_FIELDS = (
@@ -211,8 +248,10 @@ class TokenUsage:
             counts[name] = count
         return cls(**counts)
 
-    def to_json(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in _USAGE_FIELDS}
+    def to_json(self, fields: Iterable[str] = _USAGE_FIELDS) -> dict[str, int]:
+        """The counts by name; ``fields`` picks some of them, in the protocol's order."""
+        wanted = set(fields)
+        return {name: getattr(self, name) for name in _USAGE_FIELDS if name in wanted}
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -258,8 +297,10 @@ class Completion:
 def complete(settings: ModelSettings, prompt: str, *, system: str | None = None) -> Completion:
     """Generate once from ``prompt`` (and an optional system message), synchronously.
 
-    For judges and single-shot arms; agents use inspect's loop instead (see
-    :mod:`flightdeck.arms.agents.llm`).
+    For a one-off prompt; the agent uses inspect's loop (:mod:`flightdeck.arms.agents.llm`),
+    the attached arm counts and caches its prompt (:mod:`flightdeck.arms.agents.inspect_call`)
+    and the judge forces a tool call (:mod:`flightdeck.rating.judge_llm`), each over
+    :func:`get_model`.
     """
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 

@@ -1092,3 +1092,29 @@ def test_a_key_given_twice_in_params_is_refused_at_its_second_line(
     )
     result = invoke(runner, "knowledge", "status", str(project.suite))
     assert_error(result, f"{line}; keep one")
+
+
+def test_a_threshold_of_zero_points_scores_without_a_crash(
+    runner: CliRunner, project: Project
+) -> None:
+    seal(runner, project)
+    good_arm(project, "a", [True, True, False, False])
+    good_arm(project, "b", [True, True, True, False])
+    result = invoke(
+        runner,
+        "knowledge",
+        "score",
+        str(project.suite),
+        "--arm",
+        "a",
+        "--arm",
+        "b",
+        "--baseline",
+        "a",
+        "--candidate",
+        "b",
+        "--threshold",
+        "0",
+    )
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output

@@ -306,3 +306,6 @@ def test_a_model_inspect_cannot_open_is_bad_input(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(FlightdeckError, match="No ANTHROPIC_API_KEY defined in the environment"):
         inspect_call.ask("anthropic/claude-sonnet-4-5", "s", "d", "q", max_tokens=1)
+    monkeypatch.delenv("NOKEY_BASE_URL", raising=False)
+    with pytest.raises(InputError, match="^--model: openai-api/nokey/m reads NOKEY_BASE_URL"):
+        inspect_call.ask("openai-api/nokey/m", "s", "d", "q", max_tokens=1)  # the shared rule

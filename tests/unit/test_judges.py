@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from flightdeck.params import JudgeSpec
@@ -193,3 +195,32 @@ def test_a_prompt_without_the_answer_is_refused(tmp_path) -> None:  # type: igno
 
     with pytest.raises(InputError, match=r"the prompt has no \{answer\} placeholder"):
         LlmJudge(llm_spec(tmp_path, "FACTS: {facts}"))
+
+
+@pytest.mark.parametrize(
+    ("model", "reason"),
+    [
+        pytest.param("nosuch/x", r"\(Model API nosuch", id="inspect-cannot-open"),
+        pytest.param(
+            "openai-api/nokey/m",
+            r"\(openai-api/nokey/m reads NOKEY_BASE_URL; set it",
+            id="the-shared-name-rule",
+        ),
+    ],
+)
+def test_a_judge_model_that_cannot_be_opened_names_params_yaml(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, reason: str
+) -> None:
+    from dataclasses import replace
+
+    from flightdeck.errors import InputError
+
+    monkeypatch.delenv("NOKEY_BASE_URL", raising=False)
+    judge = LlmJudge(replace(llm_spec(tmp_path), model=model))
+    try:
+        with pytest.raises(
+            InputError, match=rf"^params.yaml: judge 'rubric': cannot open model '{model}' {reason}"
+        ):
+            judge(QUESTION, KEY, ANSWER)
+    finally:
+        judge.close()

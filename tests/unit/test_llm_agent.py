@@ -17,9 +17,11 @@ from flightdeck.arms.runner import default_model, with_provenance
 from flightdeck.errors import InputError
 from flightdeck.models import (
     ModelSettings,
+    ModelUnavailable,
     TokenUsage,
     check_model_name,
     complete,
+    get_model,
     redact,
     redact_json,
     secret_values,
@@ -251,6 +253,35 @@ def test_model_names_are_checked_up_front(name: str, env: dict[str, str], messag
     with pytest.raises(InputError) as caught:
         check_model_name(name, env)
     assert str(caught.value) == message
+
+
+def test_a_model_inspect_cannot_open_says_why_and_how_to_fix() -> None:
+    with pytest.raises(ModelUnavailable) as refused:
+        get_model(ModelSettings("nosuch/x"))
+    assert str(refused.value).startswith("--model: cannot open 'nosuch/x' (Model API nosuch")
+    assert str(refused.value).endswith(
+        "; check the name and the provider's key and base URL variables"
+    )
+    assert refused.value.reason in str(refused.value)
+    assert "[bold]" not in refused.value.reason  # inspect's markup is left out
+    assert "\n" not in refused.value.reason
+
+
+def test_the_generate_config_sets_only_what_the_settings_set() -> None:
+    config = ModelSettings("mockllm/model", max_tokens=64, extra={"cache_prompt": True})
+    assert config.generate_config().model_dump(exclude_none=True) == {
+        "max_tokens": 64,
+        "cache_prompt": True,
+    }
+
+
+def test_token_usage_picks_fields_in_the_protocol_s_order() -> None:
+    usage = TokenUsage(input_tokens=5, output_tokens=2, total_tokens=7, cached_tokens=3)
+    assert list(usage.to_json(["output_tokens", "cached_tokens", "input_tokens"]).items()) == [
+        ("input_tokens", 5),
+        ("cached_tokens", 3),
+        ("output_tokens", 2),
+    ]
 
 
 def test_provenance_keeps_no_key_and_no_url_credentials(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,10 +1,10 @@
 """The ``llm`` judge: a rubric prompt answered fact by fact through one structured tool call.
 
-The model is reached through inspect_ai's model layer (``get_model(...).generate(...)``), the
-same one the LLM arm uses, so any inspect model name works: ``openai-api/<service>/<model>``
+The model is opened by the shared model layer (:func:`flightdeck.models.get_model`), the one
+the LLM arm and the attached arm use, so the same model names work (``openai-api/<service>/<model>``
 with ``<SERVICE>_BASE_URL`` and ``<SERVICE>_API_KEY`` for an OpenAI-compatible server,
-``mockllm/model`` offline. :func:`_model` is the one place a model is made: when the shared
-model layer (``flightdeck.models``) lands, point it there and nothing else changes.
+``mockllm/model`` offline) and are checked the same way. What is the judge's own is here: the
+rubric, and the verdict as a forced tool call.
 
 The prompt file is a template; these placeholders are replaced by plain substitution (the
 answer's own braces are never interpreted): ``{question}``, ``{answer_key}``, ``{facts}``
@@ -20,6 +20,7 @@ import asyncio
 from typing import Any
 
 from flightdeck.errors import InputError
+from flightdeck.models import ModelSettings, ModelUnavailable, get_model
 from flightdeck.params import JudgeSpec
 from flightdeck.rating.judges import FactVerdict, JudgeFailed, Verdict
 from flightdeck.suite.records import Answer, Key, Question
@@ -112,16 +113,15 @@ def parse_verdict(arguments: dict[str, Any], key: Key) -> Verdict:
 
 
 def _model(spec: JudgeSpec) -> Any:
-    """The inspect model for a judge (the one place to point at a shared model layer)."""
-    from inspect_ai.model import GenerateConfig, get_model
-
+    """The judge's own inspect model; a model that cannot be opened is params.yaml's fault."""
     assert spec.model is not None
-    config = GenerateConfig(temperature=spec.temperature, max_retries=2, timeout=120)
+    settings = ModelSettings(spec.model, temperature=spec.temperature, max_retries=2, timeout=120)
     try:
-        return get_model(spec.model, config=config, memoize=False)
-    except Exception as exc:  # inspect raises PrerequisiteError, ValueError, ... per provider
+        return get_model(settings, memoize=False)
+    except InputError as exc:  # the name rule, the missing extra, or inspect's refusal
+        reason = exc.reason if isinstance(exc, ModelUnavailable) else exc.message
         raise InputError(
-            "params.yaml", None, f"judge {spec.name!r}: cannot open model {spec.model!r} ({exc})"
+            "params.yaml", None, f"judge {spec.name!r}: cannot open model {spec.model!r} ({reason})"
         ) from None
 
 

@@ -269,4 +269,7 @@ def _words(n: int) -> str:
 
 
 def _independent(size: float, claims: int) -> float:
+    """1 - (1 - s)^k, computed without cancellation; a size of 1 (threshold 0) gives 1."""
+    if size >= 1.0:
+        return 1.0
     return -math.expm1(claims * math.log1p(-size))

@@ -1,7 +1,9 @@
-"""One model call with an honest context budget, over inspect_ai: the attached arm's model layer.
+"""One model call with an honest context budget: the attached arm's call, over the model layer.
 
-:func:`ask` is the only place the attached arm talks to a model. It is small on purpose, so it
-can be folded into a shared model layer with the LLM agent's (``experiment agent llm``):
+:func:`ask` is the only place the attached arm talks to a model. The model is named, opened
+and configured by :mod:`flightdeck.models`, as for the LLM agent and the judge (the same name
+rule, the same ``GenerateConfig``, the same usage counts); what is the attached arm's own is
+here:
 
 1. count the prompt's tokens before calling: the provider's own count where inspect offers
    one (its provider class overrides ``ModelAPI.count_tokens``: Anthropic's count endpoint,
@@ -22,16 +24,18 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import FlightdeckError
+from flightdeck.models import ModelSettings, TokenUsage, get_model
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
 ESTIMATE = "estimate: ceil(UTF-8 bytes / 3) per text part (no provider count in inspect)"
+# The counts a reply reports (the run summary shows input, cached and output per question).
+USAGE_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
 
 
 class ContextTooLarge(FlightdeckError):
@@ -82,7 +86,8 @@ def ask(
     """Ask once: ``system``, then ``documents`` (cached prefix), then ``question``.
 
     Raises :class:`ContextTooLarge` before any generation when the prompt does not fit,
-    :class:`flightdeck.errors.FlightdeckError` when the window is unknown, and
+    :class:`flightdeck.errors.FlightdeckError` when the window is unknown or the model cannot
+    be opened (:class:`flightdeck.models.ModelUnavailable`), and
     :class:`ModelFailed` when the provider fails or stops at its context length.
     """
     return asyncio.run(
@@ -103,26 +108,16 @@ async def _ask(
         ChatMessageSystem,
         ChatMessageUser,
         ContentText,
-        GenerateConfig,
         ModelAPI,
-        get_model,
         get_model_info,
     )
 
-    config = GenerateConfig(max_tokens=max_tokens, cache_prompt=True, max_retries=max_retries)
-    if isinstance(model_or_name, str):
-        try:
-            model = get_model(model_or_name, config=config)
-        except Exception as exc:  # inspect raises PrerequisiteError, ValueError, ... per provider
-            reason = " ".join(str(exc).replace("[bold]", "").replace("[/bold]", "").split())
-            reason = re.sub(r"\[/?[a-z]+\]", "", reason)
-            raise FlightdeckError(
-                f"--model: cannot open {model_or_name!r} ({reason}); check the name and the "
-                "provider's key and base URL variables"
-            ) from None
-    else:
-        model = model_or_name
-    name = str(model_or_name) if isinstance(model_or_name, str) else str(model)
+    name = str(model_or_name)
+    settings = ModelSettings(
+        name, max_tokens=max_tokens, max_retries=max_retries, extra={"cache_prompt": True}
+    )
+    config = settings.generate_config()
+    model = get_model(settings) if isinstance(model_or_name, str) else model_or_name
     messages: list[Any] = [
         ChatMessageSystem(content=system),
         ChatMessageUser(
@@ -168,18 +163,6 @@ async def _ask(
             f"{name} stopped at its context length ({tokens:,} prompt tokens counted by "
             f"{method}); the documents do not fit: attach fewer files"
         )
-    return Reply(output.completion, output.stop_reason, _usage(output.usage), count)
-
-
-def _usage(usage: Any) -> dict[str, int]:
-    """inspect's ModelUsage as the protocol's counts; ``input_tokens`` includes cached ones."""
-    if usage is None:
-        return {}
-    read = usage.input_tokens_cache_read or 0
-    write = usage.input_tokens_cache_write or 0
-    return {
-        "input_tokens": usage.input_tokens + read + write,
-        "cached_tokens": read,
-        "cache_write_tokens": write,
-        "output_tokens": usage.output_tokens,
-    }
+    # input_tokens include the cached ones (TokenUsage.from_inspect adds them back)
+    usage = TokenUsage.from_inspect(output.usage).to_json(USAGE_FIELDS) if output.usage else {}
+    return Reply(output.completion, output.stop_reason, usage, count)
