@@ -150,7 +150,11 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
             raise InputError(path, None, "params file not found; check the path")
         return Params(root=root)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_keys_loader()) or {}
+    except _DuplicateKey as exc:
+        raise InputError(
+            path, exc.line, f"duplicate key {exc.key!r} (first on line {exc.first}); keep one"
+        ) from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise InputError(path, line, f"not YAML ({exc.problem}); fix the syntax") from None
@@ -406,6 +410,40 @@ def _parse_people(path: Path, raw: Any, root: Path) -> dict[str, PersonArm]:
             root / spec["snapshot"],
         )
     return people
+
+
+class _DuplicateKey(Exception):
+    """A key given twice in one mapping: YAML would silently keep the last."""
+
+    def __init__(self, key: Any, line: int, first: int) -> None:
+        super().__init__(key)
+        self.key, self.line, self.first = key, line, first
+
+
+def _unique_keys_loader() -> Any:
+    """PyYAML's SafeLoader, refusing a key given twice in a mapping.
+
+    PyYAML keeps the last of two equal keys without a word, so a second ``holdouts:`` or
+    ``gate_margin:`` further down the file would silently win (and an error about the value
+    would name the first one's line).
+    """
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                line = key_node.start_mark.line + 1
+                try:
+                    if key in seen:
+                        raise _DuplicateKey(key, line, seen[key])
+                except TypeError:  # an unhashable key: let PyYAML report it
+                    continue
+                seen[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
 
 
 def _line_of_nested(path: Path, name: str) -> int | None:

@@ -219,3 +219,41 @@ def test_a_scored_arm_is_not_reimported_with_other_answers(
         "cannot change: import or run them under a new arm name\n"
     )
     assert answers.read_bytes() == before
+
+
+def test_a_scored_arm_keeps_its_provenance_when_reimported(
+    runner: CliRunner, project: Project
+) -> None:
+    """The same answers by another person or model would rewrite what the report says."""
+    seal_suite(project)
+    folder = attachments(project.root, FILES_AS_OF)
+    source = project.root / "answers.jsonl"
+    source.write_text(json.dumps({"id": "q1", "answer": "Postgres", "citations": []}) + "\n")
+    args = [*common(project, source), "--date", "2026-11-20", "--snapshot", str(folder)]
+    assert invoke(runner, *args, "--model", "chat-model-1").exit_code == 0
+    answers = project.suite / "answers" / "projects.jsonl"
+    meta = project.suite / "answers" / "projects.meta.json"
+    entry = {"arm": "projects", "answers_sha256": sha(answers.read_text())}
+    ledger = project.suite / "scores.jsonl"
+    ledger.write_text(json.dumps({**entry, "scored_at": "2026-11-21T09:00:00Z"}) + "\n")
+    before = meta.read_bytes()
+    result = invoke(runner, *args, "--model", "chat-model-2", "--replace")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: {meta}: arm 'projects' was scored on 2026-11-21T09:00:00Z with model "
+        "'chat-model-1'; a scored arm's provenance cannot change: give the same --model, or "
+        "import under a new arm name\n"
+    )
+    assert meta.read_bytes() == before
+    (folder / "sdlc" / "extra.md").write_text("exported later\n")
+    result = invoke(runner, *args, "--model", "chat-model-1", "--replace")
+    assert result.stderr == (
+        f"error: {meta}: arm 'projects' was scored on 2026-11-21T09:00:00Z with another "
+        "snapshot (its documents differ); a scored arm's provenance cannot change: give the "
+        "same --snapshot, or import under a new arm name\n"
+    )
+    (folder / "sdlc" / "extra.md").unlink()
+    moved = folder.rename(project.root / "exported")  # the same folder given by another path
+    again = [*common(project, source), "--date", "2026-11-20", "--snapshot", str(moved)]
+    result = invoke(runner, *again, "--model", "chat-model-1", "--replace")
+    assert result.exit_code == 0, result.output

@@ -175,6 +175,27 @@ def test_an_uncalibrated_judge_is_refused(runner: CliRunner, judged: Path) -> No
     assert "fewer than 2 raters on 40 answer(s)" in result.stderr
 
 
+def test_a_calibration_against_fewer_raters_than_scoring_counts_is_refused(
+    runner: CliRunner, judged: Path
+) -> None:
+    """One person's labels do not show the judge may stand in for two."""
+    invoke(
+        runner, "knowledge", "judge", SUITE, "--judge", "facts", "--arm", "rated", "--arm", "fresh"
+    )
+    calibrate = ["knowledge", "calibrate", SUITE, "--judge", "facts", "--min-raters", "1"]
+    assert invoke(runner, *calibrate).exit_code == 0
+    record = json.loads((judged / "judgements" / "facts" / "calibration.json").read_text())
+    assert (record["calibrated"], record["min_raters"]) == (True, 1)
+    results = judged.parent.parent / "results"
+    assert_error(
+        invoke(runner, "knowledge", "score", SUITE, "--arm", "fresh", "--judge", "facts"),
+        f"{SUITE}/judgements/facts/calibration.json: judge 'facts' was calibrated against 1 "
+        "rater(s) per answer, but scoring counts 2 (min_raters); calibrate it again with "
+        "--min-raters 2 once that many people rated the answers",
+    )
+    assert not results.exists()
+
+
 def test_fewer_than_30_answers_is_not_calibrated(runner: CliRunner, judged: Path) -> None:
     labels = judged / "labels" / "rated.jsonl"
     kept = [x for x in labels.read_text().splitlines() if int(json.loads(x)["id"][1:]) < 29]

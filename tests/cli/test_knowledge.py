@@ -89,6 +89,7 @@ def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
 ) -> None:
     seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
     assert invoke(runner, *seal_elsewhere).exit_code == 0
+    (project.root / "holdouts").mkdir()  # deliberately: seal makes no registry for a sealed suite
     result = invoke(runner, "knowledge", "seal", str(project.suite))  # params: holdouts/
     assert result.exit_code == 0, result.output
     assert "was already sealed and intact; registered its canaries" in result.stdout
@@ -97,6 +98,27 @@ def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
     again = invoke(runner, "knowledge", "seal", str(project.suite))
     assert again.exit_code == 0  # registered now: nothing left to do
     assert "nothing to do" in again.stdout
+
+
+def test_a_sealed_suite_is_not_registered_afresh_in_a_misspelt_holdouts_folder(
+    runner: CliRunner, project: Project
+) -> None:
+    """A new registry would start the suite clean: the void its real one records is lost."""
+    seal(runner, project)
+    canary = json.loads((project.suite / "keys.jsonl").read_text().splitlines()[0])["canary"]
+    (project.root / "trace.log").write_text(canary + "\n")
+    assert invoke(runner, "holdout", "canary-scan", "trace.log").exit_code == 1  # now void
+    (project.root / "params.yaml").write_text("holdouts: holdout\nrepos:\n  sdlc: repos/sdlc\n")
+    before = sorted(p.relative_to(project.root) for p in project.root.rglob("*"))
+    result = invoke(runner, "knowledge", "seal", str(project.suite))
+    assert_error(
+        result,
+        "holdout: the holdouts folder does not exist, and demo-v1 is already sealed (its "
+        "canaries are registered where it was sealed); fix `holdouts` in params.yaml or "
+        "--holdouts, or create the folder if this suite was never registered",
+    )
+    assert sorted(p.relative_to(project.root) for p in project.root.rglob("*")) == before
+    assert invoke(runner, "knowledge", "status", str(project.suite)).exit_code == 2
 
 
 def test_seal_reads_the_holdouts_folder_from_params(runner: CliRunner, project: Project) -> None:
@@ -252,7 +274,7 @@ def test_seal_refuses_a_named_repository_that_is_not_there(
     assert_error(
         result,
         "/nowhere/sdlc: repository 'sdlc' not found at this path; fix repos: in params.yaml or "
-        "--repo sdlc=PATH",
+        "--repo sdlc=PATH, or seal with --unchecked to seal without checking it",
     )
     assert not (project.suite / "manifest.json").exists()
 
@@ -470,6 +492,24 @@ def test_arm_is_scored_once(runner: CliRunner, project: Project) -> None:
     )
     assert result.stderr.endswith(
         "with other answers; each arm is scored once, so score the new answers under a new arm name\n"
+    )
+
+
+def test_a_scored_arm_whose_answers_only_got_crlf_line_endings_says_so(
+    runner: CliRunner, project: Project
+) -> None:
+    seal(runner, project)
+    good_arm(project, "search", [True] * 4)
+    score = ("knowledge", "score", str(project.suite), "--arm", "search")
+    assert invoke(runner, *score).exit_code == 0
+    answers = project.suite / "answers" / "search.jsonl"
+    answers.write_bytes(answers.read_bytes().replace(b"\n", b"\r\n"))  # git's autocrlf
+    when = json.loads((project.suite / "scores.jsonl").read_text().splitlines()[0])["scored_at"]
+    assert_error(
+        invoke(runner, *score),
+        f"{answers}: answers of arm 'search' changed since scored on {when}: their line endings "
+        "are CRLF now; check out with core.autocrlf=false (the project's .gitattributes keeps "
+        "answer files -text)",
     )
 
 
@@ -1000,6 +1040,58 @@ def test_the_shipped_gitattributes_keep_suite_files_byte_exact() -> None:
             check=True,
         ).stdout
         assert out.strip() == f"{path}: text: unset", out
+
+
+def test_output_into_a_closed_pipe_is_no_error(project: Project) -> None:
+    """`flightdeck knowledge status ... | head -1`: the reader leaving is not bad input."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader has gone before anything is written
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "flightdeck", "knowledge", "status", str(project.suite)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, "")
+
+
+@pytest.mark.parametrize(
+    ("extra", "line"),
+    [
+        pytest.param(
+            "gate_margin: 5\n",
+            "params.yaml:8: duplicate key 'gate_margin' (first on line 2)",
+            id="top",
+        ),
+        pytest.param(
+            "judges:\n  f: {kind: facts}\n  f: {kind: llm}\n",
+            "params.yaml:10: duplicate key 'f' (first on line 9)",
+            id="nested",
+        ),
+        pytest.param(
+            "x: {a: 1, a: 2}\n", "params.yaml:8: duplicate key 'a' (first on line 8)", id="flow"
+        ),
+    ],
+)
+def test_a_key_given_twice_in_params_is_refused_at_its_second_line(
+    runner: CliRunner, project: Project, extra: str, line: str
+) -> None:
+    """YAML would keep the last one silently, and a bad value's error would name the first."""
+    params = project.root / "params.yaml"
+    params.write_text(
+        "seed: 0\ngate_margin: 15\nthreshold: 15\nmin_raters: 2\nholdouts: holdouts\n"
+        "repos:\n  sdlc: repos/sdlc\n" + extra
+    )
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert_error(result, f"{line}; keep one")
 
 
 def test_a_threshold_of_zero_points_scores_without_a_crash(

@@ -252,6 +252,49 @@ def test_check_lists_every_problem_in_file_and_line_order(
     assert snapshot(project) == before
 
 
+def test_a_repository_path_that_does_not_exist_is_reported_once(
+    runner: CliRunner, project: Project
+) -> None:
+    (project.root / "params.yaml").write_text("repos:\n  sdlc: repos/sdlx\n")
+    assert_refused(
+        runner,
+        project,
+        "repos/sdlx: repository 'sdlc' not found at this path; fix repos: in params.yaml "
+        "or --repo sdlc=PATH, or seal with --unchecked to seal without checking it",
+    )
+
+
+def test_a_named_repository_not_at_hand_seals_unchecked(
+    runner: CliRunner, project: Project
+) -> None:
+    """A clone that is not on this machine: --unchecked seals and records it, as for a name."""
+    (project.root / "params.yaml").write_text("repos:\n  sdlc: repos/sdlx\n")
+    result = invoke(runner, "knowledge", "seal", str(project.suite), "--unchecked")
+    assert result.exit_code == 0, result.output
+    assert "0 sources checked" in result.stdout
+    manifest = json.loads((project.suite / "manifest.json").read_text())
+    assert manifest["unchecked_repos"] == ["sdlc"]
+
+
+def test_check_on_a_sealed_suite_refuses_a_changed_file_as_seal_does(
+    runner: CliRunner, project: Project
+) -> None:
+    assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
+    check = invoke(runner, "knowledge", "check", str(project.suite))
+    assert (check.exit_code, check.stdout) == (
+        0,
+        f"{project.suite}: every seal check passes; it is sealed and its files are intact\n",
+    )
+    edit(project.suite / "questions.jsonl", 0, question="Why Postgres, really?")
+    assert_refused(
+        runner,
+        project,
+        f"{project.suite / 'questions.jsonl'}: changed after sealing (it no longer matches "
+        "manifest.json); a changed question is a new suite version (demo-v2), never an edit: "
+        "restore the file",
+    )
+
+
 def test_check_passes_a_suite_that_would_seal_and_writes_nothing(
     runner: CliRunner, project: Project
 ) -> None:

@@ -113,6 +113,28 @@ def test_a_stale_attachment_gets_the_stale_hash(project: Project) -> None:
     assert digest != sha(FILES_AS_OF[ADR])
 
 
+def test_a_file_behind_a_folder_symlink_is_not_in_the_snapshot(project: Project) -> None:
+    """What a citation is hashed from is what the meta's snapshot hash covers, nothing else.
+
+    The folder hash (like ``find -type f``) does not follow a symlinked folder, so a file
+    behind one must not be hashed either: its bytes could change without the recorded
+    snapshot changing.
+    """
+    folder = snapshot(project.root, {"CODEOWNERS": FILES_AS_OF["CODEOWNERS"]})
+    elsewhere = project.root / "exported" / "docs" / "adr"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "0001-database.md").write_text(FILES_AS_OF[ADR])
+    (folder / "sdlc" / "docs").symlink_to(project.root / "exported" / "docs")
+    row = {"id": "q1", "answer": "x", "citations": [f"sdlc/{ADR}", "sdlc/CODEOWNERS"]}
+    result = do_import(project, source(project.root, "a.jsonl", jsonl([row])), snapshot_dir=folder)
+    assert folder_hash(folder)[1] == 1
+    assert read(project)["q1"]["citations"] == [
+        {"uri": f"sdlc/{ADR}", "sha256": EMPTY_SHA256},
+        {"uri": "sdlc/CODEOWNERS", "sha256": sha(FILES_AS_OF["CODEOWNERS"])},
+    ]
+    assert [a.uri for a in result.absent] == [f"sdlc/{ADR}"]
+
+
 @pytest.mark.parametrize("which", ["as_of", "later"])
 def test_snapshot_commits_are_read_through_git(project: Project, which: str) -> None:
     commit = getattr(project, which)

@@ -254,6 +254,24 @@ def test_each_label_is_appended_at_once(rated: Project) -> None:
     assert read_labels(path, ["q1", "q2", "q3", "q4"])[0].answer_sha256 == label["answer_sha256"]
 
 
+def test_a_rater_name_differing_only_in_case_is_refused_before_any_label(
+    rated: Project,
+) -> None:
+    """'Ada' would rate everything again beside 'ada', and scoring would then refuse both."""
+    with session(rated) as s:
+        s.save(0, True, [])
+    (arm,) = {label["arm"] for label in all_labels(rated)}
+    before = (rated.suite / "labels" / f"{arm}.jsonl").read_bytes()
+    with pytest.raises(InputError) as caught:
+        session(rated, "Ada")
+    assert str(caught.value) == (
+        f"--rater: 'Ada' differs only in case from rater 'ada' in "
+        f"{rated.suite / 'labels' / f'{arm}.jsonl'}; rate as --rater 'ada' (one name for one "
+        "person)"
+    )
+    assert (rated.suite / "labels" / f"{arm}.jsonl").read_bytes() == before
+
+
 def sha_of_answer(project: Project, arm: str, qid: str) -> str:
     from flightdeck.suite.records import read_answers
 

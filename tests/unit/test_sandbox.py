@@ -40,6 +40,9 @@ def project(tmp_path: Path) -> dict[str, Any]:
     holdouts = tmp_path / "holdouts"
     holdouts.mkdir()
     (holdouts / "manifest.json").write_text('{"canaries": "secret"}\n')
+    results = tmp_path / "results" / "demo-v1"
+    results.mkdir(parents=True)
+    (results / "arm0.jsonl").write_text('{"id": "q1", "citations": [{"class": "valid"}]}\n')
     return {"root": tmp_path, "suite": suite, "clone": clone, "bundle": bundle}
 
 
@@ -60,6 +63,7 @@ def hostile(project: dict[str, Any], listener: str) -> str:
         project["clone"] / ".git" / "HEAD",
         project["clone"] / "docs" / "a.md",
         project["bundle"],
+        project["root"] / "results" / "demo-v1" / "arm0.jsonl",
     ]
     argv = [sys.executable, str(HARNESSES / "hostile.py"), "--connect", listener]
     argv += ["--env", "FD_TEST_SECRET"]
@@ -94,6 +98,7 @@ def test_a_hostile_harness_fails_at_every_attempt_and_its_answer_is_recorded(
     assert got[f"read {project['clone'] / '.git' / 'HEAD'}"] == "ENOENT"
     assert got[f"read {project['clone'] / 'docs' / 'a.md'}"] == "ENOENT"  # the work tree too
     assert got[f"read {project['bundle']}"] == "EACCES"  # /dev/null (nodev) over the file
+    assert got[f"read {root / 'results' / 'demo-v1' / 'arm0.jsonl'}"] == "ENOENT"
     assert got["write workspace file"] == "EROFS"
     assert got["create workspace file"] == "EROFS"
     assert got["chmod workspace file"] == "EROFS"
@@ -105,6 +110,63 @@ def test_a_hostile_harness_fails_at_every_attempt_and_its_answer_is_recorded(
     assert meta["mode"] == "bwrap"
     assert meta["network"] is False
     assert meta["pass_env"] == []
+
+
+def test_an_out_file_left_as_a_symlink_is_not_followed_by_the_runner(
+    project: dict[str, Any], listener: str
+) -> None:
+    """Masked inside, the keys are readable outside: the runner must not copy them in."""
+    keys = project["suite"] / "keys.jsonl"
+    command = hostile(project, listener) + " " + shlex.join(["--link-trace", str(keys)])
+    result = run(project, command)
+    ((qid, reason),) = [(o.id, o.reason) for o in result.failed]
+    assert (qid, reason) == (
+        "q1",
+        "FLIGHTDECK_TRACE is a symlink, not a file; write the file itself",
+    )
+    trace = (project["root"] / "traces" / "demo-v1" / "arm1" / "q1.log").read_text()
+    assert SECRET not in trace
+    assert "(not copied: FLIGHTDECK_TRACE is a symlink, not a file; write the file" in trace
+    assert (project["suite"] / "answers" / "arm1.jsonl").read_text() == ""
+
+
+def test_the_keys_in_another_worktree_of_the_project_are_masked_too(
+    project: dict[str, Any], listener: str
+) -> None:
+    """A trial run in one git worktree must not read the sealed keys of another by path."""
+    import subprocess
+
+    from tests.gitrepo import git_env
+
+    root = project["root"]
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-C", str(root), *args], check=True, env=git_env(), capture_output=True
+        )
+
+    (root / ".gitignore").write_text("repos/\ndemo/\nworktrees/\n")
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "suite")
+    other = root / "worktrees" / "b"  # inside the project, so bound into the sandbox
+    git("worktree", "add", "-q", str(other))
+    keys = other / "suites" / "demo-v1" / "keys.jsonl"
+    assert SECRET in keys.read_text()
+    command = hostile(project, listener) + " " + shlex.join(["--read", str(keys)])
+    result = run(project, command)
+    assert not result.failed, result.failed
+    assert outcomes(project)[f"read {keys}"] == "ENOENT"
+
+
+def test_the_project_holdouts_folder_is_masked_when_params_misname_it(
+    project: dict[str, Any], listener: str
+) -> None:
+    """``holdouts: holdout`` (a typo) must not leave the real registry readable."""
+    manifest = project["root"] / "holdouts" / "manifest.json"
+    result = run(project, hostile(project, listener), holdouts=project["root"] / "holdout")
+    assert not result.failed, result.failed
+    assert outcomes(project)[f"read {manifest}"] == "ENOENT"
 
 
 def test_network_and_a_named_variable_reach_the_harness_only_when_asked(
@@ -224,3 +286,19 @@ def test_flightdeck_s_own_source_under_tmp_stays_visible(
     (package / "__init__.py").write_text("")
     monkeypatch.setattr(flightdeck, "__file__", str(package / "__init__.py"))
     assert (tmp_path / "clone" / "src").resolve() in visible_paths(tmp_path / "project", [])
+
+
+def test_the_suites_beside_a_symlinked_suite_folder_are_masked(tmp_path: Path) -> None:
+    real = tmp_path / "data" / "demo-v1"
+    real.mkdir(parents=True)
+    (real / "keys.jsonl").write_text("{}\n")
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "demo-v1").symlink_to(real)
+    (suites / "demo-v2").mkdir()
+    (suites / "demo-v2" / "keys.jsonl").write_text("{}\n")
+    masked = sandbox.masked_paths(
+        root=tmp_path, suite_dir=suites / "demo-v1", repos=[], holdouts=None
+    )
+    assert real in masked
+    assert (suites / "demo-v2").resolve() in masked

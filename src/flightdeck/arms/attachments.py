@@ -63,10 +63,16 @@ def snapshot_record(folder: Path) -> dict[str, Any]:
 
 
 def hash_from_folder(folder: Path, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
-    """SHA-256 of each wanted ``(repo, path)`` that the folder holds as ``<repo>/<path>``."""
+    """SHA-256 of each wanted ``(repo, path)`` that the folder holds as ``<repo>/<path>``.
+
+    Only the files :func:`folder_files` lists, which :func:`folder_hash` covers: a file
+    reached through a symlinked folder is not in the snapshot, since its bytes could change
+    without the recorded snapshot hash changing.
+    """
+    files = dict(folder_files(folder))
     found = {}
     for repo, path in wanted:
-        file = folder / repo / path
-        if file.is_file():
+        file = files.get(f"{repo}/{path}")
+        if file is not None and file.is_file():
             found[(repo, path)] = sha256_file(file)
     return found

@@ -370,13 +370,12 @@ def import_answers(
     from flightdeck.jsonl import encode_lines, sha256_bytes
 
     suite.require_unchanged_if_scored(arm, sha256_bytes(encode_lines(ordered)))
+    provenance = {"by": by, "date": date, "model": model, "knowledge_snapshot": snapshot}
+    _require_same_provenance_if_scored(suite, arm, meta_path, provenance)
     write_jsonl(answers_path, ordered)
     meta = {
         "runner": "person",
-        "by": by,
-        "date": date,
-        "model": model,
-        "knowledge_snapshot": snapshot,
+        **provenance,
         "source": {"file": source.name, "sha256": sha256_file(source)},
         "absent_citations": len(absent),
         **({"outside_citations": len(outside)} if outside else {}),
@@ -398,6 +397,46 @@ def import_answers(
         outside,
         delimiter,
     )
+
+
+def _require_same_provenance_if_scored(
+    suite: Suite, arm: str, meta_path: Path, provenance: dict[str, Any]
+) -> None:
+    """A scored arm's meta keeps who ran it, when, with which model and documents.
+
+    The same answers imported again (a pipeline re-running its import stage) pass the ledger;
+    a different ``--by``, ``--model``, ``--date`` or snapshot would rewrite what the report
+    says about answers that were scored as someone else's. A snapshot folder is compared by
+    its hash and file count, not by the path it was given as.
+    """
+    from flightdeck.suite.records import read_meta
+
+    scored = suite.read_ledger().get(arm)
+    if scored is None or not meta_path.is_file():
+        return
+    old = read_meta(meta_path).fields
+
+    def comparable(name: str, value: Any) -> Any:
+        if name == "knowledge_snapshot" and isinstance(value, dict) and "sha256" in value:
+            return {k: value.get(k) for k in ("sha256", "files")}
+        return value
+
+    for name, flag in (
+        ("by", "--by"),
+        ("model", "--model"),
+        ("date", "--date"),
+        ("knowledge_snapshot", "--snapshot"),
+    ):
+        if comparable(name, old.get(name)) != comparable(name, provenance[name]):
+            what = f"{name} {old.get(name)!r}"
+            if name == "knowledge_snapshot":
+                what = "another snapshot (its documents differ)"
+            raise InputError(
+                meta_path,
+                None,
+                f"arm {arm!r} was scored on {scored[2]} with {what}; a scored arm's provenance "
+                f"cannot change: give the same {flag}, or import under a new arm name",
+            )
 
 
 def _outside_hash(snapshot_dir: Path | None, pair: tuple[str, str]) -> str:

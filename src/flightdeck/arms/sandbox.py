@@ -7,7 +7,8 @@ read-only onto bubblewrap's own root, which is then remounted read-only), with:
 - its result and trace files in :data:`OUT`, the only writable folder besides a private,
   empty ``/tmp``;
 - the suite folders, the repositories (and their ``.git``), the project's own git folder,
-  the holdouts folder and the project cache (``.flightdeck/``) masked: an empty tmpfs over a
+  the holdouts folder, the project cache (``.flightdeck/``) and the scored results
+  (``results/``: which cited uris are valid sources) masked: an empty tmpfs over a
   folder, ``/dev/null`` over a file;
 - no network unless the arm asks for it, new user, pid, ipc, uts and cgroup namespaces,
   every capability dropped (so root inside cannot remount the workspace writable), and
@@ -69,7 +70,13 @@ class SandboxPolicy:
             "bwrap_version": self.version,
             "network": self.network,
             "pass_env": sorted(self.pass_env),
-            "masked": ["suite folders", "repositories and .git", "holdouts", "project cache"],
+            "masked": [
+                "suite folders",
+                "repositories and .git",
+                "holdouts",
+                "project cache",
+                "scored results",
+            ],
         }
 
 
@@ -200,27 +207,78 @@ def masked_paths(
     holdouts: Path | None,
     extra: Iterable[Path] = (),
 ) -> tuple[Path, ...]:
-    """What a harness may not read: suites, repositories, git folders, holdouts, cache."""
+    """What a harness may not read: suites, repositories, git folders, holdouts, cache, results."""
     found: list[Path] = []
     suite = suite_dir.resolve()
     found.append(suite)
-    if suite.parent.is_dir():
-        for sibling in suite.parent.iterdir():
-            if sibling.is_dir() and any(
-                (sibling / n).exists() for n in ("keys.jsonl", "manifest.json")
-            ):
-                found.append(sibling.resolve())
+    # Siblings of the folder as given and as resolved (a suite may be a symlink elsewhere).
+    for parent in dict.fromkeys((suite.parent, suite_dir.absolute().parent)):
+        found += _suites_in(parent)
     found += [Path(r).resolve() for r in repos]
     if holdouts is not None:
         found.append(holdouts.resolve())
+    # The default registry too: with `holdouts:` misspelt in params.yaml, the real one is here.
+    found.append((root / "holdouts").resolve())
     found.append((root / STATE_FOLDER).resolve())
+    # Scored results say which cited uris are valid sources of each question: part of a key.
+    found.append((root / "results").resolve())
     found += _git_dirs(root)
     found += [Path(p).resolve() for p in extra]
+    found += _worktree_twins(root, found, suite)
     unique: dict[Path, None] = {}
     for path in found:
         if path.exists() and path != Path("/"):
             unique.setdefault(path, None)
     return tuple(unique)
+
+
+def _suites_in(folder: Path) -> list[Path]:
+    """Suite folders (holding keys.jsonl or manifest.json) directly in ``folder``."""
+    if not folder.is_dir():
+        return []
+    return [
+        sibling.resolve()
+        for sibling in folder.iterdir()
+        if sibling.is_dir() and any((sibling / n).exists() for n in ("keys.jsonl", "manifest.json"))
+    ]
+
+
+def _worktree_twins(root: Path, masked: list[Path], suite: Path) -> list[Path]:
+    """The same paths in the project's other git worktrees: each holds its own copy of the keys.
+
+    A trial run in a worktree of the project could otherwise read the sealed keys (and the
+    holdouts, results and cache) of the main checkout, or of any other worktree, by path.
+    """
+    top = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    listed = subprocess.run(
+        ["git", "-C", str(root), "worktree", "list", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if top.returncode != 0 or listed.returncode != 0:
+        return []
+    here = Path(top.stdout.strip()).resolve()
+    others = [
+        Path(line.removeprefix("worktree ")).resolve()
+        for line in listed.stdout.splitlines()
+        if line.startswith("worktree ")
+    ]
+    twins: list[Path] = []
+    for other in others:
+        if other == here:
+            continue
+        for path in masked:
+            if path.is_relative_to(here) and path != here:
+                twins.append(other / path.relative_to(here))
+        if suite.is_relative_to(here):
+            twins += _suites_in(other / suite.parent.relative_to(here))
+    return twins
 
 
 def _git_dirs(root: Path) -> list[Path]:

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -159,12 +160,43 @@ def _read_output(handle: IO[bytes], where: str) -> str:
         raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
 
 
+def _open_out(path: Path, where: str) -> IO[bytes] | None:
+    """A file the harness left in its out folder, or None when it wrote none.
+
+    Opened without following a symlink and only when it is a regular file: the runner reads
+    it outside the sandbox, so a harness that leaves ``trace.log -> .../keys.jsonl`` (or a
+    FIFO that would block the runner) must not get that file copied into its trace.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        kind = "a symlink" if path.is_symlink() else (exc.strerror or str(exc))
+        raise ProtocolError(f"{where} is {kind}, not a file; write the file itself") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ProtocolError(f"{where} is not a regular file; write the file itself")
+    return os.fdopen(fd, "rb")
+
+
+def _check_out(out: Path) -> str | None:
+    """Why the harness's out files may not be read (a symlink, a FIFO), else None."""
+    for name, where in (("result.json", ENV_RESULT), ("trace.log", ENV_TRACE)):
+        try:
+            handle = _open_out(out / name, where)
+        except ProtocolError as exc:
+            return str(exc)
+        if handle is not None:
+            handle.close()
+    return None
+
+
 def _collect(question: Question, out: Path, stdout: IO[bytes]) -> HarnessResult:
     """The result from FLIGHTDECK_RESULT when the harness wrote it, else from stdout."""
     where = "FLIGHTDECK_RESULT"
-    try:
-        result = (out / "result.json").open("rb")
-    except OSError:
+    result = _open_out(out / "result.json", where)
+    if result is None:
         text = _read_output(stdout, "stdout")
         where = "stdout"
     else:
@@ -237,6 +269,8 @@ def run_trial(
                 exit_code, reason = _start_and_wait(
                     question, workspace, scratch, spec, control, stdout, stderr
                 )
+                if reason is None:
+                    reason = _check_out(out)
                 if reason is None:
                     try:
                         result = _collect(question, out, stdout)
@@ -414,6 +448,12 @@ def _write_trace(path: Path, header: str, out: Path, outputs: tuple[IO[bytes], I
             shutil.copyfileobj(output, handle)
             handle.write(b"\n")
         handle.write(b"==> FLIGHTDECK_TRACE <==\n")
-        with contextlib.suppress(FileNotFoundError), (out / "trace.log").open("rb") as log:
-            shutil.copyfileobj(log, handle)
+        try:
+            log = _open_out(out / "trace.log", ENV_TRACE)
+        except ProtocolError as exc:
+            handle.write(f"(not copied: {exc})".encode())
+        else:
+            if log is not None:
+                with log:
+                    shutil.copyfileobj(log, handle)
         handle.write(b"\n")

@@ -246,8 +246,14 @@ def calibrate(
     return result
 
 
-def require_calibrated(suite: Suite, spec: JudgeSpec, *, min_kappa: float) -> dict[str, Any]:
-    """The judge's calibration, or an InputError naming the calibration file and the fix."""
+def require_calibrated(
+    suite: Suite, spec: JudgeSpec, *, min_kappa: float, min_raters: int = 1
+) -> dict[str, Any]:
+    """The judge's calibration, or an InputError naming the calibration file and the fix.
+
+    A calibration measured against fewer people per answer than scoring counts
+    (``calibrate --min-raters 1``) does not show the judge may stand in for them.
+    """
     path = calibration_path(suite, spec.name)
     fix = f"run `flightdeck knowledge calibrate {suite.root} --judge {spec.name}`"
     if not path.is_file():
@@ -265,6 +271,15 @@ def require_calibrated(suite: Suite, spec: JudgeSpec, *, min_kappa: float) -> di
             f"judge {spec.name!r} changed since it was calibrated "
             f"({', '.join(changed) or 'identity'} differ), so the calibration does not hold for "
             "it: judge the rated arms again, then " + fix.removeprefix("run "),
+        )
+    raters = record.get("min_raters")
+    if not isinstance(raters, int) or raters < min_raters:
+        raise InputError(
+            path,
+            None,
+            f"judge {spec.name!r} was calibrated against {raters} rater(s) per answer, but "
+            f"scoring counts {min_raters} (min_raters); calibrate it again with "
+            f"--min-raters {min_raters} once that many people rated the answers",
         )
     kappa, n = record.get("kappa"), record.get("n", 0)
     if not (isinstance(kappa, int | float) and kappa >= min_kappa and n >= MIN_ANSWERS):
@@ -344,7 +359,10 @@ def calibrated_judge(suite: Suite, params: Any) -> JudgedBy | None:
     if params.judge is None:
         return None
     spec = resolve_judge(params, params.judge)
-    return JudgedBy(spec, require_calibrated(suite, spec, min_kappa=params.judge_min_kappa))
+    record = require_calibrated(
+        suite, spec, min_kappa=params.judge_min_kappa, min_raters=params.min_raters
+    )
+    return JudgedBy(spec, record)
 
 
 def people_words(raters: Sequence[str]) -> str:

@@ -179,6 +179,14 @@ class RatingSession:
         if not path.exists():
             return {}
         labels = read_labels(path, self._question_ids)
+        for label in labels:  # one person under a second spelling: scoring would refuse it
+            if label.rater != self.rater and label.rater.casefold() == self.rater.casefold():
+                raise InputError(
+                    "--rater",
+                    None,
+                    f"{self.rater!r} differs only in case from rater {label.rater!r} in "
+                    f"{path}; rate as --rater {label.rater!r} (one name for one person)",
+                )
         return {(arm, label.id): label for label in labels if label.rater == self.rater}
 
     def _load_items(self) -> list[_Item]:

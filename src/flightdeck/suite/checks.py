@@ -116,12 +116,19 @@ def check_suite(
                     )
                 not_named.add(name)
                 continue
+            if name in not_named:
+                continue  # not at hand: reported once, at its first question
             repo = at_hand.get(name)
             if repo is None:
                 try:
                     repo = at_hand[name] = repos.get(name)
                 except InputError as exc:  # named but not there, or not a repository
-                    problems.append(Problem(exc.path or "params.yaml", exc.line or 0, exc.message))
+                    absent = not repos.locations[name].exists()
+                    if not (unchecked and absent):  # --unchecked: a clone not at hand is skipped
+                        message = exc.message
+                        if absent:
+                            message += ", or seal with --unchecked to seal without checking it"
+                        problems.append(Problem(exc.path or "params.yaml", exc.line or 0, message))
                     not_named.add(name)
                     continue
             missing = repos.commit_error(name, commit, questions_path, q.line)

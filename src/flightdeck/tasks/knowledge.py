@@ -120,6 +120,11 @@ def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -
 
     suite = as_suite(suite_dir)
     problems: list[Problem] = []
+    if suite.manifest.exists():  # seal would refuse a sealed suite whose files changed
+        try:
+            suite.require_sealed()
+        except InputError as exc:
+            return [Problem(exc.path or "", exc.line or 0, exc.message)]
     try:
         questions = read_questions(suite.questions)
     except InputError as exc:
@@ -230,9 +235,19 @@ def _register_sealed(suite: Suite, holdouts: Path | None) -> SealResult:
     from flightdeck.holdouts.registry import suite_state
 
     manifest = suite.require_sealed()  # refuses a changed file or a copied folder
-    if holdouts is not None and (
-        not holdouts.is_dir()
-        or suite_state(holdouts, suite.name) in ("no-manifest", "unregistered")
+    if holdouts is not None and not holdouts.is_dir():
+        # Creating a fresh registry for a sealed suite would start it clean: a typo in
+        # `holdouts` would then drop the void its real registry records.
+        raise InputError(
+            holdouts,
+            None,
+            f"the holdouts folder does not exist, and {suite.name} is already sealed (its "
+            "canaries are registered where it was sealed); fix `holdouts` in params.yaml or "
+            "--holdouts, or create the folder if this suite was never registered",
+        )
+    if holdouts is not None and suite_state(holdouts, suite.name) in (
+        "no-manifest",
+        "unregistered",
     ):
         keys = read_keys(suite.keys, sealed=True)
         _register(holdouts, suite, manifest, keys)
@@ -617,10 +632,20 @@ def compute_scores(
 
 def _check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
+    from flightdeck.project import _only_line_endings
+
     ledger = suite.read_ledger()
     for arm, result in scores.items():
         if arm in ledger and ledger[arm][1] != result.answers_sha256:
-            line, _, when = ledger[arm]
+            line, scored_sha256, when = ledger[arm]
+            if _only_line_endings(suite.answers(arm), scored_sha256):
+                raise InputError(
+                    suite.answers(arm),
+                    None,
+                    f"answers of arm {arm!r} changed since scored on {when}: their line endings "
+                    "are CRLF now; check out with core.autocrlf=false (the project's "
+                    ".gitattributes keeps answer files -text)",
+                )
             raise InputError(
                 suite.ledger,
                 line,

@@ -3,7 +3,8 @@
 ``hostile.py --read PATH ... --connect HOST:PORT --env NAME``: reads each PATH (the suite's
 keys, a repository's .git, the holdouts manifest, by absolute path), writes into its
 workspace (an existing file, a new file, a chmod), remounts the workspace writable, opens a
-TCP connection, reads the environment variable NAME. The answer is a JSON object: for each
+TCP connection, reads the environment variable NAME; ``--link-trace PATH`` leaves its
+FLIGHTDECK_TRACE as a symlink to PATH (for the runner, outside, to follow). The answer is a JSON object: for each
 attempt, "ok" or the error (errno name). It always answers, so the trial records it.
 """
 
@@ -20,6 +21,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--read", action="append", default=[])
 parser.add_argument("--connect", default=None)
 parser.add_argument("--env", action="append", default=[])
+parser.add_argument("--link-trace", default=None)
 args = parser.parse_args()
 sys.stdin.read()
 
@@ -60,5 +62,9 @@ if args.connect:
     )
 for name in args.env:
     outcomes[f"env {name}"] = "ok: " + os.environ[name] if name in os.environ else "unset"
+if args.link_trace:
+    outcomes["link trace"] = attempt(
+        lambda: os.symlink(args.link_trace, os.environ["FLIGHTDECK_TRACE"])
+    )
 outcomes["uid"] = f"ok: {os.getuid()}"
 print(json.dumps({"answer": json.dumps(outcomes, sort_keys=True), "citations": []}))
