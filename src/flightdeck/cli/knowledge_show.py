@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from flightdeck.cli._options import json_option
+from flightdeck.cli._options import json_option, params_file_option
 
 
 @click.command("show")
@@ -27,13 +27,7 @@ from flightdeck.cli._options import json_option
     default=None,
     help="Markdown report [reports/<suite>.md].",
 )
-@click.option(
-    "--params",
-    "params_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="params.yaml to read (default: ./params.yaml when present).",
-)
+@params_file_option
 @json_option
 def show_command(
     suite: Path | None,
