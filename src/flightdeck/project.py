@@ -381,30 +381,3 @@ class Project:
                 "SUITE", None, "name the suite (suites/<suite>) or set suite: in params.yaml"
             )
         return Suite(self.root / "suites" / self.params.suite, self.root)
-
-
-# --- the first layout's names -----------------------------------------------------------------
-# Kept so that branches written before Suite (and their tests) still merge; each one only
-# delegates to Suite, so no rule is written twice. New code uses Suite's methods.
-
-SuitePaths = Suite
-
-
-def verify_sealed(suite: Suite) -> Manifest:
-    """:meth:`Suite.require_sealed`."""
-    return suite.require_sealed()
-
-
-def changed_files(suite: Suite, manifest: Manifest) -> list[str]:
-    """:meth:`Suite.changed_files`."""
-    return suite.changed_files(manifest)
-
-
-def read_ledger(suite: Suite) -> dict[str, tuple[int, str, str]]:
-    """:meth:`Suite.read_ledger`."""
-    return suite.read_ledger()
-
-
-def require_unchanged_if_scored(suite: Suite, arm: str, answers_sha256: str | None) -> None:
-    """:meth:`Suite.require_unchanged_if_scored`."""
-    suite.require_unchanged_if_scored(arm, answers_sha256)

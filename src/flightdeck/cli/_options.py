@@ -105,23 +105,3 @@ def warn_if_unsealed(suite: Path) -> None:
             "until it is",
             err=True,
         )
-
-
-def load_params_from_cli(
-    params_file: Path | None, repo: tuple[str, ...], *, near: Path | None = None, **overrides: Any
-) -> Any:
-    """``open_project(...).params``: the first layout's name, kept so branches in flight merge."""
-    return open_project(params_file, repo, near=near, **overrides).params
-
-
-def check_seal(suite: Path) -> None:
-    """The first layout's CLI seal check, kept so branches in flight merge.
-
-    The core refuses a changed sealed suite itself (``Suite.require_intact``); this only warns
-    on an unsealed one, and checks early.
-    """
-    from flightdeck.project import Suite
-
-    warn_if_unsealed(suite)
-    if suite.is_dir():
-        Suite(suite).require_intact()
