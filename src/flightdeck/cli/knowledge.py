@@ -168,6 +168,8 @@ def status_command(
     st = status(project.at(suite), params=params)
     if as_json:
         data = dataclasses.asdict(st)
+        if data.get("custody"):
+            data["custody"].pop("evidence", None)  # the same as "void", printed once
         data["ready"] = st.ready
         click.echo(json.dumps(data, indent=2, sort_keys=True))
         ctx.exit(0 if st.ready else 1)

@@ -363,7 +363,7 @@ def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
         sealed=sealed,
         changed=changed,
         sealed_at=manifest.sealed_at if manifest else None,
-        void=_void_evidence(params, suite.name) if sealed else None,
+        void=told.evidence if sealed else None,
         arms=tuple(arms),
         holdouts=told.state,
         custody=told,
@@ -387,15 +387,6 @@ def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Cust
             require_folder(params.holdouts)
         return Custody("no-manifest", None, None)
     return custody(params.holdouts, suite)
-
-
-def _void_evidence(params: Params, suite: str) -> dict[str, Any] | None:
-    from flightdeck.holdouts.registry import void_evidence
-
-    if holdouts_custody(params, suite).state != "void":
-        return None
-    evidence: dict[str, Any] | None = void_evidence(params.holdouts, suite)
-    return evidence
 
 
 # --- score ------------------------------------------------------------------------------
@@ -452,10 +443,11 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 
 def _prepare(
     suite_dir: Suite | Path, arms: Sequence[str], params: Params
-) -> tuple[Suite, list[Question], dict[str, ArmScore], Manifest, dict[str, str]]:
+) -> tuple[Suite, list[Question], dict[str, ArmScore], Manifest, dict[str, str], Custody]:
     suite = as_suite(suite_dir, params)
     manifest = suite.require_sealed()
-    evidence = _void_evidence(params, suite.name)
+    told = holdouts_custody(params, suite.name)
+    evidence = told.evidence
     if evidence is not None:
         raise InputError(
             params.holdouts / "manifest.json",
@@ -472,7 +464,7 @@ def _prepare(
     scores = {
         arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
     }
-    return suite, questions, scores, manifest, _sources(scores, judge)
+    return suite, questions, scores, manifest, _sources(scores, judge), told
 
 
 def _calibrated_judge(suite: Suite, params: Params) -> JudgedBy | None:
@@ -596,7 +588,7 @@ def compute_scores(
     from flightdeck.perf import gc_paused
 
     with gc_paused():
-        suite, questions, scores, manifest, sources = _prepare(suite_dir, arms, params)
+        suite, questions, scores, manifest, sources, told = _prepare(suite_dir, arms, params)
     _check_ledger(suite, scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
@@ -614,7 +606,6 @@ def compute_scores(
                 cache_dir=cache_dir(params),
             ),
         )
-    told = holdouts_custody(params, suite.name)
     return ScoreResult(
         suite.name,
         len(questions),
@@ -722,7 +713,7 @@ def gate(
     check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _, sources = _prepare(suite_dir, [pinned, candidate], params)
+    suite, _, scores, _, sources, _ = _prepare(suite_dir, [pinned, candidate], params)
     _check_ledger(suite, scores)
     comparison = compare_arms(
         scores[pinned],
