@@ -30,6 +30,17 @@ def params_file_option(func: F) -> F:
     )(func)
 
 
+def report_path_option(func: F) -> F:
+    """--report: where the markdown report is (score writes it, show reads it)."""
+    return click.option(
+        "--report",
+        "report_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Markdown report [reports/<suite>.md].",
+    )(func)
+
+
 def params_options(func: F) -> F:
     """--params and --repo: where params.yaml is, and repository locations by name."""
     func = click.option(

@@ -12,6 +12,7 @@ from flightdeck.cli._options import (
     json_option,
     open_project,
     params_options,
+    report_path_option,
     stats_options,
     suite_argument,
 )
@@ -256,13 +257,7 @@ def _evidence(evidence: dict[str, Any]) -> str:
     default=None,
     help="Metrics JSON [metrics/<suite>.json].",
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Markdown report [reports/<suite>.md].",
-)
+@report_path_option
 @click.option(
     "--results",
     "results_dir",

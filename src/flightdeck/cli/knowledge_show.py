@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from flightdeck.cli._options import json_option, params_file_option
+from flightdeck.cli._options import json_option, params_file_option, report_path_option
 
 
 @click.command("show")
@@ -20,13 +20,7 @@ from flightdeck.cli._options import json_option, params_file_option
     default=None,
     help="Metrics JSON [metrics/<suite>.json].",
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Markdown report [reports/<suite>.md].",
-)
+@report_path_option
 @params_file_option
 @json_option
 def show_command(
