@@ -164,6 +164,16 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
 
 def decode_document(path: Path, obj: dict[str, Any], schema: Schema[T]) -> T:
     """One JSON object (a whole file) as a record, or an InputError naming the file."""
+    outcome = _record_or_error(obj, schema, path, None)
+    if isinstance(outcome, InputError):
+        raise outcome
+    return outcome
+
+
+def _record_or_error(
+    obj: dict[str, Any], schema: Schema[T], path: Path, line: int | None
+) -> T | InputError:
+    """The record of one parsed object, or the error the schema's explanations give for it."""
     message = explain_record(obj, schema)
     if message is None and has_lone_surrogate(obj):
         message = SURROGATE
@@ -175,8 +185,9 @@ def decode_document(path: Path, obj: dict[str, Any], schema: Schema[T]) -> T:
         else:
             if schema.accepts([record]):
                 return record
-            raise AssertionError(f"{path}: a rule of {schema.cls.__name__} has no explanation")
-    raise InputError(path, None, message)
+            where = f"{path}:{line}" if line is not None else str(path)
+            raise AssertionError(f"{where}: a rule of {schema.cls.__name__} has no explanation")
+    return InputError(path, line, message)
 
 
 def _maybe_null(schema: Schema[Any], raw: bytes, records: list[Any]) -> bool:
@@ -220,19 +231,7 @@ def _explain_line(path: Path, number: int, raw: bytes, schema: Schema[T]) -> T |
         obj = decode_object(path, number, raw)
     except InputError as exc:
         return exc
-    message = explain_record(obj, schema)
-    if message is None and has_lone_surrogate(obj):
-        message = SURROGATE
-    if message is None:
-        try:
-            record = msgspec.convert(obj, schema.cls)
-        except msgspec.ValidationError as exc:
-            message = f"{exc}; fix the record"
-        else:
-            if schema.accepts([record]):
-                return record
-            raise AssertionError(f"{path}:{number}: a rule of {schema.cls.__name__} unexplained")
-    return InputError(path, number, message)
+    return _record_or_error(obj, schema, path, number)
 
 
 # --- explanations shared by several records ------------------------------------------------
