@@ -386,7 +386,8 @@ def run_experiment(
     traces_dir = suite.traces(config.arm)
 
     scored_path = answers_path
-    answers_path = _answers_for_scored_arm(suite, config.arm, answers_path, questions)
+    scored = config.arm in suite.read_ledger()
+    answers_path = _answers_for_scored_arm(config.arm, answers_path, scored=scored)
     lock = _Lock(runs_path)
     try:
         repaired = repair_torn_line(answers_path)
@@ -394,6 +395,8 @@ def run_experiment(
         if answers_path.is_file():
             done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
         pending = [q for q in questions if q.id not in done]
+        if scored and pending and answers_path == scored_path:
+            suite.require_unchanged_if_scored(config.arm, None)  # trials to run: refused
         date = utc_now()
         meta: dict[str, Any] = {
             "runner": "harness",
@@ -470,21 +473,15 @@ def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.San
     )
 
 
-def _answers_for_scored_arm(
-    suite: Suite, arm: str, answers_path: Path, questions: list[Question]
-) -> Path:
+def _answers_for_scored_arm(arm: str, answers_path: Path, *, scored: bool) -> Path:
     """Where this run writes: the answers file, or a rerun file when the arm was scored.
 
     The ledger forbids changing a scored arm's answers. A scored arm with trials left to run
-    is refused; one whose answers file is gone (``dvc repro -f`` removes stage outputs) is
-    run again into ``answers/.<arm>.rerun.jsonl`` and kept only if it gives the scored bytes.
+    is refused (once the pending trials are known); one whose answers file is gone
+    (``dvc repro -f`` removes stage outputs) is run again into ``answers/.<arm>.rerun.jsonl``
+    and kept only if it gives the scored bytes.
     """
-    if arm not in suite.read_ledger():
-        return answers_path
-    if answers_path.is_file():
-        done = {a.id for a in read_answers(answers_path, (q.id for q in questions))}
-        if any(q.id not in done for q in questions):
-            suite.require_unchanged_if_scored(arm, None)  # trials to run: refused
+    if not scored or answers_path.is_file():
         return answers_path
     return answers_path.with_name(f".{arm}.rerun.jsonl")
 
