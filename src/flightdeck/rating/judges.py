@@ -342,7 +342,7 @@ def run_judge(
 ) -> list[JudgeRun]:
     """Judge each arm's answers on a sealed suite; ``judge_fn`` replaces the declared judge."""
     from flightdeck.suite.records import read_answers
-    from flightdeck.tasks.knowledge import load_suite_files
+    from flightdeck.suite.gold import load_suite_files
 
     if not arms:
         raise InputError("--arm", None, "name at least one arm to judge")

@@ -29,6 +29,7 @@ from flightdeck.project import CACHE_FOLDER, SEALED_FILES, Suite, as_suite, chec
 from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
 from flightdeck.scoring.outcomes import ScoreResult as ScoreResult  # them from the task
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
+from flightdeck.suite.gold import load_suite_files as load_suite_files  # re-exported
 from flightdeck.suite.records import (
     CANARY_PREFIX,
     UNHASHED,
@@ -72,42 +73,6 @@ class SealResult:
     unchecked_repos: tuple[str, ...]  # repositories not at hand: their sources were not checked
     registered_only: bool = False  # already sealed: only its canaries were registered now
     already: bool = False  # already sealed, intact and registered: nothing was done
-
-
-def load_suite_files(suite: Suite, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
-    """Questions and keys, with the cross-file checks: same ids, sources within ``as_of``."""
-    questions = read_questions(suite.questions)
-    keys = read_keys(suite.keys, sealed=sealed)
-    by_id = {q.id: q for q in questions}
-    key_ids = {k.id for k in keys}
-    for key in keys:
-        question = by_id.get(key.id)
-        if question is None:
-            raise InputError(
-                suite.keys,
-                key.line,
-                f"id {key.id!r} has no question in questions.jsonl; "
-                "the two files need the same ids",
-            )
-        for source in key.valid_sources:
-            parsed = parse_source_uri(source.uri)
-            if parsed is None:  # opaque: matched as a whole string
-                continue
-            if parsed.repo not in question.as_of:
-                raise InputError(
-                    suite.keys,
-                    key.line,
-                    f"valid source {source.uri!r} names repository {parsed.repo!r}, which is "
-                    f"not in the question's as_of ({', '.join(question.as_of)}); fix the uri",
-                )
-    for question in questions:
-        if question.id not in key_ids:
-            raise InputError(
-                suite.questions,
-                question.line,
-                f"id {question.id!r} has no key in keys.jsonl; the two files need the same ids",
-            )
-    return questions, keys
 
 
 def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
