@@ -1,4 +1,4 @@
-"""paired_bootstrap (flightdeck.scoring.stats) against scipy.stats.bootstrap; scoring worst case.
+"""paired_bootstrap (scoring/bootstrap.py) against scipy.stats.bootstrap; scoring worst case.
 
 Run from the repository root:
 
@@ -35,7 +35,7 @@ from typing import Any
 RESAMPLES = 10_000
 SEED = 20240611
 REPEATS = 3
-CHUNK_BYTES = 8 * 2**20  # flightdeck.scoring.stats._CHUNK_BYTES
+CHUNK_BYTES = 8 * 2**20  # flightdeck.scoring.bootstrap._CHUNK_BYTES
 
 
 def scipy_batches(n: int) -> dict[str, int]:
@@ -70,13 +70,13 @@ def run_scipy(c: Any, b: Any, batch: int) -> Any:
 
 
 def run_ours(c: Any, b: Any) -> Any:
-    from flightdeck.scoring.stats import paired_bootstrap
+    from flightdeck.scoring.bootstrap import paired_bootstrap
 
     return paired_bootstrap(c, b, resamples=RESAMPLES, confidence=0.95, rng=SEED)
 
 
 def run_score(n: int) -> Any:
-    from flightdeck.scoring.stats import paired_bootstrap_many
+    from flightdeck.scoring.bootstrap import paired_bootstrap_many
 
     correct = arms(n, 3, seed=1)
     valid = arms(n, 3, seed=2)
@@ -114,7 +114,7 @@ def case(name: str) -> dict[str, Any]:
     """One isolated case: wall and CPU time, peak RSS and what the run added to it (MiB)."""
     import scipy.stats  # noqa: F401  (both kinds start from the same imports)
 
-    import flightdeck.scoring.stats  # noqa: F401
+    import flightdeck.scoring.bootstrap  # noqa: F401
 
     kind, size = name.rsplit("-", 1)
     n = int(size)

@@ -19,6 +19,7 @@ import pytest
 import scipy.stats
 
 from flightdeck.scoring import calibration
+from flightdeck.scoring.bootstrap import paired_bootstrap
 from flightdeck.scoring.calibration import (
     EXACT_MAX_N,
     all_cells_statistic,
@@ -36,7 +37,6 @@ from flightdeck.scoring.exact import (
     tail_below,
     threshold_index,
 )
-from flightdeck.scoring.stats import paired_bootstrap
 
 
 def suite_vectors(n: int, n10: int, n01: int) -> tuple[np.ndarray, np.ndarray]:

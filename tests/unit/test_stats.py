@@ -1,4 +1,4 @@
-"""flightdeck.scoring.stats against published tables, hand-worked cases and test-only oracles.
+"""scoring.stats and scoring.bootstrap against published tables, hand-worked cases and oracles.
 
 Oracles: statsmodels (Wilson intervals, kappa), scikit-learn (kappa), scipy.stats.bootstrap
 (the paired bootstrap, draw for draw). Timings live in benchmarks/, never here.
@@ -18,22 +18,21 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
+from flightdeck.scoring.bootstrap import BootstrapResult, paired_bootstrap, paired_bootstrap_many
 from flightdeck.scoring.stats import (
-    BootstrapResult,
     Kappa,
     Proportion,
     cohens_kappa,
     family_false_shown_rate,
     min_detectable_difference,
-    paired_bootstrap,
-    paired_bootstrap_many,
     wilson_interval,
 )
 
 
 def test_importing_stats_leaves_numpy_and_scipy_unloaded() -> None:
     code = (
-        "import sys, flightdeck.scoring.stats; print(sorted({'numpy', 'scipy'} & set(sys.modules)))"
+        "import sys, flightdeck.scoring.stats, flightdeck.scoring.bootstrap; "
+        "print(sorted({'numpy', 'scipy'} & set(sys.modules)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -276,9 +275,9 @@ def test_bootstrap_equals_scipy_draw_for_draw(
 
 def test_default_chunk_bounds_the_index_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     # With a 4 KiB budget, n = 100 int32 indices per row give 4096 // 400 = 10 rows per chunk.
-    import flightdeck.scoring.stats
+    import flightdeck.scoring.bootstrap
 
-    monkeypatch.setattr(flightdeck.scoring.stats, "_CHUNK_BYTES", 4096)
+    monkeypatch.setattr(flightdeck.scoring.bootstrap, "_CHUNK_BYTES", 4096)
     import flightdeck.scoring.draws
 
     c, b = _arms(100, 8)

@@ -127,7 +127,7 @@ def decide(
     """The verdict on one metric at ``threshold`` points, with its guarantees.
 
     ``both_right`` (questions both arms got right) matters only to Newcombe's interval.
-    ``seeded_lo``, ``seeded_hi`` are the seeded percentile interval (`stats.paired_bootstrap`)
+    ``seeded_lo``, ``seeded_hi`` are the seeded percentile interval (`bootstrap.paired_bootstrap`)
     at ``confidence``; ``mirror`` adds the "ruled out" claim; ``power`` the minimum
     detectable difference. ``cache_dir`` keeps calibrated levels (per n, threshold, alpha).
     """

@@ -16,14 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flightdeck.errors import InputError
+from flightdeck.scoring.bootstrap import paired_bootstrap_many
 from flightdeck.scoring.decision import Decision, decide
-from flightdeck.scoring.stats import (
-    Kappa,
-    Proportion,
-    kappa_from_counts,
-    paired_bootstrap_many,
-    wilson_interval,
-)
+from flightdeck.scoring.stats import Kappa, Proportion, kappa_from_counts, wilson_interval
 from flightdeck.suite.citations import CitationClass
 from flightdeck.suite.records import Answer, ArmMeta, Key, Label, Question
 
