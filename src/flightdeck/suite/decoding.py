@@ -1,6 +1,6 @@
 """Decode suite files into msgspec Structs, and name the first bad line in our own words.
 
-Each record is one msgspec Struct (``records.py``) whose field types hold the rules, so a
+Each record is one msgspec Struct (``schema.py``) whose field types hold the rules, so a
 valid file is decoded and checked in C, line by line, in one pass. Only when a line fails
 is it read again with the standard ``json`` module (whose syntax messages we quote) and
 each field held against its *explanation*: a short ladder of the schema's own types (a

@@ -2,7 +2,7 @@
 
 A field's type is its rule (a non-blank string, one of the kinds, a 40-hex commit, a
 repository or scheme uri), so msgspec checks every line of a file in C as it decodes it.
-The readers in ``records.py`` add the messages and the rules between records.
+``explanations.py`` adds the messages, the readers in ``records.py`` the rules between records.
 """
 
 from __future__ import annotations
