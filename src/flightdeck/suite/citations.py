@@ -1,12 +1,77 @@
-"""Classify each citation exactly as the spec orders it: fabricated, stale, unsupported, valid."""
+"""Source uris and the citations that name them: what a uri is, and how a citation is classed.
+
+The one place that decides what a uri is: ``<repo>/<path>[#L<start>[-L<end>]]`` or an opaque
+``scheme:...`` string. The record schema (``schema.py``) checks the shape with
+:data:`URI_PATTERN` in msgspec and the span order with :func:`span_in_order`; the harness
+protocol, the rating tool and the scoring rules take uris apart with :func:`parse_source_uri`
+and class each citation exactly as the spec orders it: fabricated, stale, unsupported, valid.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
-from flightdeck.suite.records import OPAQUE_RE, Source
+OPAQUE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+SOURCE_URI_RE = re.compile(
+    r"(?P<repo>[^/#\s]+)/(?P<path>[^#]+)(?:#L(?P<start>[1-9]\d*)(?:-L(?P<end>[1-9]\d*))?)?\Z"
+)
+_SPAN_RE = re.compile(r"#L([1-9]\d*)-L([1-9]\d*)\Z")
+# Either form, anchored for msgspec (which searches): an opaque uri may hold anything after
+# its scheme, newlines included. (A path holds no "#", so its greedy [^#]+ never backtracks.)
+URI_PATTERN = rf"\A(?:(?s:{OPAQUE_RE.pattern}.*)|{SOURCE_URI_RE.pattern})"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceUri:
+    """A repository uri taken apart: ``<repo>/<path>[#L<start>[-L<end>]]``."""
+
+    repo: str
+    path: str
+    start: int | None
+    end: int | None  # equals start for a one-line span
+
+
+def parse_source_uri(uri: str) -> SourceUri | None:
+    """The parts of a repository uri; None for an opaque (``scheme:``) or malformed one.
+
+    Anything that starts with a scheme and a colon is opaque, as the spec's ``https://``
+    example.
+    """
+    if OPAQUE_RE.match(uri):
+        return None
+    match = SOURCE_URI_RE.match(uri)
+    if match is None:
+        return None
+    start = int(match["start"]) if match["start"] else None
+    end = int(match["end"]) if match["end"] else start
+    return SourceUri(match["repo"], match["path"], start, end)
+
+
+def span_in_order(uri: str) -> bool:
+    """False only for a repository uri whose span ends before it starts (``#L9-L3``).
+
+    A regex cannot compare two numbers, so this rule runs in Python, for a uri of either
+    valid shape (a repository uri's ``#`` only ever starts its span).
+    """
+    match = _SPAN_RE.search(uri)
+    if match is None or OPAQUE_RE.match(uri):
+        return True
+    return int(match[2]) >= int(match[1])
+
+
+class Cited(Protocol):
+    """A cited or valid source: ``schema.Source``, not imported (schema imports this module)."""
+
+    @property
+    def uri(self) -> str: ...
+
+    @property
+    def sha256(self) -> str: ...
 
 
 class CitationClass(StrEnum):
@@ -30,7 +95,7 @@ def is_flagged_unsupported(uri: str, flagged: Iterable[str]) -> bool:
     return any(entry == uri or (entry == strip_span(entry) and entry == bare) for entry in flagged)
 
 
-def valid_hashes(valid_sources: Iterable[Source]) -> dict[str, set[str]]:
+def valid_hashes(valid_sources: Iterable[Cited]) -> dict[str, set[str]]:
     """Valid sources by uri without span -> the hashes they may have: what a citation matches."""
     table: dict[str, set[str]] = {}
     for source in valid_sources:
@@ -39,8 +104,8 @@ def valid_hashes(valid_sources: Iterable[Source]) -> dict[str, set[str]]:
 
 
 def classify_citation(
-    citation: Source,
-    valid_sources: Sequence[Source] | Mapping[str, set[str]],
+    citation: Cited,
+    valid_sources: Sequence[Cited] | Mapping[str, set[str]],
     flagged: Iterable[str],
 ) -> CitationClass:
     """Class of one citation, in the spec's order (the first that applies wins).

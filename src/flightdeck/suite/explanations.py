@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from flightdeck.suite.citations import span_in_order
 from flightdeck.suite.decoding import (
     AT_LEAST_ONE,
     Explain,
@@ -50,7 +51,6 @@ from flightdeck.suite.schema import (
     Source,
     Uri,
 )
-from flightdeck.suite.uris import span_in_order
 
 _UPPER_HEX = re.compile("[A-F]")
 

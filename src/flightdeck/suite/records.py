@@ -19,6 +19,12 @@ import msgspec
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import read_bytes, read_json
+from flightdeck.suite.citations import (
+    OPAQUE_RE,
+    SOURCE_URI_RE,
+    SourceUri,
+    parse_source_uri,
+)
 from flightdeck.suite.decoding import decode_document, decode_lines
 from flightdeck.suite.explanations import (
     ANSWER,
@@ -43,12 +49,6 @@ from flightdeck.suite.schema import (
     Manifest,
     Question,
     Source,
-)
-from flightdeck.suite.uris import (
-    OPAQUE_RE,
-    SOURCE_URI_RE,
-    SourceUri,
-    parse_source_uri,
 )
 
 __all__ = [

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal, get_args
 import msgspec
 from msgspec import Meta, Struct
 
+from flightdeck.suite.citations import URI_PATTERN
 from flightdeck.suite.decoding import AT_LEAST_ONE, Computed, Line, NonBlank
-from flightdeck.suite.uris import URI_PATTERN
 
 CANARY_PREFIX = "FLIGHTDECK-SEALED-KEY-CANARY-DO-NOT-TRAIN-OR-INDEX-"
 CANARY_RE = re.compile(re.escape(CANARY_PREFIX) + r"[0-9a-f]{32}\Z")
