@@ -209,7 +209,7 @@ def phases(suite: Path) -> None:
     from flightdeck.scoring.results import encode_results
     from flightdeck.scoring.rules import score_arm
     from flightdeck.suite.records import read_answers, read_labels
-    from flightdeck.tasks.knowledge import load_suite_files
+    from flightdeck.suite.gold import load_suite_files
 
     gc.disable()  # as score runs: the collector is paused while records are built
     paths = open_suite(suite)

@@ -7,6 +7,7 @@ real movement only.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,9 +113,16 @@ def _proportion(p: Any) -> dict[str, float]:
 
 
 def write_outputs(
-    result: ScoreResult, *, metrics: Path, report: Path, results_dir: Path
+    result: ScoreResult,
+    *,
+    metrics: Path,
+    report: Path,
+    results_dir: Path,
+    encoded: Mapping[str, bytes] | None = None,
 ) -> dict[str, Path]:
     """Write every output of score atomically; returns what was written.
+
+    ``encoded`` holds arms' results files already encoded (`encode_results`), by arm.
 
     Every folder is made before any file is written, so a bad output path fails first
     instead of leaving some outputs new and others old. An output path that cannot be
@@ -125,18 +133,23 @@ def write_outputs(
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
     with writing_to(metrics):  # a file where a folder goes, no permission: the user's path
-        return _write_outputs(result, metrics, report, picture, results_dir)
+        return _write_outputs(result, metrics, report, picture, results_dir, encoded or {})
 
 
 def _write_outputs(
-    result: ScoreResult, metrics: Path, report: Path, picture: Path, results_dir: Path
+    result: ScoreResult,
+    metrics: Path,
+    report: Path,
+    picture: Path,
+    results_dir: Path,
+    encoded: Mapping[str, bytes],
 ) -> dict[str, Path]:
     for folder in (metrics.parent, report.parent, results_dir):
         folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        atomic_write(path, encode_results(s.table))
+        atomic_write(path, encoded[arm] if arm in encoded else encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics
