@@ -22,7 +22,7 @@ from typing import Any
 from flightdeck.errors import InputError
 from flightdeck.models import ModelSettings, ModelUnavailable, get_model
 from flightdeck.params import JudgeSpec
-from flightdeck.rating.judges import FactVerdict, JudgeFailed, Verdict
+from flightdeck.rating.judgements import FactVerdict, JudgeFailed, Verdict
 from flightdeck.suite.records import Answer, Key, Question
 
 TOOL_NAME = "record_verdict"

@@ -31,7 +31,7 @@ from flightdeck.clock import format_utc
 from flightdeck.errors import InputError
 from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line, locked_folder
 from flightdeck.project import Suite, as_suite
-from flightdeck.rating.judges import Judgement, disagreements, judgements_of
+from flightdeck.rating.judgements import Judgement, disagreements, judgements_of
 from flightdeck.rating.lines import CitationView, LineReader, cited_lines
 from flightdeck.suite.citations import is_flagged_unsupported
 from flightdeck.suite.records import (
