@@ -19,7 +19,7 @@ from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import append_jsonl, locked_folder
-from flightdeck.params import JudgeSpec
+from flightdeck.params_sections import JudgeSpec
 from flightdeck.project import Suite, as_suite, check_arm_name
 from flightdeck.rating.judgements import (
     FactVerdict,
@@ -50,7 +50,7 @@ def judge_identity(spec: JudgeSpec) -> dict[str, Any]:
             "temperature": None,
             "rules": FACTS_RULES,
         }
-    assert spec.prompt is not None  # params.py requires it for an llm judge
+    assert spec.prompt is not None  # params_sections.py requires it for an llm judge
     prompt = spec.prompt
     if not prompt.is_file():
         raise InputError(prompt, None, f"prompt of judge {spec.name!r} not found; check prompt:")
