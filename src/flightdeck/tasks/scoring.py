@@ -56,7 +56,7 @@ def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Cust
     named, may be missing, and the suite then reads as not registered.
     """
     from flightdeck.holdouts.custody import Custody, custody
-    from flightdeck.holdouts.registry import require_folder
+    from flightdeck.holdouts.manifest import require_folder
 
     if not params.holdouts.is_dir():
         if params.holdouts_named and sealed:
