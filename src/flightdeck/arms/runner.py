@@ -58,7 +58,8 @@ from flightdeck.arms.run_files import (
     sort_answers,
 )
 from flightdeck.arms.trial import TrialControl, TrialOutcome, TrialSpec, run_trial
-from flightdeck.arms.workspace import DEFAULT_CAP_MB, Workspace, WorkspaceCache, commit_order
+from flightdeck.arms.workspace import DEFAULT_CAP_MB, Workspace, WorkspaceCache
+from flightdeck.arms.workspace_plan import commit_order
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import write_json
