@@ -37,8 +37,10 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             # `from a import b` names module a.b when b is one, else a name in a
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
-                       for alias in node.names]
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                for alias in node.names
+            ]
         else:
             continue
         for target in targets:

@@ -124,9 +124,9 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from flightdeck.cli.authoring import init_command
     from flightdeck.cli.experiment import experiment
     from flightdeck.cli.holdout import holdout
-    from flightdeck.cli.init import init_command
     from flightdeck.cli.knowledge import knowledge
 
     cli.add_command(knowledge)

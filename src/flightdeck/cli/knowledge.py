@@ -1,7 +1,12 @@
-"""`flightdeck knowledge …`: seal, status, score and gate a suite."""
+"""`flightdeck knowledge …`: the group, and status, score, gate and show on a sealed suite.
+
+The group's other commands live beside it by concern and are attached at the end: authoring
+(new, check, seal), import-answers, rating (rate, agreement) and judging (judge, calibrate).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +16,7 @@ import click
 from flightdeck.cli._options import (
     json_option,
     open_project,
+    params_file_option,
     params_options,
     report_path_option,
     stats_options,
@@ -27,106 +33,6 @@ def knowledge() -> None:
         flightdeck knowledge seal suites/knowledge-demo-v1 --holdouts holdouts
         flightdeck knowledge status suites/knowledge-demo-v1
     """
-
-
-@knowledge.command("seal")
-@suite_argument
-@click.option(
-    "--holdouts",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Register the suite's canaries in DIR/manifest.json [params: holdouts, holdouts/].",
-)
-@click.option(
-    "--unchecked",
-    is_flag=True,
-    help="Seal although a repository of as_of is not at hand; the manifest records which.",
-)
-@params_options
-def seal_command(
-    suite: Path,
-    holdouts: Path | None,
-    unchecked: bool,
-    params_file: Path | None,
-    repo: tuple[str, ...],
-) -> None:
-    """Validate a suite, give each key a canary, and write manifest.json.
-
-    Every valid source is checked to exist at its question's as_of commit with the
-    recorded sha256, in each repository at hand. The canaries join the holdouts manifest
-    (params `holdouts`, or --holdouts; seal is the one command that creates that folder).
-    Sealing an intact, registered suite again does nothing and exits 0; a changed question
-    is a new suite version, never an edit.
-
-    \b
-    Example:
-        flightdeck knowledge seal suites/knowledge-gold-v1 --holdouts holdouts
-    """
-    from flightdeck.tasks.knowledge import seal
-
-    project = open_project(params_file, repo, near=suite, holdouts=holdouts)
-    holdouts = project.holdouts
-    result = seal(project.at(suite), repos=project.repos, holdouts=holdouts, unchecked=unchecked)
-    if result.unchecked_repos:
-        click.echo(
-            "warning: sealed --unchecked: sources not checked in repositories not at hand: "
-            f"{', '.join(result.unchecked_repos)} (recorded in manifest.json)",
-            err=True,
-        )
-    if result.already:
-        click.echo(
-            f"{result.suite} is already sealed, intact and registered in "
-            f"{holdouts / 'manifest.json'}; nothing to do"
-        )
-        return
-    if result.registered_only:
-        click.echo(
-            f"{result.suite} was already sealed and intact; registered its canaries in "
-            f"{holdouts / 'manifest.json' if holdouts else '?'}"
-        )
-        return
-    click.echo(
-        f"sealed {result.suite}: {result.questions} questions, "
-        f"{result.checked_sources} sources checked at as_of; wrote {suite / 'manifest.json'}"
-    )
-    if holdouts is not None:
-        click.echo(f"canaries registered in {holdouts / 'manifest.json'}")
-
-
-@knowledge.command("check")
-@suite_argument
-@params_options
-@click.pass_context
-def check_command(
-    ctx: click.Context, suite: Path, params_file: Path | None, repo: tuple[str, ...]
-) -> None:
-    """Run every check of seal and list every problem; write nothing (sealing is for good).
-
-    One line per problem, in file and line order, at most 50. Exit 0 when the suite would
-    seal, 2 when there is a problem.
-
-    \b
-    Example:
-        flightdeck knowledge check suites/knowledge-gold-v1
-        flightdeck knowledge check suites/knowledge-gold-v1 --repo sdlc=../sdlc
-    """
-    from flightdeck.tasks.knowledge import check
-
-    project = open_project(params_file, repo, near=suite)
-    problems = check(project.at(suite), repos=project.repos)
-    for problem in problems[:CHECK_LIMIT]:
-        click.echo(f"error: {problem}", err=True)
-    if len(problems) > CHECK_LIMIT:
-        click.echo(f"error: ... and {len(problems) - CHECK_LIMIT} more problems", err=True)
-    if problems:
-        ctx.exit(2)
-    if (suite / "manifest.json").exists():
-        click.echo(f"{suite}: every seal check passes; it is sealed and its files are intact")
-        return
-    click.echo(f"{suite}: every seal check passes; seal it with `flightdeck knowledge seal`")
-
-
-CHECK_LIMIT = 50
 
 
 @knowledge.command("status")
@@ -160,8 +66,6 @@ def status_command(
         flightdeck knowledge status suites/knowledge-demo-v1
         flightdeck knowledge status suites/knowledge-demo-v1 --json
     """
-    import dataclasses
-
     from flightdeck.tasks.knowledge import status
 
     project = open_project(params_file, repo, near=suite, holdouts=holdouts, min_raters=min_raters)
@@ -384,21 +288,66 @@ def gate_command(
         click.get_current_context().exit(1)
 
 
+@knowledge.command("show")
+@click.argument("suite", type=click.Path(file_okay=False, path_type=Path), required=False)
+@click.option(
+    "--metrics",
+    "metrics_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Metrics JSON [metrics/<suite>.json].",
+)
+@report_path_option
+@params_file_option
+@json_option
+def show_command(
+    suite: Path | None,
+    metrics_path: Path | None,
+    report_path: Path | None,
+    params_file: Path | None,
+    as_json: bool,
+) -> None:
+    """Print a scored suite's verdict and per-arm table from its metrics and report.
+
+    Reads metrics/<suite>.json and reports/<suite>.md as the last score wrote them and
+    recomputes nothing, so it shows what the pipeline produced even when every stage was
+    up to date. SUITE defaults to params.yaml `suite`.
+
+    \b
+    Example:
+        flightdeck knowledge show suites/knowledge-demo-v1
+        flightdeck knowledge show            # the suite params.yaml names
+    """
+    from flightdeck.scoring.summary import read_summary, render
+
+    project = open_project(params_file, (), near=suite)
+    named = project.named_suite(suite)
+    summary = read_summary(metrics_path or named.metrics_path, report_path or named.report_path)
+    if as_json:
+        data = dataclasses.asdict(summary)
+        data["metrics_path"] = summary.metrics_path.as_posix()
+        data["report_path"] = summary.report_path.as_posix()
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+    for line in render(summary):
+        click.echo(line)
+
+
 def _attach() -> None:
     """Commands that live in their own modules but belong to the knowledge group."""
+    from flightdeck.cli.authoring import check_command, new_command, seal_command
     from flightdeck.cli.judge import calibrate_command, judge_command
     from flightdeck.cli.knowledge_import import import_answers_command
-    from flightdeck.cli.knowledge_new import new_command
-    from flightdeck.cli.knowledge_show import show_command
     from flightdeck.cli.rating import agreement_command, rate_command
 
+    knowledge.add_command(seal_command)
+    knowledge.add_command(check_command)
     knowledge.add_command(import_answers_command)
     knowledge.add_command(rate_command)
     knowledge.add_command(agreement_command)
     knowledge.add_command(judge_command)
     knowledge.add_command(calibrate_command)
     knowledge.add_command(new_command)
-    knowledge.add_command(show_command)
 
 
 _attach()

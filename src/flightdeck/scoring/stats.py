@@ -444,13 +444,16 @@ def _paired_mean_differences(
         return list(out)
     from concurrent.futures import Future, ThreadPoolExecutor
 
+    from flightdeck.scoring.draws import draw_chunks
+
+    heights = [min(rows, resamples - start) for start in starts]
+    chunks = draw_chunks(rng, n, [h * n for h in heights], index_type)
     with ThreadPoolExecutor(max_workers=1) as worker:
         pending: Future[None] | None = None
-        for start in starts:
-            index = rng.integers(0, n, (min(rows, resamples - start), n), dtype=index_type)
+        for start, height, index in zip(starts, heights, chunks, strict=True):
             if pending is not None:
-                pending.result()  # at most two chunks of indices alive at once
-            pending = worker.submit(consume, start, index)
+                pending.result()  # at most one chunk counted while the next are drawn
+            pending = worker.submit(consume, start, index.reshape(height, n))
         if pending is not None:
             pending.result()
     return list(out)
