@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from flightdeck.holdouts.registry import canary_scan
+from flightdeck.holdouts.leaks import canary_scan
 
 FLIGHTDECK = str(Path(sys.executable).with_name("flightdeck"))
 TIME = "/usr/bin/time"  # GNU time, for the peak RSS

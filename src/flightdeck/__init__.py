@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 
 # name -> the module that defines it; imported on first use (PEP 562).
 _LAZY = {
-    "score": "flightdeck.tasks.knowledge",
+    "score": "flightdeck.tasks.scoring",
     "load_results": "flightdeck.scoring.results",
 }
 
@@ -29,7 +29,7 @@ __all__ = ["__version__", "load_results", "score"]  # the names in _LAZY
 
 if TYPE_CHECKING:
     from flightdeck.scoring.results import load_results
-    from flightdeck.tasks.knowledge import score
+    from flightdeck.tasks.scoring import score
 
 
 def __getattr__(name: str) -> Any:

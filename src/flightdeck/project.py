@@ -20,7 +20,8 @@ from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import sha256_file
-from flightdeck.params import PARAMS_FILE, Params, load_params, parse_repo_option
+from flightdeck.params import Params, load_params, parse_repo_option
+from flightdeck.params_yaml import PARAMS_FILE
 from flightdeck.suite.records import Manifest, read_manifest
 from flightdeck.suite.repos import CACHE_FOLDER as CACHE_FOLDER  # re-exported: the one spelling
 from flightdeck.suite.repos import RepoSet

@@ -13,7 +13,8 @@ from tests.builders import Project
 
 from flightdeck.cli import cli
 from flightdeck.cli.holdout import _as_text
-from flightdeck.holdouts.registry import ScanResult, register_suite
+from flightdeck.holdouts.leaks import ScanResult
+from flightdeck.holdouts.registry import register_suite
 from flightdeck.suite.records import CANARY_PREFIX
 
 

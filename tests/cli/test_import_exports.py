@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 from tests.builders import FILES_AS_OF, Project, labels_for, sha
 
-from flightdeck.arms.people import sniff_delimiter
+from flightdeck.arms.people_rows import sniff_delimiter
 from flightdeck.cli import cli
 from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.repos import RepoSet

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from flightdeck.params import load_params
-from flightdeck.scoring.report import markdown_report, metrics_json
+from flightdeck.scoring.metrics import metrics_json
+from flightdeck.scoring.report import markdown_report
 from flightdeck.tasks.knowledge import compute_scores
 
 ROOT = Path(__file__).parents[2]

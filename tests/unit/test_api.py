@@ -16,7 +16,7 @@ from tests.builders import Project, answer, labels_for
 from flightdeck.cli import cli
 from flightdeck.jsonl import sha256_file
 
-HEAVY = {"numpy", "scipy", "polars", "dvc", "yaml", "msgspec", "flightdeck.tasks.knowledge"}
+HEAVY = {"numpy", "scipy", "polars", "dvc", "yaml", "msgspec", "flightdeck.tasks.scoring"}
 
 
 def test_import_flightdeck_loads_nothing_heavy() -> None:
@@ -29,7 +29,7 @@ def test_import_flightdeck_loads_nothing_heavy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     before, after = out.stdout.splitlines()
     assert before == "[]"
-    assert after == "flightdeck.tasks.knowledge False"  # numpy waits for the first score
+    assert after == "flightdeck.tasks.scoring False"  # numpy waits for the first score
 
 
 def test_an_unknown_name_is_an_attribute_error() -> None:

@@ -34,7 +34,7 @@ from flightdeck.arms.agents.attached import (
     parse_reply,
 )
 from flightdeck.arms.agents.inspect_call import ESTIMATE, ContextTooLarge, ModelFailed
-from flightdeck.arms.attachments import EMPTY_SHA256, folder_hash
+from flightdeck.arms.snapshot import EMPTY_SHA256, folder_hash
 from flightdeck.errors import FlightdeckError, InputError
 from flightdeck.suite.records import CANARY_PREFIX
 

@@ -21,7 +21,8 @@ import zstandard
 from flightdeck.errors import InputError
 from flightdeck.holdouts import decode
 from flightdeck.holdouts import scan as engine
-from flightdeck.holdouts.registry import Hit, canary_scan, register_suite
+from flightdeck.holdouts.leaks import Hit, canary_scan
+from flightdeck.holdouts.registry import register_suite
 from flightdeck.suite.records import CANARY_PREFIX
 
 

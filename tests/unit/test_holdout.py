@@ -14,17 +14,9 @@ import pytest
 
 from flightdeck.errors import InputError
 from flightdeck.holdouts.custody import custody
-from flightdeck.holdouts.registry import (
-    Hit,
-    ScanPlan,
-    canary_scan,
-    mark_void,
-    plan_scan,
-    register_suite,
-    suite_state,
-    unvoid,
-    void_evidence,
-)
+from flightdeck.holdouts.leaks import Hit, canary_scan, mark_void
+from flightdeck.holdouts.plan import ScanPlan, plan_scan
+from flightdeck.holdouts.registry import register_suite, suite_state, unvoid, void_evidence
 from flightdeck.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.suite.records import CANARY_PREFIX
 

@@ -13,7 +13,7 @@ from inspect_ai.model import ModelOutput, ModelUsage
 
 from flightdeck.arms.agents.llm import SYSTEM_PROMPT, AgentOptions, load_snapshot, run_agent
 from flightdeck.arms.agents.tools import ToolFailure, WorkspaceTools, glob_regex
-from flightdeck.arms.runner import default_model, with_provenance
+from flightdeck.arms.arm_meta import default_model, with_provenance
 from flightdeck.errors import InputError
 from flightdeck.models import (
     ModelSettings,

@@ -11,7 +11,8 @@ from tests.builders import Project
 
 from flightdeck.cli import cli
 from flightdeck.errors import InputError
-from flightdeck.params import PersonArm, load_params
+from flightdeck.params import load_params
+from flightdeck.params_sections import PersonArm
 
 PERSON = """people:
   chat:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from flightdeck.arms.agents.bm25 import query_words
 from flightdeck.arms.agents.passages import MAX_LINES, Block, blocks, normalise_line
-from flightdeck.arms.agents.repo_search import query_words, search
+from flightdeck.arms.agents.repo_search import search
 
 ADR = """\
 # ADR-0003: Move the job queue to Postgres

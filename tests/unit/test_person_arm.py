@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
 
-from flightdeck.arms.attachments import EMPTY_SHA256, folder_hash
-from flightdeck.arms.people import import_answers, read_rows
+from flightdeck.arms.people import import_answers
+from flightdeck.arms.people_rows import read_rows
+from flightdeck.arms.snapshot import EMPTY_SHA256, folder_hash
 from flightdeck.errors import InputError
 from flightdeck.suite.records import read_answers, read_meta
 

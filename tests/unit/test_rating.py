@@ -16,8 +16,9 @@ from tests.builders import Project, answer, build_project, sha
 from tests.gitrepo import make_git_repo
 
 from flightdeck.errors import InputError
+from flightdeck.rating.items import order_key
 from flightdeck.rating.server import RatingServer
-from flightdeck.rating.session import RatingSession, order_key
+from flightdeck.rating.session import RatingSession
 from flightdeck.suite.records import read_labels
 from flightdeck.suite.repos import RepoSet
 

@@ -11,14 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from flightdeck.arms.agents.repo_search import (
-    MAX_FILE_BYTES,
-    bm25_scores,
-    idf,
-    query_words,
-    read_workspace,
-    search,
-)
+from flightdeck.arms.agents.bm25 import bm25_scores, idf, query_words
+from flightdeck.arms.agents.repo_search import MAX_FILE_BYTES, read_workspace, search
 
 
 def write(root: Path, files: dict[str, str | bytes]) -> Path:

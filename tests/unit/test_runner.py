@@ -17,16 +17,13 @@ from typing import Any
 import pytest
 from tests.gitrepo import make_git_repo
 
+from flightdeck.arms.arm_meta import harness_path
 from flightdeck.arms.protocol import ProtocolError, check_result, decode_output
-from flightdeck.arms.runner import (
-    RunConfig,
-    RunResult,
-    harness_path,
-    repair_torn_line,
-    run_experiment,
-)
-from flightdeck.arms.trial import trace_file_name
-from flightdeck.arms.workspace import WorkspaceCache, remove_stale
+from flightdeck.arms.run_files import repair_torn_line
+from flightdeck.arms.runner import RunConfig, RunResult, run_experiment
+from flightdeck.arms.trees import remove_stale
+from flightdeck.arms.trial_output import trace_file_name
+from flightdeck.arms.workspace import WorkspaceCache
 from flightdeck.errors import InputError
 from flightdeck.suite.records import (
     CANARY_PREFIX,

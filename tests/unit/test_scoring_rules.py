@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from flightdeck.params import Params
+from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import ScoreResult
-from flightdeck.scoring.report import metrics_json
 from flightdeck.scoring.rules import ArmScore, compare_arms, score_arm
 from flightdeck.suite.records import Answer, Key, Label, Question, Source
 

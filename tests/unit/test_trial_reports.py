@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from flightdeck.arms.arm_meta import default_model, provenance_conflict, with_provenance
 from flightdeck.arms.protocol import ProtocolError, check_result
-from flightdeck.arms.runner import default_model, provenance_conflict, with_provenance
 from flightdeck.suite.records import Question
 
 QUESTION = Question("q1", "?", "how-to", {"sdlc": "a" * 40}, ())

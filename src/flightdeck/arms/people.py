@@ -17,15 +17,14 @@ Real exports are taken as they come (#15): a CSV's delimiter (``,`` ``;`` or tab
 a URL citation is kept, opaque, with its given hash or else :func:`opaque_sha256`; a
 citation of a repository outside the question's ``as_of`` is kept (it scores as fabricated:
 no valid source lies there) and reported as a warning rather than refusing the whole file.
+
+The file is read by :mod:`flightdeck.arms.people_rows`, the snapshot hashed by
+:mod:`flightdeck.arms.snapshot`.
 """
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -34,45 +33,27 @@ from typing import Any, Literal
 import msgspec
 
 from flightdeck import __version__
-from flightdeck.arms.attachments import (
+from flightdeck.arms.people_rows import Row, read_rows_with_format
+from flightdeck.arms.protocol import ProtocolError, check_citation_uri
+from flightdeck.arms.snapshot import (
     EMPTY_SHA256,
+    check_snapshot_commits,
+    hash_from_commits,
     hash_from_folder,
     snapshot_record,
     split_uri,
 )
-from flightdeck.arms.protocol import ProtocolError, check_citation_uri
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_jsonl, sha256_file, write_json, write_jsonl
+from flightdeck.jsonl import sha256_file, write_json, write_jsonl
 from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name
 from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.records import (
-    COMMIT_RE,
-    SHA256_RE,
     Question,
     parse_source_uri,
     read_questions,
 )
 from flightdeck.suite.repos import RepoSet
-
-CSV_SEPARATORS = re.compile(r"[\s;|]+")
-JSONL_FIELDS = ("id", "answer", "citations")
-
-
-@dataclass(frozen=True)
-class Citation:
-    uri: str
-    sha256: str | None  # given only for a URL; repository files are hashed from the snapshot
-
-
-@dataclass(frozen=True)
-class Row:
-    """One answer as the person gave it, with the line it started on."""
-
-    line: int
-    id: str
-    answer: str
-    citations: tuple[Citation, ...]
 
 
 @dataclass(frozen=True)
@@ -105,162 +86,6 @@ class ImportResult:
     absent: list[AbsentCitation] = field(default_factory=list)
     outside: list[OutsideCitation] = field(default_factory=list)
     delimiter: str | None = None  # a CSV's sniffed delimiter; None for JSONL
-
-
-# --- reading the person's file --------------------------------------------------------------
-
-
-def read_rows(path: Path) -> list[Row]:
-    """Rows of a ``.jsonl`` or ``.csv`` file; bad rows raise ``InputError(path, line, ...)``."""
-    return read_rows_with_format(path)[0]
-
-
-def read_rows_with_format(path: Path) -> tuple[list[Row], str | None]:
-    """Rows, and the CSV delimiter that was sniffed (None for JSONL)."""
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        return list(_jsonl_rows(path)), None
-    if suffix in (".csv", ".tsv"):
-        text = _csv_text(path)
-        delimiter = sniff_delimiter(text)
-        return list(_csv_rows(path, text, delimiter)), delimiter
-    raise InputError(path, None, "unknown format; give a .jsonl, .csv or .tsv file")
-
-
-def _jsonl_rows(path: Path) -> Iterator[Row]:
-    for line, obj in read_jsonl(path):
-        unknown = sorted(set(obj) - set(JSONL_FIELDS))
-        if unknown:
-            raise InputError(
-                path, line, f"unknown field {unknown[0]!r}; a row has id, answer, citations"
-            )
-        qid, answer = obj.get("id"), obj.get("answer")
-        if not isinstance(qid, str) or not qid.strip():
-            raise InputError(path, line, "id must be a non-empty string; give the question's id")
-        if not isinstance(answer, str):
-            raise InputError(path, line, "answer must be a string; write the answer's text")
-        raw = obj.get("citations", [])
-        if not isinstance(raw, list):
-            raise InputError(path, line, "citations must be a list of uris or {uri} objects")
-        yield Row(line, qid, answer, tuple(_citation(path, line, item) for item in raw))
-
-
-def _citation(path: Path, line: int, item: object) -> Citation:
-    if isinstance(item, str) and item.strip():
-        return Citation(item.strip(), None)
-    if isinstance(item, dict) and isinstance(item.get("uri"), str) and item["uri"].strip():
-        extra = sorted(set(item) - {"uri", "sha256"})
-        if extra:
-            raise InputError(path, line, f"citation field {extra[0]!r} is unknown; give {{uri}}")
-        digest = item.get("sha256")
-        if digest is not None and (not isinstance(digest, str) or not SHA256_RE.match(digest)):
-            raise InputError(path, line, f"sha256 of {item['uri']!r} must be 64 hex digits")
-        return Citation(item["uri"].strip(), None if digest is None else digest.lower())
-    raise InputError(path, line, f"citation {item!r} must be a uri string or {{uri}}; fix it")
-
-
-CSV_DELIMITERS = ",;\t"
-_SNIFF_BYTES = 64 << 10
-
-
-def _csv_text(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise InputError(path, None, "file not found; check the path") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, None, f"not UTF-8 (byte {exc.start + 1}); save as UTF-8") from None
-
-
-def sniff_delimiter(text: str) -> str:
-    """``,``, ``;`` or tab: what spreadsheets export, in every locale's habit.
-
-    :class:`csv.Sniffer`, restricted to those three, reads the first 64 KiB; the header must
-    then split into columns that hold ``id`` and ``answer``, else the delimiter that does
-    split it so is taken (a sample of long quoted answers can mislead the sniffer). Nothing
-    found: ``,``, and the header check names the missing column.
-    """
-    sample = text[:_SNIFF_BYTES]
-    try:
-        delimiter = csv.Sniffer().sniff(sample, delimiters=CSV_DELIMITERS).delimiter
-    except csv.Error:
-        delimiter = ","
-    header = text.split("\n", 1)[0]
-    if _names_columns(header, delimiter):
-        return delimiter
-    for candidate in CSV_DELIMITERS:
-        if _names_columns(header, candidate):
-            return candidate
-    return ","
-
-
-def _names_columns(header: str, delimiter: str) -> bool:
-    try:
-        names = next(csv.reader([header], delimiter=delimiter))
-    except (csv.Error, StopIteration):
-        return False
-    return {"id", "answer"} <= {name.strip().lower() for name in names}
-
-
-def _csv_rows(path: Path, text: str, delimiter: str) -> Iterator[Row]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    try:
-        header = [name.strip().lower() for name in next(reader)]
-    except StopIteration:
-        raise InputError(path, 1, "empty file; the first row names the columns") from None
-    for name in ("id", "answer"):
-        if name not in header:
-            raise InputError(path, 1, f"no {name!r} column; name the columns id,answer,citations")
-    index = {name: header.index(name) for name in ("id", "answer", "citations") if name in header}
-    line = reader.line_num + 1
-    try:
-        for cells in reader:
-            start, line = line, reader.line_num + 1
-            if not any(cell.strip() for cell in cells):
-                continue
-            if len(cells) > len(header):
-                raise InputError(path, start, f"{len(cells)} cells for {len(header)} columns")
-            cells += [""] * (len(header) - len(cells))
-            qid = cells[index["id"]].strip()
-            if not qid:
-                raise InputError(path, start, "id is empty; give the question's id")
-            uris = cells[index["citations"]] if "citations" in index else ""
-            citations = tuple(Citation(u, None) for u in CSV_SEPARATORS.split(uris) if u)
-            yield Row(start, qid, cells[index["answer"]], citations)
-    except csv.Error as exc:
-        raise InputError(path, line, f"not CSV ({exc}); check the quoting") from None
-
-
-# --- hashing from the snapshot --------------------------------------------------------------
-
-
-def _hash_from_commits(
-    repos: RepoSet, commits: Mapping[str, str], wanted: set[tuple[str, str]]
-) -> dict[tuple[str, str], str]:
-    found = {}
-    for repo in sorted({r for r, _ in wanted}):
-        with repos.get(repo).blobs() as reader:
-            for r, path in sorted(wanted):
-                if r == repo:
-                    data = reader.read(commits[repo], path)
-                    if data is not None:
-                        found[(r, path)] = hashlib.sha256(data).hexdigest()
-    return found
-
-
-def parse_snapshot_commits(values: tuple[str, ...]) -> dict[str, str]:
-    """``REPO=SHA`` pairs (``--snapshot-commit``) -> mapping; each SHA a full 40-hex commit."""
-    commits = {}
-    for value in values:
-        repo, sep, commit = value.partition("=")
-        if not sep or not repo or not COMMIT_RE.match(commit):
-            raise InputError(
-                "--snapshot-commit",
-                None,
-                f"{value!r} is not REPO=<40-hex commit>; e.g. sdlc=$(git rev-parse v1.2)",
-            )
-        commits[repo] = commit.lower()
-    return commits
 
 
 # --- the import ----------------------------------------------------------------------------
@@ -331,8 +156,8 @@ def import_answers(
         snapshot: Any = snapshot_record(snapshot_dir)
     else:
         commits = dict(snapshot_commits or {})
-        _check_commits(commits, wanted, commit_repos)
-        hashes = _hash_from_commits(commit_repos, commits, wanted)
+        check_snapshot_commits(commits, wanted, commit_repos)
+        hashes = hash_from_commits(commit_repos, commits, wanted)
         where = "the snapshot commits"
         snapshot = {repo: [commits[repo]] for repo in sorted(commits)}
     if wanted and not hashes:
@@ -486,19 +311,3 @@ def _checked_rows(
     if not rows:
         raise InputError(source, None, "no answers; write one row per answered question")
     return rows, delimiter, outside
-
-
-def _check_commits(
-    commits: Mapping[str, str], wanted: set[tuple[str, str]], repos: RepoSet
-) -> None:
-    uncovered = sorted({r for r, _ in wanted} - set(commits))
-    if uncovered:
-        raise InputError(
-            "--snapshot-commit",
-            None,
-            f"citations name repository {uncovered[0]!r}; "
-            f"add --snapshot-commit {uncovered[0]}=<commit>",
-        )
-    repos.require_commits(
-        (repo, commit, "--snapshot-commit", None) for repo, commit in sorted(commits.items())
-    )

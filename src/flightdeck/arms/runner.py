@@ -4,6 +4,8 @@
 no answer for yet, it gives the harness a read-only workspace (:mod:`flightdeck.arms.workspace`)
 and the question (never the key) in a bubblewrap sandbox (:mod:`flightdeck.arms.sandbox`),
 and collects the result (:mod:`flightdeck.arms.protocol`, :mod:`flightdeck.arms.trial`).
+The arm's meta comes from :mod:`flightdeck.arms.arm_meta`; the answers and runs files it
+appends to, record by record, from :mod:`flightdeck.arms.run_files`.
 
 Guarantees:
 
@@ -25,35 +27,49 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
-import fcntl
-import json
 import os
-import shlex
-import shutil
 import signal
-import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from flightdeck import __version__
 from flightdeck.arms import sandbox
+from flightdeck.arms.arm_meta import (
+    check_meta,
+    default_by,
+    default_model,
+    harness_model,
+    harness_path,
+    parse_command,
+    provenance_conflict,
+    snapshot,
+    with_provenance,
+)
+from flightdeck.arms.run_files import (
+    Appender,
+    RunLock,
+    answers_for_scored_arm,
+    repair_torn_line,
+    settle_rerun,
+    sort_answers,
+)
 from flightdeck.arms.trial import TrialControl, TrialOutcome, TrialSpec, run_trial
-from flightdeck.arms.workspace import DEFAULT_CAP_MB, Workspace, WorkspaceCache, commit_order
+from flightdeck.arms.workspace import DEFAULT_CAP_MB, Workspace, WorkspaceCache
+from flightdeck.arms.workspace_plan import commit_order
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, dumps_line, write_json, writing_to
+from flightdeck.jsonl import write_json
 from flightdeck.project import (
     CACHE_FOLDER,
     WORKSPACES_FOLDER,
-    Suite,
     check_arm_name,
     open_suite,
 )
-from flightdeck.suite.records import Question, read_answers, read_meta, read_questions
+from flightdeck.suite.records import Question, read_answers, read_questions
 from flightdeck.suite.repos import RepoSet
 
 
@@ -104,245 +120,6 @@ class RunResult:
         return self.already_answered + sum(o.ok for o in self.outcomes)
 
 
-def harness_path() -> str:
-    """PATH for harnesses: flightdeck's virtualenv first, as if it were activated.
-
-    So ``python -m flightdeck ...`` and ``flightdeck ...`` in a harness command mean this
-    installation even when the shell that started flightdeck did not activate it.
-    """
-    path = os.environ.get("PATH", os.defpath)
-    if sys.prefix == sys.base_prefix:
-        return path
-    bin_dir = os.path.dirname(sys.executable)
-    return os.pathsep.join([bin_dir, *(p for p in path.split(os.pathsep) if p != bin_dir)])
-
-
-def parse_command(command: str, path: str | None = None) -> list[str]:
-    """Split the harness command as a POSIX shell would (no expansion); check it exists."""
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise InputError(
-            "--harness", None, f"cannot split {command!r}: {exc}; fix the quoting"
-        ) from None
-    if not argv:
-        raise InputError("--harness", None, "the harness command is empty; give a command")
-    if shutil.which(argv[0], path=path) is None:
-        raise InputError(
-            "--harness",
-            None,
-            f"{argv[0]!r} is not an executable file or a command on PATH; check the command",
-        )
-    return argv
-
-
-def harness_model(command: str) -> str | None:
-    """The ``--model`` of a built-in model harness's command (``agent attached``, ``agent llm``)."""
-    if "agent attached" not in command and "agent llm" not in command:
-        return None
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return None
-    for i, arg in enumerate(argv):
-        if arg == "--model" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--model="):
-            return arg.partition("=")[2]
-    return None
-
-
-def default_model(command: str) -> str:
-    """``--model`` when none is given: a built-in agent names its model, others are "none"."""
-    if "agent repo-search" in command:
-        return "none (flightdeck repo-search, BM25)"
-    return harness_model(command) or "none"
-
-
-def provenance_conflict(meta: dict[str, Any], provenance: dict[str, Any]) -> str | None:
-    """Why a trial's reported provenance cannot join the arm's meta; None when it can."""
-    earlier = meta.get("provenance")
-    if earlier is not None and earlier != provenance:
-        changed = sorted(
-            k for k in set(earlier) | set(provenance) if earlier.get(k) != provenance.get(k)
-        )
-        return (
-            f"the harness reports a different {', '.join(changed)} than the arm's earlier "
-            "answers (its attachments or prompt changed?); use a new arm name"
-        )
-    model = provenance.get("model")
-    if model is not None and model != meta.get("model"):
-        return (
-            f"the harness reports model {model!r} but the arm's meta says {meta.get('model')!r}; "
-            "drop --model from experiment run or make the two agree"
-        )
-    return None
-
-
-def with_provenance(meta: dict[str, Any], provenance: dict[str, Any]) -> dict[str, Any]:
-    """The meta with the harness's provenance; its ``knowledge_snapshot`` replaces ``as_of``'s.
-
-    A retrieval harness's snapshot (``{"retrieval": ...}``, the index it searched, e.g. its
-    MCP server's) joins the ``as_of`` commits instead: the agent read both.
-    """
-    updated = {**meta, "provenance": provenance}
-    if "knowledge_snapshot" in provenance:
-        snapshot = provenance["knowledge_snapshot"]
-        if isinstance(snapshot, dict) and set(snapshot) == {"retrieval"}:
-            snapshot = {"as_of": meta.get("knowledge_snapshot"), **snapshot}
-        updated["knowledge_snapshot"] = snapshot
-    return updated
-
-
-def _user(root: Path) -> str:
-    """Who ran it, when ``--by`` does not say: git's ``user.name`` for the project repository.
-
-    The login name says little (in CI and containers it is ``root``), while ``user.name`` is
-    the name a person signs their commits with. The login name is the last resort, for a
-    project with no git or no ``user.name``.
-    """
-    import getpass
-    import subprocess
-
-    try:
-        found = subprocess.run(
-            ["git", "-C", str(root), "config", "--get", "user.name"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:  # no git on PATH
-        found = None
-    if found is not None and found.returncode == 0 and found.stdout.strip():
-        return found.stdout.strip()
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return "unknown"
-
-
-def repair_torn_line(path: Path) -> str | None:
-    """Drop a last line cut short by a killed append; return what was done, if anything."""
-    if not path.is_file():
-        return None
-    with path.open("rb+") as handle:
-        data = handle.read()
-        if not data or data.endswith(b"\n"):
-            return None
-        cut = data.rfind(b"\n") + 1
-        tail = data[cut:]
-        try:
-            complete = isinstance(json.loads(tail), dict)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            complete = False
-        if complete:
-            handle.write(b"\n")
-            message = "added the missing newline at the end"
-        else:
-            handle.truncate(cut)
-            message = f"dropped a torn last line ({len(tail)} bytes) left by an interrupted run"
-        handle.flush()
-        os.fsync(handle.fileno())
-    return message
-
-
-def snapshot(questions: list[Question]) -> dict[str, list[str]]:
-    """The knowledge snapshot of a harness arm: each repository's ``as_of`` commits."""
-    commits: dict[str, set[str]] = {}
-    for question in questions:
-        for repo, commit in question.as_of.items():
-            commits.setdefault(repo, set()).add(commit)
-    return {repo: sorted(commits[repo]) for repo in sorted(commits)}
-
-
-def _check_meta(path: Path, meta: dict[str, Any], has_answers: bool) -> dict[str, Any]:
-    """Keep the first run's meta on resume; refuse to mix two harnesses in one arm."""
-    if not path.is_file() or not has_answers:
-        return meta
-    old = read_meta(path).fields
-    if old.get("runner") != "harness":
-        raise InputError(path, None, "this arm was imported from a person; use another arm name")
-    for name in ("command", "model"):
-        if old.get(name) != meta[name]:
-            raise InputError(
-                path,
-                None,
-                f"the arm's answers came from {name} {old.get(name)!r}, not {meta[name]!r}; "
-                "rerun with the same one, or use a new arm name",
-            )
-    was = old.get("sandbox")
-    if was is not None and _sandbox_terms(was) != _sandbox_terms(meta["sandbox"]):
-        raise InputError(
-            path,
-            None,
-            f"the arm's answers ran with sandbox {_sandbox_terms(was)}, not "
-            f"{_sandbox_terms(meta['sandbox'])}; rerun with the same --sandbox, --network and "
-            "--pass-env, or use a new arm name",
-        )
-    snapshot = old.get("knowledge_snapshot") if "provenance" in old else meta["knowledge_snapshot"]
-    return {
-        **old,
-        "knowledge_snapshot": snapshot,
-        "last_run": meta["date"],
-        "sandbox": was if was is not None else meta["sandbox"],
-    }
-
-
-def _sandbox_terms(value: Any) -> str:
-    """The settings that change what a harness can do, as one comparable string."""
-    if not isinstance(value, dict):
-        return repr(value)
-    if value.get("mode") == "none":
-        return "none"
-    names = ",".join(value.get("pass_env") or []) or "-"
-    return f"bwrap (network {'on' if value.get('network') else 'off'}, env {names})"
-
-
-class _Appender:
-    """A JSONL file held open for a run; each record is flushed and fsynced as it lands.
-
-    (``jsonl.append_jsonl`` without reopening the file per record.) A last line left without
-    its newline by a killed run gets one first, so it never swallows the next record.
-    """
-
-    def __init__(self, path: Path) -> None:
-        with writing_to(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle: IO[bytes] = path.open("ab+")
-        size = self._handle.seek(0, os.SEEK_END)
-        if size:
-            self._handle.seek(size - 1)
-            if self._handle.read(1) != b"\n":
-                self._handle.write(b"\n")
-
-    def append(self, record: Any) -> None:
-        self._handle.write((dumps_line(record) + "\n").encode())
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-
-    def close(self) -> None:
-        self._handle.close()
-
-
-class _Lock:
-    """An exclusive lock on the runs ledger: one run of an arm at a time."""
-
-    def __init__(self, path: Path) -> None:
-        with writing_to(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle: IO[bytes] = path.open("ab")
-        try:
-            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._handle.close()
-            raise InputError(
-                path, None, "another run of this arm is in progress; wait for it to finish"
-            ) from None
-
-    def release(self) -> None:
-        self._handle.close()
-
-
 def run_experiment(
     config: RunConfig,
     *,
@@ -387,8 +164,8 @@ def run_experiment(
 
     scored_path = answers_path
     scored = config.arm in suite.read_ledger()
-    answers_path = _answers_for_scored_arm(config.arm, answers_path, scored=scored)
-    lock = _Lock(runs_path)
+    answers_path = answers_for_scored_arm(config.arm, answers_path, scored=scored)
+    lock = RunLock(runs_path)
     try:
         repaired = repair_torn_line(answers_path)
         done = set()
@@ -400,7 +177,7 @@ def run_experiment(
         date = utc_now()
         meta: dict[str, Any] = {
             "runner": "harness",
-            "by": config.by or _user(config.root),
+            "by": config.by or default_by(config.root),
             "via": "flightdeck experiment run",
             "date": date,
             "model": config.model or default_model(config.command),
@@ -409,7 +186,7 @@ def run_experiment(
             "flightdeck_version": __version__,
             "sandbox": policy.meta(),
         }
-        meta = _check_meta(meta_path, meta, bool(done))
+        meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
         repos.require_commits(
             (repo, commit, suite.questions, q.line)
@@ -436,9 +213,9 @@ def run_experiment(
         )
         outcomes, omissions, peak = ran
         if any(o.ok for o in outcomes):
-            _sort_answers(answers_path, [q.id for q in questions])
+            sort_answers(answers_path, [q.id for q in questions])
         if answers_path != scored_path:
-            _settle_rerun(suite, config.arm, answers_path, scored_path)
+            settle_rerun(suite, config.arm, answers_path, scored_path)
     finally:
         lock.release()
     return RunResult(
@@ -473,44 +250,6 @@ def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.San
     )
 
 
-def _answers_for_scored_arm(arm: str, answers_path: Path, *, scored: bool) -> Path:
-    """Where this run writes: the answers file, or a rerun file when the arm was scored.
-
-    The ledger forbids changing a scored arm's answers. A scored arm with trials left to run
-    is refused (once the pending trials are known); one whose answers file is gone
-    (``dvc repro -f`` removes stage outputs) is run again into ``answers/.<arm>.rerun.jsonl``
-    and kept only if it gives the scored bytes.
-    """
-    if not scored or answers_path.is_file():
-        return answers_path
-    return answers_path.with_name(f".{arm}.rerun.jsonl")
-
-
-def _settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> None:
-    """Keep a scored arm's rerun only when it reproduces the scored answers byte for byte."""
-    from flightdeck.jsonl import sha256_file
-
-    scored = suite.read_ledger()[arm]
-    if rerun.is_file() and sha256_file(rerun) == scored[1]:
-        os.replace(rerun, answers_path)
-        return
-    raise InputError(
-        answers_path,
-        None,
-        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ (kept in "
-        f"{rerun.name}): its answers cannot change, so run them under a new arm name",
-    )
-
-
-def _sort_answers(path: Path, order: list[str]) -> None:
-    """Rewrite the answers in the suite's order (atomically), for stable diffs; bytes kept."""
-    rank = {qid: i for i, qid in enumerate(order)}
-    lines = [line for line in path.read_bytes().splitlines(keepends=True) if line.strip()]
-    keyed = sorted(lines, key=lambda line: rank.get(json.loads(line).get("id"), len(rank)))
-    if keyed != lines:
-        atomic_write(path, b"".join(keyed))
-
-
 def _run_all(
     pending: list[Question],
     spec: TrialSpec,
@@ -532,8 +271,8 @@ def _run_all(
         cap_bytes=config.workspace_cache_mb << 20,
         checked=checked,
     )
-    answers = _Appender(answers_path)
-    ledger = _Appender(runs_path)
+    answers = Appender(answers_path)
+    ledger = Appender(runs_path)
     record_lock = threading.Lock()
     control = TrialControl()
     ordered = commit_order(repos, pending)

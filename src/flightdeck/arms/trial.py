@@ -5,23 +5,20 @@ not the result JSON, a workspace that could not be built are all a failed
 :class:`TrialOutcome` with a one-line reason. Every trial leaves a trace: a short header
 (status, sandbox, what the workspace held and left out, what the harness says it read),
 then its stdout, stderr and ``FLIGHTDECK_TRACE`` log, for the canary scan.
+What the harness left is read, and the trace written, by :mod:`flightdeck.arms.trial_output`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import threading
 import time
-import urllib.parse
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,21 +32,23 @@ from flightdeck.arms.protocol import (
     ENV_WORKSPACE,
     HarnessResult,
     ProtocolError,
-    check_result,
-    decode_output,
     task_record,
+)
+from flightdeck.arms.trial_output import (
+    check_out,
+    collect_result,
+    trace_file_name,
+    trace_header,
+    write_trace,
 )
 from flightdeck.clock import utc_now
 from flightdeck.errors import FlightdeckError
-from flightdeck.jsonl import atomic_writer
 from flightdeck.suite.records import Question
 
 if TYPE_CHECKING:
     from flightdeck.arms.workspace import Workspace
 
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL when a trial times out
-_READ_LIMIT = 64 << 20  # a result larger than this is not read
-_LISTED = 20  # entries of a list the trace header shows before "and N more"
 
 
 @dataclass(frozen=True)
@@ -124,21 +123,6 @@ def _signal_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
-def trace_file_name(question_id: str) -> str:
-    """A file name for any id: percent-escaped, so distinct ids never share a trace.
-
-    A name too long for a file system (over 200 bytes) keeps its start and gets a hash of
-    the whole id.
-    """
-    name = urllib.parse.quote(question_id, safe="")
-    if name.startswith("."):
-        name = "%2E" + name[1:]
-    if len(name) > 200:
-        digest = hashlib.sha256(question_id.encode("utf-8", "surrogatepass")).hexdigest()
-        name = f"{name[:150]}-{digest[:16]}"
-    return name + ".log"
-
-
 def _tail_line(handle: IO[bytes]) -> str:
     handle.seek(0, os.SEEK_END)
     handle.seek(max(0, handle.tell() - 4096))
@@ -147,64 +131,6 @@ def _tail_line(handle: IO[bytes]) -> str:
         return ""
     last = lines[-1].strip()
     return last if len(last) <= 160 else last[:157] + "..."
-
-
-def _read_output(handle: IO[bytes], where: str) -> str:
-    handle.seek(0, os.SEEK_END)
-    if handle.tell() > _READ_LIMIT:
-        raise ProtocolError(f"{where} is larger than {_READ_LIMIT >> 20} MB; print only the result")
-    handle.seek(0)
-    try:
-        return handle.read().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
-
-
-def _open_out(path: Path, where: str) -> IO[bytes] | None:
-    """A file the harness left in its out folder, or None when it wrote none.
-
-    Opened without following a symlink and only when it is a regular file: the runner reads
-    it outside the sandbox, so a harness that leaves ``trace.log -> .../keys.jsonl`` (or a
-    FIFO that would block the runner) must not get that file copied into its trace.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        kind = "a symlink" if path.is_symlink() else (exc.strerror or str(exc))
-        raise ProtocolError(f"{where} is {kind}, not a file; write the file itself") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise ProtocolError(f"{where} is not a regular file; write the file itself")
-    return os.fdopen(fd, "rb")
-
-
-def _check_out(out: Path) -> str | None:
-    """Why the harness's out files may not be read (a symlink, a FIFO), else None."""
-    for name, where in (("result.json", ENV_RESULT), ("trace.log", ENV_TRACE)):
-        try:
-            handle = _open_out(out / name, where)
-        except ProtocolError as exc:
-            return str(exc)
-        if handle is not None:
-            handle.close()
-    return None
-
-
-def _collect(question: Question, out: Path, stdout: IO[bytes]) -> HarnessResult:
-    """The result from FLIGHTDECK_RESULT when the harness wrote it, else from stdout."""
-    where = "FLIGHTDECK_RESULT"
-    result = _open_out(out / "result.json", where)
-    if result is None:
-        text = _read_output(stdout, "stdout")
-        where = "stdout"
-    else:
-        with result:
-            text = _read_output(result, where)
-        if not text:
-            text, where = _read_output(stdout, "stdout"), "stdout"
-    return check_result(decode_output(text, where), question)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
@@ -270,10 +196,10 @@ def run_trial(
                     question, workspace, scratch, spec, control, stdout, stderr
                 )
                 if reason is None:
-                    reason = _check_out(out)
+                    reason = check_out(out)
                 if reason is None:
                     try:
-                        result = _collect(question, out, stdout)
+                        result = collect_result(question, out, stdout)
                     except ProtocolError as exc:
                         reason = str(exc)
                 changed = verify(question, workspace) if verify is not None else None
@@ -284,8 +210,10 @@ def run_trial(
                         "later trials get a fresh copy"
                     )
             seconds = time.monotonic() - started
-            header = _header(question, spec, workspace, result, exit_code, reason, seconds)
-            _write_trace(trace, header, out, (stdout, stderr))
+            header = trace_header(
+                question, spec.command, spec.policy, workspace, result, exit_code, reason, seconds
+            )
+            write_trace(trace, header, out, (stdout, stderr))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     ok = reason is None
@@ -392,68 +320,3 @@ def _start_and_wait(
         last = _tail_line(stderr)
         return code, what + (f" (stderr: {last})" if last else "")
     return code, None
-
-
-def _listed(items: list[str]) -> str:
-    shown = ", ".join(items[:_LISTED])
-    return shown + (f" and {len(items) - _LISTED} more" if len(items) > _LISTED else "")
-
-
-def _header(
-    question: Question,
-    spec: TrialSpec,
-    workspace: Workspace | None,
-    result: HarnessResult | None,
-    exit_code: int | None,
-    reason: str | None,
-    seconds: float,
-) -> str:
-    """What happened, briefly: status, sandbox, the workspace's omissions, what was read."""
-    policy = spec.policy
-    if policy.mode == "bwrap":
-        confined = "bwrap, network " + ("on" if policy.network else "off")
-        confined += ", env " + (" ".join(policy.pass_env) if policy.pass_env else "none passed")
-    else:
-        confined = sandbox.NO_SANDBOX_NOTE
-    lines = [
-        f"flightdeck trial {json.dumps(question.id, ensure_ascii=False)}",
-        f"command: {spec.command}",
-        f"status: {'ok' if reason is None else 'failed: ' + reason}",
-        f"exit: {exit_code}  seconds: {seconds:.3f}  finished: {utc_now()}",
-        f"sandbox: {confined}",
-    ]
-    if workspace is not None:
-        lines.append(f"workspace: {workspace.files} files ({workspace.label})")
-        if workspace.omitted:
-            counts = Counter(why for _, why in workspace.omitted)
-            summary = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
-            lines.append(f"left out: {len(workspace.omitted)} ({summary})")
-            lines.append("  " + _listed([f"{uri} ({why})" for uri, why in workspace.omitted]))
-    if result is not None:
-        if result.read is None:
-            lines.append("read: not reported by the harness")
-        else:
-            lines.append(f"read: {len(result.read)} files: {_listed(list(result.read))}")
-    return "\n".join(lines) + "\n"
-
-
-def _write_trace(path: Path, header: str, out: Path, outputs: tuple[IO[bytes], IO[bytes]]) -> None:
-    """Write the trial's trace atomically: the header, stdout, stderr, the harness's own log."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_writer(path) as handle:
-        handle.write(header.encode())
-        for title, output in zip(("stdout", "stderr"), outputs, strict=True):
-            handle.write(f"==> {title} <==\n".encode())
-            output.seek(0)
-            shutil.copyfileobj(output, handle)
-            handle.write(b"\n")
-        handle.write(b"==> FLIGHTDECK_TRACE <==\n")
-        try:
-            log = _open_out(out / "trace.log", ENV_TRACE)
-        except ProtocolError as exc:
-            handle.write(f"(not copied: {exc})".encode())
-        else:
-            if log is not None:
-                with log:
-                    shutil.copyfileobj(log, handle)
-        handle.write(b"\n")

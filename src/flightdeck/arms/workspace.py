@@ -4,7 +4,8 @@ A question's workspace holds the files of its ``as_of`` commits that its ``scope
 laid out as ``<repo>/<path>``: no ``.git``, no suite file, no symlink or submodule, no file
 holding a sealed-key canary, nothing newer. One tree is made per (repository, commit,
 scope), of hard links into :class:`~flightdeck.arms.blobstore.BlobStore`, so a blob costs
-its bytes once however many commits share it.
+its bytes once however many commits share it. Which files a tree holds, and the order the
+trials run in, is :mod:`flightdeck.arms.workspace_plan`'s to decide.
 
 The cache knows the run's plan (:meth:`WorkspaceCache.plan`): a tree that no pending trial
 needs is removed at once, or, when a tree of the same repository and scope is still to be
@@ -22,15 +23,14 @@ from __future__ import annotations
 
 import itertools
 import os
-import subprocess
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flightdeck.arms.blobstore import BLOCK, BlobStore, disk_size
+from flightdeck.arms.blobstore import BlobStore, disk_size
 from flightdeck.arms.trees import (
     fingerprint,
     link_files,
@@ -40,14 +40,11 @@ from flightdeck.arms.trees import (
     remove_stale,
     remove_tree,
 )
-from flightdeck.project import SEALED_FILES
+from flightdeck.arms.workspace_plan import Listing, TreeKey, list_tree, tree_disk, tree_keys
 from flightdeck.suite.records import Question
-from flightdeck.suite.repos import RepoSet, scope_filter
+from flightdeck.suite.repos import RepoSet
 
-SUITE_FILES = frozenset(SEALED_FILES)  # a suite folder's files: never in a workspace
 DEFAULT_CAP_MB = 4096
-SYMLINK, SUBMODULE, SUITE = "symlink", "submodule", "inside a suite folder"
-TreeKey = tuple[str, str, tuple[str, ...]]  # repository, commit, scope
 
 
 @dataclass(frozen=True)
@@ -60,13 +57,6 @@ class Workspace:
     omitted: tuple[tuple[str, str], ...]  # (<repo>/<path>, why)
     label: str
     trees: tuple[BuiltTree, ...] = ()
-
-
-@dataclass
-class _Listing:
-    files: dict[str, tuple[str, int]]  # path -> (blob id, size)
-    omitted: list[tuple[str, str]]
-    executable: dict[str, bool]
 
 
 @dataclass
@@ -85,22 +75,6 @@ class BuiltTree:
     @property
     def excluded(self) -> list[str]:
         return [f"{uri}: {why}" for uri, why in self.omitted]
-
-
-def suite_folders(paths: Iterable[str]) -> set[str]:
-    """Folders (``""`` for the top) that hold a suite file: nothing under them is readable."""
-    folders = set()
-    for path in paths:
-        folder, _, name = path.rpartition("/")
-        if name in SUITE_FILES:
-            folders.add(folder)
-    return folders
-
-
-def _under(path: str, folders: set[str]) -> bool:
-    if "" in folders:
-        return True
-    return any(path.startswith(folder + "/") for folder in folders)
 
 
 class WorkspaceCache:
@@ -143,12 +117,12 @@ class WorkspaceCache:
         """Count the trials that will need each tree, so a tree goes once none do."""
         with self._cond:
             for question in questions:
-                for key in _tree_keys(question):
+                for key in tree_keys(question):
                     self._pending[key] += 1
 
     def acquire(self, question: Question) -> Workspace:
         """The question's workspace, built or reused; :meth:`release` it after the trial."""
-        keys = _tree_keys(question)
+        keys = tree_keys(question)
         trees: list[BuiltTree] = []
         try:
             for key in keys:
@@ -184,7 +158,7 @@ class WorkspaceCache:
 
     def workspace(self, question: Question) -> Path:
         """The host folder of a question's workspace, held until :meth:`close` (for tests)."""
-        keys = tuple(_tree_keys(question))
+        keys = tuple(tree_keys(question))
         held = next((w for k, w in self._held if k == keys and not _stale(w)), None)
         if held is None:
             held = self.acquire(question)
@@ -229,7 +203,7 @@ class WorkspaceCache:
                     if not self.store.has(BlobStore.name(oid, listing.executable[path]))
                 )
 
-            donor = self._room(key, _tree_disk(listing.files), new_blobs)
+            donor = self._room(key, tree_disk(listing.files), new_blobs)
             repository = self._repos.get(key[0])
             self.store.ensure(
                 repository, ((oid, listing.executable[p]) for p, (oid, _) in listing.files.items())
@@ -253,12 +227,12 @@ class WorkspaceCache:
                     checked=self.checked,
                 )
                 donor.key, donor.files, donor.omitted = key, linked, omitted
-                donor.disk = _tree_disk(linked)
+                donor.disk = tree_disk(linked)
                 tree = donor
             else:
                 top = self.root / "trees" / str(next(self._serial))
                 link_files(top / key[0], linked, self.store)
-                tree = BuiltTree(key, top, linked, omitted, _tree_disk(linked))
+                tree = BuiltTree(key, top, linked, omitted, tree_disk(linked))
             if self.checked:
                 make_read_only(tree.path)
                 tree.fingerprint = fingerprint(tree.path)
@@ -279,30 +253,14 @@ class WorkspaceCache:
         trees = itertools.chain(self._trees.values(), self._free)
         return self.store.disk + sum(t.disk for t in trees)
 
-    def _listing(self, key: TreeKey) -> _Listing:
+    def _listing(self, key: TreeKey) -> Listing:
         """The files a tree would link, what it leaves out (and why), which are executable."""
         repo, commit, scope = key
         entries = self._listings.get((repo, commit))
         if entries is None:
             entries = self._repos.get(repo).list_entries(commit)
             self._listings[(repo, commit)] = entries
-        allowed = scope_filter(scope)
-        hidden = suite_folders(path for path, *_ in entries)
-        listing = _Listing({}, [], {})
-        for path, oid, mode, size in entries:
-            uri = f"{repo}/{path}"
-            if not allowed(uri):
-                continue
-            if mode == "120000":
-                listing.omitted.append((uri, SYMLINK))
-            elif mode == "160000":
-                listing.omitted.append((uri, SUBMODULE))
-            elif _under(path, hidden) or path.rpartition("/")[2] in SUITE_FILES:
-                listing.omitted.append((uri, SUITE))
-            elif mode in ("100644", "100755"):
-                listing.files[path] = (oid, size)
-                listing.executable[path] = mode == "100755"
-        return listing
+        return list_tree(repo, scope, entries)
 
     def _room(self, key: TreeKey, folders: int, blobs: Callable[[], int]) -> BuiltTree | None:
         """A free tree to turn into this one, or None once a new one fits under the cap.
@@ -414,54 +372,3 @@ def _changes(actual: dict[str, tuple[int, ...]], expected: dict[str, tuple[int, 
     return set(actual) ^ set(expected) | {
         n for n in set(actual) & set(expected) if actual[n] != expected[n]
     }
-
-
-def _tree_keys(question: Question) -> list[TreeKey]:
-    """A question's trees: one per repository of its ``as_of``, with its normalised scope."""
-    scope = tuple(sorted(set(question.scope)))
-    return [(repo, question.as_of[repo], scope) for repo in sorted(question.as_of)]
-
-
-def _tree_disk(files: Mapping[str, object]) -> int:
-    """The folders a tree of these files needs, in bytes (its links cost no blocks)."""
-    folders = {path.rpartition("/")[0] for path in files}
-    for folder in list(folders):
-        while folder:
-            folder = folder.rpartition("/")[0]
-            folders.add(folder)
-    return (len(folders) + 1) * BLOCK
-
-
-def commit_order(repos: RepoSet, questions: list[Question]) -> list[Question]:
-    """Questions grouped so trials sharing a tree run together, commits in time order.
-
-    Consecutive trees then differ little, so a freed tree is turned into the next one by
-    relinking a few files. Order among questions is otherwise kept.
-    """
-    times: dict[tuple[str, str], int] = {}
-    by_repo: dict[str, set[str]] = {}
-    for question in questions:
-        for repo, commit in question.as_of.items():
-            by_repo.setdefault(repo, set()).add(commit)
-    for repo, commits in by_repo.items():
-        git_dir = repos.get(repo).git_dir
-        proc = subprocess.run(
-            ["git", f"--git-dir={git_dir}", "log", "--no-walk=unsorted", "--format=%H %ct"]
-            + sorted(commits),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        for line in proc.stdout.splitlines():
-            commit, _, when = line.partition(" ")
-            times[(repo, commit)] = int(when) if when.isdigit() else 0
-    first = {id(q): i for i, q in enumerate(questions)}
-
-    def key(question: Question) -> tuple[object, ...]:
-        repos_ = tuple(sorted(question.as_of))
-        scope = tuple(sorted(set(question.scope)))
-        when = tuple(times.get((r, question.as_of[r]), 0) for r in repos_)
-        commits = tuple(question.as_of[r] for r in repos_)
-        return (len(repos_) > 1, repos_, scope, when, commits, first[id(question)])
-
-    return sorted(questions, key=key)

@@ -217,7 +217,7 @@ def mcp_repo_search_command(workspace: Path) -> None:
             "flightdeck experiment agent llm --model anthropic/claude-sonnet-4-5 \\
              --mcp 'flightdeck experiment mcp repo-search'"
     """
-    from flightdeck.arms.agents.mcp_server import serve
+    from flightdeck.arms.agents.mcp import serve
     from flightdeck.models import inspect_version
 
     inspect_version()

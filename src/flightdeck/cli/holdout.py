@@ -13,7 +13,7 @@ import click
 from flightdeck.cli._options import json_option, params_file_option
 
 if TYPE_CHECKING:  # the scanner loads when a command runs, keeping --help fast
-    from flightdeck.holdouts.registry import ScanResult
+    from flightdeck.holdouts.leaks import ScanResult
 
 PROGRESS_MIN_BYTES = 256 << 20  # a shorter scan finishes before a bar would help
 SKIPPED_LISTED = 5  # sealed keys files named in the text summary; --json lists them all
@@ -88,17 +88,18 @@ def canary_scan_command(
         flightdeck holdout canary-scan --holdouts holdouts traces/knowledge-demo-v1/ \\
             logs/retrieval.jsonl.gz
     """
-    from flightdeck.holdouts import registry as core
+    from flightdeck.holdouts.leaks import scan_and_void
+    from flightdeck.holdouts.plan import plan_scan
 
     holdouts_dir = _holdouts_dir(holdouts_dir, params_file)
-    plan = core.plan_scan(holdouts_dir, list(paths))
+    plan = plan_scan(holdouts_dir, list(paths))
     if plan.size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
         with click.progressbar(length=plan.size, label="scanning", file=sys.stderr) as bar:
-            result, newly_void = core.scan_and_void(
+            result, newly_void = scan_and_void(
                 holdouts_dir, plan, jobs=jobs, on_progress=bar.update
             )
     else:
-        result, newly_void = core.scan_and_void(holdouts_dir, plan, jobs=jobs)
+        result, newly_void = scan_and_void(holdouts_dir, plan, jobs=jobs)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
         for line in _as_text(holdouts_dir, result, newly_void) if not result.clean else ():
@@ -204,7 +205,8 @@ def unvoid_command(
         flightdeck holdout unvoid --holdouts holdouts knowledge-demo-v1 \\
             --by ana --why "the hit was a test fixture copied into traces/, not a leak"
     """
-    from flightdeck.holdouts.registry import manifest_path, unvoid
+    from flightdeck.holdouts.manifest import manifest_path
+    from flightdeck.holdouts.registry import unvoid
 
     holdouts_dir = _holdouts_dir(holdouts_dir, params_file)
     evidence = unvoid(holdouts_dir, suite, by=by, why=why)

@@ -272,7 +272,8 @@ def gate_command(
         flightdeck knowledge gate suites/knowledge-gold-v1 \\
             --pinned baseline-repo-search --candidate retrieval
     """
-    from flightdeck.scoring.report import gate_json, gate_lines
+    from flightdeck.scoring.metrics import gate_json
+    from flightdeck.scoring.report import gate_lines
     from flightdeck.tasks.knowledge import gate
 
     project = open_project(

@@ -78,7 +78,8 @@ def import_answers_command(
             --from answers.csv --by ada --model "chat-model-1" --date 2026-11-20 \\
             --snapshot attachments/
     """
-    from flightdeck.arms.people import import_answers, parse_snapshot_commits
+    from flightdeck.arms.people import import_answers
+    from flightdeck.arms.snapshot import parse_snapshot_commits
     from flightdeck.cli._options import open_project, warn_if_unsealed
 
     project = open_project(params_file, repo, near=suite)

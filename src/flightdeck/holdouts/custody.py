@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flightdeck.holdouts.registry import SuiteState, _load, manifest_path, require_folder
+from flightdeck.holdouts.manifest import load_manifest, manifest_path, require_folder
+from flightdeck.holdouts.registry import SuiteState
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ def custody(holdouts_dir: Path, suite: str) -> Custody:
     path = manifest_path(holdouts_dir)
     if not path.exists():
         return Custody("no-manifest", None, None)
-    manifest = _load(path, missing_ok=False)
+    manifest = load_manifest(path, missing_ok=False)
     entry = manifest["suites"].get(suite)
     if entry is None:
         state: SuiteState = "unregistered"

@@ -12,20 +12,20 @@ cores share one large file. Compressed files, recognised by their magic bytes, s
 pieces of at most 1 MiB through :mod:`flightdeck.holdouts.decode`. Tasks of at most a range
 run in one process per core. Line numbers cost a pass of their own, so they are counted
 afterwards, only in files with a hit, and only up to the last hit listed (for a compressed
-file, a second decompression up to that hit).
+file, a second decompression up to that hit). The processes come from
+:mod:`flightdeck.holdouts.workers`; which files to read, from :mod:`flightdeck.holdouts.plan`.
 
-Nothing here knows about suites: :mod:`flightdeck.holdouts.registry` maps tails to canaries.
+Nothing here knows about suites: :mod:`flightdeck.holdouts.leaks` maps tails to canaries.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
-import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.holdouts.decode import (
@@ -40,10 +40,8 @@ from flightdeck.holdouts.decode import (
     sniff,
     text_views,
 )
+from flightdeck.holdouts.workers import Runner, ScanState, available_cores
 from flightdeck.suite.records import CANARY_PREFIX
-
-if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
 
 PREFIX = CANARY_PREFIX.encode("ascii")
 TAIL_LEN = 32
@@ -54,7 +52,7 @@ CHUNKS_PER_RANGE = 4  # a large plain file splits into ranges of this many chunk
 MAX_LISTED_PER_TASK = 1000  # hits listed per task, beyond each tail's first; all are counted
 _HEX = frozenset(b"0123456789abcdef")
 
-__all__ = ["CHUNK_SIZE", "PREFIX", "Match", "Progress", "TailScan", "collect_files", "scan_tails"]
+__all__ = ["CHUNK_SIZE", "PREFIX", "Match", "Progress", "TailScan", "scan_tails"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +83,6 @@ class TailScan:
     bytes_scanned: int
 
 
-class WorkerDiedError(RuntimeError):
-    """A scan process died, for instance on a file truncated while it was mapped.
-
-    Not an input error: nothing the user gave was wrong that we could name, so the CLI keeps
-    the traceback and exits 3.
-    """
-
-
 @dataclass(frozen=True, slots=True)
 class _Piece:
     index: int  # the file's place in the scan order
@@ -110,79 +100,6 @@ class _Found:
     unregistered: int = 0
     scanned: int = 0
     error: str | None = None  # InputError does not pickle; the parent raises it
-
-
-@dataclass(frozen=True, slots=True)
-class _State:
-    tails: frozenset[bytes]
-    chunk_size: int
-    report: Progress
-
-
-def collect_files(paths: Sequence[Path], *, exclude: Iterable[Path] = ()) -> list[Path]:
-    """Expand files and folders (recursively, in sorted order) into regular files, each once.
-
-    Folder walks leave out the files in ``exclude`` (and their atomic-write temp files),
-    anything that is not a regular file, and links to folders; a file named directly is
-    always scanned.
-    """
-    skip = {os.path.realpath(p) for p in exclude}
-    seen: set[str] = set()
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found = [(p, key) for p, key in _walk(path) if not _excluded(key, skip)]
-        elif path.is_file():
-            found = [(path, os.path.realpath(path))]
-        elif path.exists() or path.is_symlink():
-            raise InputError(path, None, "not a regular file or folder; name a trace file")
-        else:
-            raise InputError(path, None, "no such file or folder; check the path")
-        for file, key in found:
-            if key not in seen:
-                seen.add(key)
-                files.append(file)
-    return files
-
-
-def _walk(folder: Path) -> Iterator[tuple[Path, str]]:
-    """``(path, real path)`` of the regular files under ``folder``, depth first, sorted."""
-    stack = [(str(folder), os.path.realpath(folder))]
-    while stack:
-        here, real = stack.pop()
-        try:
-            with os.scandir(here) as listing:
-                entries = sorted(listing, key=lambda entry: entry.name)
-        except OSError as exc:
-            raise InputError(
-                here, None, f"cannot list ({exc.strerror}); check permissions"
-            ) from None
-        folders = []
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    folders.append((entry.path, os.path.join(real, entry.name)))
-                    continue
-                if not entry.is_file():  # follows links: a dangling one holds no text
-                    continue
-                linked = entry.is_symlink()
-            except OSError:
-                continue
-            key = os.path.realpath(entry.path) if linked else os.path.join(real, entry.name)
-            yield Path(entry.path), key
-        stack.extend(reversed(folders))
-
-
-def _excluded(real: str, skip: set[str]) -> bool:
-    return real in skip or _is_temp_of(real, skip)
-
-
-def _is_temp_of(real: str, skip: set[str]) -> bool:
-    """``.<name>.*.tmp`` beside an excluded file is its atomic-write temp: the same text."""
-    folder, name = os.path.split(real)
-    return name.endswith(".tmp") and any(
-        os.path.dirname(s) == folder and name.startswith(f".{os.path.basename(s)}.") for s in skip
-    )
 
 
 def scan_tails(
@@ -205,7 +122,7 @@ def scan_tails(
     range_size = chunk_size * CHUNKS_PER_RANGE
     tasks = _batch(_plan(files, sizes, range_size), range_size, jobs)
     found: list[_Found] = []
-    with _Runner(_State(tails, chunk_size, on_progress or ignore), jobs) as runner:
+    with Runner(ScanState(tails, chunk_size, on_progress or ignore), jobs) as runner:
         for result in runner.map(_scan_task, tasks, stop=lambda r: r.error is not None):
             if result.error is not None:
                 raise InputError(files[result.index], None, result.error)
@@ -233,13 +150,6 @@ def scan_tails(
         bytes_read=sum(sizes),
         bytes_scanned=sum(r.scanned for r in found),
     )
-
-
-def available_cores() -> int:
-    """The number of cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def _size(path: Path) -> int:
@@ -292,95 +202,7 @@ def _batch(pieces: list[_Piece], range_size: int, jobs: int) -> list[list[_Piece
     return [tasks[n] for n in order]
 
 
-class _Runner:
-    """Maps a task function over tasks, here (one job or one task) or in worker processes."""
-
-    def __init__(self, state: _State, jobs: int) -> None:
-        self.state = state
-        self.jobs = jobs
-        self.pool: ProcessPoolExecutor | None = None
-        self.done: Any = None  # a shared counter of bytes done, for progress
-        self.reported = 0
-
-    def __enter__(self) -> _Runner:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-    def map(
-        self,
-        func: Callable[[Any, _State], list[Any]],
-        tasks: Sequence[Any],
-        stop: Callable[[Any], bool] = lambda _item: False,
-    ) -> list[Any]:
-        """Every task's items, in no set order; returns early after an item that ``stop``s."""
-        results: list[Any] = []
-        if self.jobs <= 1 or len(tasks) <= 1:
-            for task in tasks:
-                items = func(task, self.state)
-                results += items
-                if any(stop(item) for item in items):
-                    break
-            return results
-        import concurrent.futures
-
-        pool = self._pool(min(self.jobs, len(tasks)))
-        pending = {pool.submit(_in_worker, func, task) for task in tasks}
-        try:
-            while pending:
-                done, pending = concurrent.futures.wait(
-                    pending, timeout=0.25, return_when=concurrent.futures.FIRST_COMPLETED
-                )
-                items = [item for future in done for item in future.result()]
-                results += items
-                current = self.done.value
-                if current > self.reported:
-                    self.state.report(current - self.reported)
-                    self.reported = current
-                if any(stop(item) for item in items):
-                    break  # leaving the runner cancels the tasks not yet started
-        except concurrent.futures.process.BrokenProcessPool as exc:
-            message = "a scan process died (was a file cut short during the scan?)"
-            raise WorkerDiedError(message) from exc
-        return results
-
-    def _pool(self, jobs: int) -> ProcessPoolExecutor:
-        import multiprocessing
-        import threading
-        from concurrent.futures import ProcessPoolExecutor
-
-        if self.pool is None:
-            # fork where it is safe (Linux, no other threads): workers start in milliseconds
-            linux_unthreaded = sys.platform == "linux" and threading.active_count() == 1
-            context = multiprocessing.get_context("fork" if linux_unthreaded else "spawn")
-            self.done = context.Value("q", 0)
-            self.pool = ProcessPoolExecutor(
-                max_workers=jobs,
-                mp_context=context,
-                initializer=_init_worker,
-                initargs=(self.state.tails, self.state.chunk_size, self.done),
-            )
-        return self.pool
-
-
-_WORKER_STATE: list[_State] = []
-
-
-def _init_worker(tails: frozenset[bytes], chunk_size: int, done: Any) -> None:
-    def report(n: int) -> None:
-        with done.get_lock():
-            done.value += n
-
-    _WORKER_STATE.append(_State(tails, chunk_size, report))
-
-
-def _in_worker(func: Callable[[Any, _State], list[Any]], task: Any) -> list[Any]:
-    return func(task, _WORKER_STATE[-1])
-
-
-def _scan_task(task: list[_Piece], state: _State) -> list[_Found]:
+def _scan_task(task: list[_Piece], state: ScanState) -> list[_Found]:
     results = []
     for piece in task:
         found = _Found(piece.index)
@@ -394,7 +216,7 @@ def _scan_task(task: list[_Piece], state: _State) -> list[_Found]:
     return results
 
 
-def _scan_piece(piece: _Piece, kind: str, state: _State, found: _Found) -> None:
+def _scan_piece(piece: _Piece, kind: str, state: ScanState, found: _Found) -> None:
     path = piece.path
     if piece.start == piece.end:  # an empty file, whatever its name
         return
@@ -414,7 +236,7 @@ def _scan_piece(piece: _Piece, kind: str, state: _State, found: _Found) -> None:
     found.scanned = base + len(carry)
 
 
-def _scan_mapped(fd: int, piece: _Piece, state: _State, found: _Found) -> None:
+def _scan_mapped(fd: int, piece: _Piece, state: ScanState, found: _Found) -> None:
     """Search ``[piece.start, piece.end)`` through mmap windows that reach CARRY bytes beyond."""
     granularity = mmap.ALLOCATIONGRANULARITY
     offset = piece.start
@@ -455,7 +277,7 @@ def _search(view: Any, lo: int, hi: int, base: int, tails: frozenset[bytes], fou
 
 
 def _line_numbers(
-    runner: _Runner,
+    runner: Runner,
     files: Sequence[Path],
     hits: dict[int, list[tuple[int, bytes]]],
     range_size: int,
@@ -481,7 +303,7 @@ def _line_numbers(
 
 
 def _count_task(
-    task: tuple[int, str, str, int, int, list[int]], state: _State
+    task: tuple[int, str, str, int, int, list[int]], state: ScanState
 ) -> list[tuple[int, int, int, list[int], list[int]]]:
     """Newlines in ``[start, end)`` of the text, and before each offset within it."""
     index, path, kind, start, end, offsets = task

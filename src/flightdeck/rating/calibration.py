@@ -23,15 +23,10 @@ from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import read_json, write_json
-from flightdeck.params import JudgeSpec
+from flightdeck.params_sections import JudgeSpec
 from flightdeck.project import Suite, as_suite
-from flightdeck.rating.judges import (
-    Judgement,
-    current_judgements,
-    judge_identity,
-    judgements_path,
-    resolve_judge,
-)
+from flightdeck.rating.judgements import Judgement, current_judgements, judgements_path
+from flightdeck.rating.judges import judge_identity, resolve_judge
 from flightdeck.scoring.stats import cohens_kappa
 from flightdeck.suite.records import Answer, Label, read_answers, read_labels, read_questions
 

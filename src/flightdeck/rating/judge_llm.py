@@ -21,8 +21,8 @@ from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.models import ModelSettings, ModelUnavailable, get_model
-from flightdeck.params import JudgeSpec
-from flightdeck.rating.judges import FactVerdict, JudgeFailed, Verdict
+from flightdeck.params_sections import JudgeSpec
+from flightdeck.rating.judgements import FactVerdict, JudgeFailed, Verdict
 from flightdeck.suite.records import Answer, Key, Question
 
 TOOL_NAME = "record_verdict"

@@ -1,10 +1,7 @@
 """Blind rating: every answer of every arm, one at a time, in an order seeded per rater.
 
-The order is the sort of SHA-256(``<suite>\\0<rater>\\0<arm>\\0<id>``): the same for one
-rater of one suite on every start (so a restart resumes where the rater stopped), different
-for each rater, with the arms interleaved. Each item gets an opaque id, an HMAC of the arm
-and the question id under a key drawn fresh at every start, so no id, address or page says
-which arm wrote the answer, and nothing in this module's views names it.
+The items and their blind order come from :mod:`flightdeck.rating.items`; here a rater sees
+them one at a time (nothing in this module's views names the arm) and labels them.
 
 Labels are written as they are given: a new label is appended to ``labels/<arm>.jsonl`` and
 fsynced; a changed label replaces the rater's old line in one atomic rewrite, so the file
@@ -16,8 +13,6 @@ again replaces it. This module does no terminal or network I/O: the CLI and
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import secrets
 import threading
@@ -29,21 +24,13 @@ from typing import Any
 
 from flightdeck.clock import format_utc
 from flightdeck.errors import InputError
-from flightdeck.jsonl import append_jsonl, atomic_write, canonical_json, dumps_line, locked_folder
+from flightdeck.jsonl import append_jsonl, atomic_write, dumps_line, locked_folder
 from flightdeck.project import Suite, as_suite
-from flightdeck.rating.judges import Judgement, disagreements, judgements_of
+from flightdeck.rating.items import Item, load_items
+from flightdeck.rating.judgements import disagreements
 from flightdeck.rating.lines import CitationView, LineReader, cited_lines
 from flightdeck.suite.citations import is_flagged_unsupported
-from flightdeck.suite.records import (
-    Answer,
-    Key,
-    Label,
-    Question,
-    read_answers,
-    read_keys,
-    read_labels,
-    read_questions,
-)
+from flightdeck.suite.records import Label, read_labels
 from flightdeck.suite.repos import RepoSet
 
 __all__ = [
@@ -52,13 +39,7 @@ __all__ = [
     "OwnLabel",
     "RatingSession",
     "SaveResult",
-    "order_key",
 ]
-
-
-def order_key(suite: str, rater: str, arm: str, question_id: str) -> str:
-    """The sort key that places one answer in one rater's order (hex SHA-256)."""
-    return hashlib.sha256(canonical_json([suite, rater, arm, question_id])).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,15 +100,6 @@ class SaveResult:
     next_position: int | None  # None when every item is labelled
 
 
-@dataclass(frozen=True, slots=True)
-class _Item:
-    item_id: str
-    arm: str
-    question: Question
-    key: Key
-    answer: Answer
-
-
 class RatingSession:
     """One rater's pass over a suite: the ordered items, their views, and label writes.
 
@@ -156,7 +128,10 @@ class RatingSession:
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.RLock()
         self._secret = secrets.token_bytes(32)
-        self._items = self._load_items()
+        loaded = load_items(self.suite, rater, self._secret, only_arm=arm, adjudicate=adjudicate)
+        self._items = loaded.items
+        self._question_ids = loaded.question_ids
+        self._judged = loaded.judged
         self._by_id = {item.item_id: pos for pos, item in enumerate(self._items)}
         self._own: dict[tuple[str, str], Label] = {}
         for arm in sorted({item.arm for item in self._items}):
@@ -189,73 +164,6 @@ class RatingSession:
                 )
         return {(arm, label.id): label for label in labels if label.rater == self.rater}
 
-    def _load_items(self) -> list[_Item]:
-        questions = {q.id: q for q in read_questions(self.suite.questions)}
-        self._question_ids = tuple(questions)
-        keys_path = self.suite.keys
-        keys = {k.id: k for k in read_keys(keys_path)}
-        folder = self.suite.answers_folder
-        arms = self.suite.arms()
-        if not arms:
-            raise InputError(
-                folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first"
-            )
-        if self.only_arm is not None:
-            if self.only_arm not in arms:
-                raise InputError(
-                    "--arm",
-                    None,
-                    f"no answers for arm {self.only_arm!r}; the arms are {', '.join(arms)}",
-                )
-            arms = [self.only_arm]
-        items = []
-        self._judged: dict[tuple[str, str], list[Judgement]] = {}
-        for arm in arms:
-            arm_answers = read_answers(self.suite.answers(arm), questions)
-            judged = judgements_of(self.suite, arm, {a.id: a for a in arm_answers})
-            self._judged.update({(arm, qid): js for qid, js in judged.items()})
-            split = self._split_ids(arm, questions) if self.adjudicate else None
-            for answer in arm_answers:
-                if split is not None and answer.id not in split:
-                    continue
-                if answer.id not in keys:
-                    raise InputError(
-                        keys_path, None, f"no key for question {answer.id!r}; add its answer key"
-                    )
-                mac = hmac.new(self._secret, canonical_json([arm, answer.id]), "sha256")
-                items.append(
-                    _Item(mac.hexdigest()[:20], arm, questions[answer.id], keys[answer.id], answer)
-                )
-        items.sort(key=lambda i: order_key(self.suite_name, self.rater, i.arm, i.answer.id))
-        if not items and self.adjudicate:
-            raise InputError(
-                self.suite.labels_folder,
-                None,
-                "the first two raters split on no answer: nothing to adjudicate",
-            )
-        if not items:
-            raise InputError(folder, None, "the answers files hold no answers to rate")
-        return items
-
-    def _split_ids(self, arm: str, questions: dict[str, Question]) -> set[str]:
-        """Ids the first two other raters of ``arm`` (in file order) marked differently.
-
-        The adjudication view: a third person rates only what the first two split on,
-        and their label makes the majority.
-        """
-        path = self.suite.labels(arm)
-        if not path.exists():
-            return set()
-        labels = [la for la in read_labels(path, questions) if la.rater != self.rater]
-        raters = list(dict.fromkeys(la.rater for la in labels))[:2]
-        if len(raters) < 2:
-            return set()
-        marks: dict[str, dict[str, bool]] = {}
-        for label in labels:
-            if label.rater in raters:
-                marks.setdefault(label.id, {})[label.rater] = label.correct
-        return {qid for qid, m in marks.items() if len(m) == 2 and len(set(m.values())) == 2}
-
     # --- reading ---------------------------------------------------------------------
 
     @property
@@ -267,7 +175,7 @@ class RatingSession:
         with self._lock:
             return sum(1 for item in self._items if self._current_label(item) is not None)
 
-    def _current_label(self, item: _Item) -> Label | None:
+    def _current_label(self, item: Item) -> Label | None:
         """This rater's label on the item, unless it was given to an older answer."""
         label = self._own.get((item.arm, item.answer.id))
         if label is None:

@@ -7,13 +7,14 @@ real movement only.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flightdeck import __version__
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, write_json, writing_to
-from flightdeck.scoring.decision import Decision
+from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import GateResult, ScoreResult
 from flightdeck.scoring.report_comparison import _count, _pts, comparison_lines
 from flightdeck.scoring.report_questions import question_table
@@ -22,99 +23,18 @@ from flightdeck.scoring.rules import ArmScore, Comparison
 from flightdeck.scoring.verdict import verdict_line
 from flightdeck.suite.records import KINDS
 
-PLACES = 6
-
-
-def _r(value: float) -> float:
-    return round(float(value), PLACES)
-
-
-def metrics_json(result: ScoreResult) -> dict[str, Any]:
-    """The metrics document; the keys the spec lists are a public interface."""
-    arms: dict[str, Any] = {}
-    for arm, s in result.arms.items():
-        arms[arm] = {
-            "n": s.n,
-            "answered": s.answered,
-            "correctness": _proportion(s.correctness),
-            "citation_validity": _proportion(s.citation_validity),
-            "citations": dict(s.citations),
-            "uncited": s.uncited,
-            "missing": s.missing,
-            "kappa": None if s.kappa.value is None else _r(s.kappa.value),
-            "kappa_agreement": None if s.kappa.agreement is None else _r(s.kappa.agreement),
-            "kappa_n": s.kappa.n,
-        }
-        if result.sources:  # a judge was named (#14): say where correctness came from
-            arms[arm]["correctness_from"] = result.sources[arm]
-    comparisons: dict[str, Any] = {}
-    for c in result.comparisons:
-        comparisons[c.key] = {
-            m: {
-                "diff": _r(mc.diff),
-                "lo": _r(mc.lo),
-                "hi": _r(mc.hi),
-                "shown": mc.shown,
-                "candidate_only": mc.candidate_only,
-                "baseline_only": mc.baseline_only,
-                **({} if mc.decision is None else decision_json(mc.decision)),
-            }
-            for m, mc in c.metrics.items()
-        }
-    p = result.params
-    return {
-        "suite": result.suite,
-        "arms": arms,
-        "comparisons": comparisons,
-        "settings": {
-            "seed": p.seed,
-            "resamples": p.resamples,
-            "confidence": p.confidence,
-            "threshold": p.threshold,
-            "min_raters": p.min_raters,
-            "decision": p.decision,
-        },
-    }
-
-
-def _maybe(value: float | None) -> float | None:
-    return None if value is None else _r(value)
-
-
-def decision_json(d: Decision) -> dict[str, Any]:
-    """The decision's keys beside diff/lo/hi/shown (SPEC, Outputs); the gate's JSON too."""
-    out: dict[str, Any] = {
-        "decision_lo": _r(d.shown.bound),
-        "decision_level": _r(d.shown.level),
-        "p_exact": _r(d.shown.p_exact),
-        "size": _maybe(d.shown.size),
-        "size_exact": d.shown.exact,
-        "exact_lo": _r(d.exact_lo),
-        "seeded_flip": _r(d.flip),
-        "newcombe": [_r(d.newcombe.lo), _r(d.newcombe.hi)],
-        "tango": [_r(d.tango.lo), _r(d.tango.hi)],
-    }
-    if d.ruled_out is not None:
-        out.update(
-            decision_hi=_r(d.ruled_out.bound),
-            ruled_out=d.ruled_out.holds,
-            ruled_out_level=_r(d.ruled_out.level),
-            ruled_out_size=_maybe(d.ruled_out.size),
-        )
-    if d.min_detectable is not None or d.min_detectable_exact:
-        out["min_detectable"] = _maybe(d.min_detectable)
-        out["min_detectable_exact"] = d.min_detectable_exact
-    return out
-
-
-def _proportion(p: Any) -> dict[str, float]:
-    return {"value": _r(p.value), "lo": _r(p.lo), "hi": _r(p.hi)}
-
 
 def write_outputs(
-    result: ScoreResult, *, metrics: Path, report: Path, results_dir: Path
+    result: ScoreResult,
+    *,
+    metrics: Path,
+    report: Path,
+    results_dir: Path,
+    encoded: Mapping[str, bytes] | None = None,
 ) -> dict[str, Path]:
     """Write every output of score atomically; returns what was written.
+
+    ``encoded`` holds arms' results files already encoded (`encode_results`), by arm.
 
     Every folder is made before any file is written, so a bad output path fails first
     instead of leaving some outputs new and others old. An output path that cannot be
@@ -125,18 +45,23 @@ def write_outputs(
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
     with writing_to(metrics):  # a file where a folder goes, no permission: the user's path
-        return _write_outputs(result, metrics, report, picture, results_dir)
+        return _write_outputs(result, metrics, report, picture, results_dir, encoded or {})
 
 
 def _write_outputs(
-    result: ScoreResult, metrics: Path, report: Path, picture: Path, results_dir: Path
+    result: ScoreResult,
+    metrics: Path,
+    report: Path,
+    picture: Path,
+    results_dir: Path,
+    encoded: Mapping[str, bytes],
 ) -> dict[str, Path]:
     for folder in (metrics.parent, report.parent, results_dir):
         folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        atomic_write(path, encode_results(s.table))
+        atomic_write(path, encoded[arm] if arm in encoded else encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics
@@ -412,20 +337,3 @@ def gate_lines(result: GateResult) -> list[str]:
             f"than {result.margin:g} points worse than {result.pinned}"
         )
     return lines
-
-
-def gate_json(result: GateResult) -> dict[str, Any]:
-    """``knowledge gate --json``: the verdict, the rule, each metric's interval and decision."""
-    rules = {d.rule for d in result.decisions.values()}
-    return {
-        "passed": result.passed,
-        "failed": list(result.failed),
-        "margin": result.margin,
-        "decision": rules.pop() if len(rules) == 1 else sorted(rules),
-        "correctness_from": result.sources,
-        "metrics": {
-            m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi, "passed": m not in result.failed}
-            | decision_json(result.decisions[m])
-            for m, mc in result.comparison.metrics.items()
-        },
-    }

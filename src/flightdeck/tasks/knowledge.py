@@ -7,8 +7,8 @@ so the CLI and Python callers (and the DVC pipeline through the CLI) share them.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,25 +16,19 @@ from flightdeck import __version__
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.jsonl import (
-    append_jsonl,
-    read_bytes,
-    read_jsonl,
     sha256_bytes,
     sha256_file,
     write_json,
     write_jsonl,
 )
-from flightdeck.params import Params, load_params
-from flightdeck.project import CACHE_FOLDER, SEALED_FILES, Suite, as_suite, check_arm_name
+from flightdeck.params import Params
+from flightdeck.project import SEALED_FILES, Suite, as_suite
 from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
 from flightdeck.scoring.outcomes import ScoreResult as ScoreResult  # them from the task
-from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.gold import load_suite_files as load_suite_files  # re-exported
 from flightdeck.suite.records import (
     CANARY_PREFIX,
     UNHASHED,
-    Answer,
-    ArmMeta,
     Key,
     Manifest,
     Question,
@@ -44,15 +38,17 @@ from flightdeck.suite.records import (
     read_keys,
     read_labels,
     read_manifest,
-    read_meta,
     read_questions,
 )
 from flightdeck.suite.repos import RepoSet
+from flightdeck.tasks.gate import gate as gate  # re-exported: the task's page
+from flightdeck.tasks.scoring import compute_scores as compute_scores
+from flightdeck.tasks.scoring import describe_void as describe_void
+from flightdeck.tasks.scoring import holdouts_custody
+from flightdeck.tasks.scoring import score as score
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
-    from flightdeck.rating.calibration import JudgedBy
-    from flightdeck.scoring.tables import SuiteTables
     from flightdeck.suite.checks import Problem
 
 
@@ -334,384 +330,4 @@ def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
         custody=told,
         scoring=params.arms,
         unchecked_repos=manifest.unchecked_repos if manifest else (),
-    )
-
-
-def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Custody:
-    """What the holdouts registry says of ``suite``: the one place commands ask it.
-
-    A holdouts folder that params.yaml or --holdouts names must exist once the suite is
-    sealed (a typo must never switch the leak check off); the default ``holdouts/``, never
-    named, may be missing, and the suite then reads as not registered.
-    """
-    from flightdeck.holdouts.custody import Custody, custody
-    from flightdeck.holdouts.registry import require_folder
-
-    if not params.holdouts.is_dir():
-        if params.holdouts_named and sealed:
-            require_folder(params.holdouts)
-        return Custody("no-manifest", None, None)
-    return custody(params.holdouts, suite)
-
-
-# --- score ------------------------------------------------------------------------------
-
-
-def load_arm(
-    suite: Suite,
-    arm: str,
-    questions: Sequence[Question],
-    keys: dict[str, Key],
-    params: Params,
-    judge: JudgedBy | None = None,
-    tables: SuiteTables | None = None,
-) -> ArmScore:
-    """Read and check one arm's answers, labels and meta, then score it.
-
-    An arm no person rated takes its labels from ``judge`` (a calibrated judge), if given.
-    """
-    ids = [q.id for q in questions]
-    check_arm_name(arm)  # also for a Python caller of load_arm
-    if not suite.answers(arm).is_file():
-        raise InputError(
-            suite.answers(arm),
-            None,
-            f"no answers for arm {arm!r}; run `flightdeck experiment run` or "
-            "`flightdeck knowledge import-answers` first, or check the arm name",
-        )
-    # Each file is read once: its bytes are both parsed and hashed for the ledger.
-    answers_data = read_bytes(suite.answers(arm))
-    answers: dict[str, Answer] = {
-        a.id: a for a in read_answers(suite.answers(arm), ids, data=answers_data)
-    }
-    labels_path = suite.labels(arm)
-    labels_data = read_bytes(labels_path) if labels_path.is_file() else None
-    labels = [] if labels_data is None else read_labels(labels_path, ids, data=labels_data)
-    if judge is not None and not labels:
-        labels = judge.labels(suite, arm, answers)
-        check_labels(labels_path, answers, labels, min_raters=1)
-    else:
-        check_labels(labels_path, answers, labels, min_raters=params.min_raters)
-    meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
-    scored = score_arm(
-        arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta, suite=tables
-    )
-    labels_sha = "" if labels_data is None else sha256_bytes(labels_data)
-    return _with_hashes(scored, sha256_bytes(answers_data), labels_sha)
-
-
-def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore:
-    import dataclasses
-
-    return dataclasses.replace(score, answers_sha256=answers_sha, labels_sha256=labels_sha)
-
-
-def _prepare(
-    suite_dir: Suite | Path, arms: Sequence[str], params: Params
-) -> tuple[Suite, list[Question], dict[str, ArmScore], Manifest, dict[str, str], Custody]:
-    suite = as_suite(suite_dir, params)
-    manifest = suite.require_sealed()
-    told = holdouts_custody(params, suite.name)
-    evidence = told.evidence
-    if evidence is not None:
-        raise InputError(
-            params.holdouts / "manifest.json",
-            None,
-            f"suite {suite.name!r} is void: a canary leaked ({describe_void(evidence)}); its keys "
-            "are spent, so seal a new suite version",
-        )
-    questions, keys = load_suite_files(suite, sealed=True)
-    keys_by_id = {k.id: k for k in keys}
-    judge = _calibrated_judge(suite, params)
-    from flightdeck.scoring.tables import suite_tables
-
-    tables = suite_tables(questions, keys_by_id)  # built once, shared by every arm
-    scores = {
-        arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
-    }
-    return suite, questions, scores, manifest, _sources(scores, judge), told
-
-
-def _calibrated_judge(suite: Suite, params: Params) -> JudgedBy | None:
-    from flightdeck.rating.calibration import calibrated_judge
-
-    return calibrated_judge(suite, params)
-
-
-def _sources(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, str]:
-    """Where each arm's correctness came from, in words; empty when no judge was named."""
-    from flightdeck.rating.calibration import people_words
-
-    if judge is None:
-        return {}
-    judged = f"judge:{judge.spec.name}"
-    return {
-        arm: judge.words() if s.raters == (judged,) else people_words(s.raters)
-        for arm, s in scores.items()
-    }
-
-
-def describe_void(evidence: dict[str, Any]) -> str:
-    """The holdouts manifest's evidence in words: which key leaked, where, how often."""
-    where = f"{evidence.get('file', '?')}:{evidence.get('line', '?')}"
-    count = evidence.get("count", 1)
-    more = f", {count} hits in all" if isinstance(count, int) and count > 1 else ""
-    return f"the canary of question {evidence.get('question_id', '?')} in {where}{more}"
-
-
-def score(
-    suite_dir: Suite | Path | str,
-    arms: Sequence[str] | None = None,
-    *,
-    params: Params | None = None,
-    baseline: str | None = None,
-    candidate: str | None = None,
-    metrics: Path | None = None,
-    report: Path | None = None,
-    results_dir: Path | None = None,
-    on_progress: Callable[[str], None] | None = None,
-) -> ScoreResult:
-    """The whole of ``knowledge score``: score, write metrics, results and report, record.
-
-    ``params`` default to the project's params.yaml, found as the CLI finds it, and ``arms``
-    to its ``arms``. Outputs
-    default to ``metrics/<suite>.json``, ``reports/<suite>.md`` (with its ``.svg``) and
-    ``results/<suite>/`` under the project root (``params.root``). The ledger
-    (``scores.jsonl``) gets each arm's hashes unless already there. The result says what was
-    written (``written``) and which arms were recorded (``recorded``).
-    """
-    from flightdeck.perf import gc_paused
-    from flightdeck.scoring.report import write_outputs
-
-    if isinstance(suite_dir, str):
-        suite_dir = Path(suite_dir)
-    if params is None:  # ./params.yaml, else the nearest one above the suite folder
-        params = load_params(near=suite_dir if isinstance(suite_dir, Path) else suite_dir.root)
-    suite = as_suite(suite_dir, params)
-    scored = list(params.arms if arms is None else arms)
-    if baseline is None and candidate is None:
-        baseline, candidate = params_comparison(params, scored)
-    # Many small acyclic records are built and written: the cycle collector only costs time.
-    with gc_paused():
-        result = compute_scores(
-            suite,
-            scored,
-            params=params,
-            baseline=baseline,
-            candidate=candidate,
-            on_progress=on_progress,
-        )
-        written = write_outputs(
-            result,
-            metrics=metrics or suite.metrics_path,
-            report=report or suite.report_path,
-            results_dir=results_dir or suite.results_dir,
-        )
-    recorded = record_scores(suite, result)
-    return replace(result, written=written, recorded=tuple(recorded))
-
-
-def params_comparison(params: Params, scored: Sequence[str]) -> tuple[str | None, str | None]:
-    """params.yaml ``baseline``/``candidate`` (#15), when both are among the arms scored.
-
-    So the pipeline's score stage names no arm, while scoring one arm still works.
-    """
-    pair = (params.baseline, params.candidate)
-    if pair[0] is not None and pair[1] is not None and all(arm in scored for arm in pair):
-        return pair
-    return None, None
-
-
-def compute_scores(
-    suite_dir: Suite | Path,
-    arms: Sequence[str],
-    *,
-    params: Params,
-    baseline: str | None = None,
-    candidate: str | None = None,
-    on_progress: Callable[[str], None] | None = None,
-) -> ScoreResult:
-    """Score each arm once (ledger-checked) and compare candidate with baseline if asked.
-
-    Writes nothing: :func:`score` is this plus the outputs and the ledger.
-    """
-    if not arms:
-        raise InputError("--arm", None, "name at least one arm to score")
-    if len(set(arms)) != len(arms):
-        raise InputError("--arm", None, "an arm is named twice; name each arm once")
-    if (baseline is None) != (candidate is None):
-        raise InputError("--baseline", None, "give --baseline and --candidate together")
-    if baseline is not None and baseline == candidate:
-        raise InputError("--candidate", None, "the candidate is the baseline; name another arm")
-    for arm in arms:
-        check_arm_name(arm)
-    for name in (baseline, candidate):
-        if name is not None and name not in arms:
-            raise InputError(
-                "--arm", None, f"{name!r} is compared but not scored; add --arm {name}"
-            )
-    from flightdeck.perf import gc_paused
-
-    with gc_paused():
-        suite, questions, scores, manifest, sources, told = _prepare(suite_dir, arms, params)
-    _check_ledger(suite, scores)
-    comparisons: tuple[Comparison, ...] = ()
-    if baseline is not None and candidate is not None:
-        if on_progress:
-            on_progress(f"bootstrapping {candidate} vs {baseline}")
-        comparisons = (
-            compare_arms(
-                scores[baseline],
-                scores[candidate],
-                seed=params.seed,
-                resamples=params.resamples,
-                confidence=params.confidence,
-                threshold=params.threshold,
-                decision=params.decision,
-                cache_dir=cache_dir(params),
-            ),
-        )
-    return ScoreResult(
-        suite.name,
-        len(questions),
-        scores,
-        comparisons,
-        params,
-        manifest.sealed_at,
-        told.state,
-        told,
-        manifest.unchecked_repos,
-        sources,
-        {q.id: q.question for q in questions},
-    )
-
-
-def _check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
-    """Refuse an arm whose answers changed since it was first scored (labels may change)."""
-    from flightdeck.project import _only_line_endings
-
-    ledger = suite.read_ledger()
-    for arm, result in scores.items():
-        if arm in ledger and ledger[arm][1] != result.answers_sha256:
-            line, scored_sha256, when = ledger[arm]
-            if _only_line_endings(suite.answers(arm), scored_sha256):
-                raise InputError(
-                    suite.answers(arm),
-                    None,
-                    f"answers of arm {arm!r} changed since scored on {when}: their line endings "
-                    "are CRLF now; check out with core.autocrlf=false (the project's "
-                    ".gitattributes keeps answer files -text)",
-                )
-            raise InputError(
-                suite.ledger,
-                line,
-                f"arm {arm!r} was scored on {when} with other answers; each arm is scored "
-                "once, so score the new answers under a new arm name",
-            )
-
-
-def record_scores(suite_dir: Suite | Path, result: ScoreResult) -> list[str]:
-    """Append each arm's (answers, labels) hashes to scores.jsonl unless already recorded."""
-    suite = as_suite(suite_dir)
-    seen: set[tuple[str, str, str]] = set()
-    if suite.ledger.is_file():
-        for _, record in read_jsonl(suite.ledger):
-            seen.add(
-                (record["arm"], record["answers_sha256"], str(record.get("labels_sha256", "")))
-            )
-    added = []
-    for arm, s in result.arms.items():
-        if (arm, s.answers_sha256, s.labels_sha256) in seen:
-            continue
-        append_jsonl(
-            suite.ledger,
-            {
-                "arm": arm,
-                "answers_sha256": s.answers_sha256,
-                "labels_sha256": s.labels_sha256,
-                "scored_at": utc_now(),
-                "flightdeck_version": __version__,
-            },
-        )
-        added.append(arm)
-    return added
-
-
-# --- gate -------------------------------------------------------------------------------
-
-
-def cache_dir(params: Params) -> Path:
-    """The project cache folder (calibrated levels live under it)."""
-    return params.root / CACHE_FOLDER
-
-
-def gate(
-    suite_dir: Suite | Path,
-    *,
-    pinned: str | None = None,
-    candidate: str | None = None,
-    params: Params,
-) -> GateResult:
-    """Pass when, on each metric, candidate - pinned is shown to be >= -gate_margin.
-
-    The claim is read by the rule in force (params ``decision``) at its own threshold: the
-    calibrated rule reads Tango's score statistic at a level found by exact enumeration, so a
-    candidate truly worse by the margin passes at most 2.5% of the time at this n (the plain
-    percentile bound: up to 8.2% at n = 40).
-    """
-    from flightdeck.scoring.decision import decide
-    from flightdeck.scoring.rules import METRICS
-
-    pinned = pinned or params.pinned  # params.yaml ``pinned``/``candidate`` (#15)
-    candidate = candidate or params.candidate
-    if pinned is None:
-        raise InputError(
-            "--pinned", None, "name the pinned arm: --pinned ARM, or pinned: in params.yaml"
-        )
-    if candidate is None:
-        raise InputError(
-            "--candidate",
-            None,
-            "name the candidate arm: --candidate ARM, or candidate: in params.yaml",
-        )
-    check_arm_name(pinned, where="--pinned")
-    check_arm_name(candidate, where="--candidate")
-    if pinned == candidate:
-        raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _, sources, _ = _prepare(suite_dir, [pinned, candidate], params)
-    _check_ledger(suite, scores)
-    comparison = compare_arms(
-        scores[pinned],
-        scores[candidate],
-        seed=params.seed,
-        resamples=params.resamples,
-        confidence=params.confidence,
-        threshold=params.threshold,
-        decision=params.decision,
-        cache_dir=cache_dir(params),
-    )
-    decisions = {}
-    for m in METRICS:
-        mc = comparison.metrics[m]
-        both = zip(scores[candidate].vector(m), scores[pinned].vector(m), strict=True)
-        decisions[m] = decide(
-            scores[pinned].n,
-            mc.candidate_only,
-            mc.baseline_only,
-            sum(x and y for x, y in both),
-            threshold=-params.gate_margin,
-            confidence=params.confidence,
-            rule=params.decision,
-            seeded_lo=mc.lo,
-            seeded_hi=mc.hi,
-            resamples=params.resamples,
-            cache_dir=cache_dir(params),
-            mirror=False,
-            power=False,
-            by_score=True,
-        )
-    # "not holds" rather than a comparison, so that a NaN bound fails the gate.
-    failed = tuple(m for m in METRICS if not decisions[m].shown.holds)
-    return GateResult(
-        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources, decisions
     )

@@ -4,13 +4,13 @@ What a person does in a chat product ("a project with the documents attached"), 
 
 1. every file of the attachment folder goes into the model's context under its name, the
    name relative to the folder (``sdlc/docs/adr/0001.md``), laid out as
-   :func:`flightdeck.arms.attachments` expects (the folder ``import-answers --snapshot``
+   :mod:`flightdeck.arms.snapshot` expects (the folder ``import-answers --snapshot``
    takes); binary and non-UTF-8 files, and any file holding a sealed-key canary, are left
    out and listed in the trace;
 2. the question follows; one model call (:func:`flightdeck.arms.agents.inspect_call.ask`,
    which counts the prompt first and refuses what does not fit);
 3. the answer ends with a ``Sources:`` list of attached file names; each is cited as that
-   name and hashed from the attached bytes (:func:`~flightdeck.arms.attachments.hash_from_folder`,
+   name and hashed from the attached bytes (:func:`~flightdeck.arms.snapshot.hash_from_folder`,
    the same mapping ``import-answers`` uses), so an attachment older than ``as_of`` scores
    stale. A name outside the question's ``as_of`` repositories cannot be a ``<repo>/<path>``
    citation: it is cited as the opaque ``attachment:<name>`` (scored fabricated), and a name
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from flightdeck.arms.attachments import (
+from flightdeck.arms.snapshot import (
     EMPTY_SHA256,
     folder_files,
     hash_from_folder,

@@ -136,7 +136,7 @@ def run_agent(
     provenance = options.provenance()
     all_tools: list[Any] = inspect_tools(tools)
     if options.mcp:
-        from flightdeck.arms.agents.mcp_client import mcp_tool_sources, read_snapshots
+        from flightdeck.arms.agents.mcp import mcp_tool_sources, read_snapshots
 
         env = {"FLIGHTDECK_WORKSPACE": str(workspace.resolve()), **(environ or {})}
         all_tools += mcp_tool_sources(options.mcp, env)

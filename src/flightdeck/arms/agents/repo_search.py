@@ -19,33 +19,25 @@ can be reproduced byte for byte: passages of :data:`WINDOW` lines every :data:`S
 as at most 12 lines from the one before the first query word.
 
 Ties are broken by path, then line, so the same workspace and question give the same
-answer, byte for byte.
-
-BM25 (Lucene's variant, as bm25s computes it by default)::
-
-    score(p) = sum over query words w of
-               idf(w) * tf(w, p) / (tf(w, p) + k1 * (1 - b + b * len(p) / avglen))
-    idf(w)   = ln(1 + (N - df(w) + 0.5) / (df(w) + 0.5))
-
-with N passages, df(w) the passages holding w, k1 = 1.5, b = 0.75 (Robertson & Zaragoza,
-"The Probabilistic Relevance Framework: BM25 and Beyond", 2009; Lucene's idf keeps it
-positive). We compute it ourselves, vectorised over the query's words only, instead of
-calling bm25s or rank-bm25: both build an index of every word of every passage first, which
-is what a search engine amortises over many queries but a one-question trial pays in full
-(about 3 s for a 5,000-file repository, against a 2 s budget for the whole answer). The tests
-check our scores against bm25s's.
+answer, byte for byte. The words and the BM25 formula are :mod:`.bm25`'s.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from flightdeck.arms.agents.bm25 import (
+    bm25_scores,
+    occurrences,
+    path_words_of,
+    query_words,
+    spaced_words,
+)
 from flightdeck.arms.agents.passages import Block, blocks, normalise_bytes
 from flightdeck.arms.agents.passages import words as text_words
 
@@ -55,7 +47,6 @@ if TYPE_CHECKING:
 
 WINDOW = 20  # lines per passage
 STRIDE = 10  # lines between passage starts
-K1, B = 1.5, 0.75
 MAX_FILE_BYTES = 2 << 20
 MAX_PASSAGES = 3  # passages quoted in the answer
 MAX_CITATIONS = 3
@@ -66,54 +57,6 @@ MAX_EXCERPT_CHARS = 700  # window mode
 MAX_QUOTE_CHARS = 2400  # a whole passage, up to about 40 lines of prose
 PASSAGE_MODES = ("section", "window")
 TRACE_LISTED = 20  # skipped files the trace names before it only counts them
-
-_STOP_WORDS = """
-    a about after all also an and any are as at be been before being but by can could did
-    do does doing done for from had has have how i if in into is it its just may me might more
-    most must my no not of on once only or other our out over own same should so some such
-    than that the their them then there these they this those through to too under until up
-    us very was we were what when where which while who whom whose why will with would you
-    your"""
-STOP_WORDS = frozenset(_STOP_WORDS.split())
-
-# Bytes of a word: ASCII letters and digits, and every byte of a UTF-8 multi-byte character.
-# Everything else separates words; the translation also lowercases ASCII.
-_SEPARATE = bytes(
-    c + 32 if 65 <= c <= 90 else c if (48 <= c <= 57 or 97 <= c <= 122 or c >= 128) else 32
-    for c in range(256)
-)
-
-
-# File names whose meaning is a convention, not their words: what a question calls them.
-_OWNERSHIP = ["code", "owner", "owners", "owns"]
-_NAMED_FILES = {"codeowners": _OWNERSHIP, "owners": _OWNERSHIP}
-
-
-def path_words_of(path: str) -> list[str]:
-    """The words a file's path adds to each of its passages (CODEOWNERS: code, owns, ...)."""
-    found = text_words(path)
-    return found + _NAMED_FILES.get(path.rsplit("/", 1)[-1].lower(), [])
-
-
-def query_words(question: str, *, compounds: bool = False) -> list[str]:
-    """The distinct words of a question that BM25 scores: normalised, stop words dropped.
-
-    With ``compounds``, each two neighbouring words also count glued together, as code
-    names things: "review bot" finds ``src/reviewbot/``, "job queue" ``jobqueue``.
-    """
-    seen: dict[str, None] = {}
-    kept = [
-        word
-        for word in text_words(question)
-        if word not in STOP_WORDS and (len(word) > 1 or word.isdigit())
-    ]
-    for word in kept:
-        seen.setdefault(word, None)
-    if compounds:
-        for left, right in zip(kept, kept[1:], strict=False):
-            if left.isalpha() and right.isalpha():
-                seen.setdefault(left + right, None)
-    return list(seen)
 
 
 @dataclass(frozen=True)
@@ -183,33 +126,6 @@ def read_workspace(workspace: Path) -> _Corpus:
     return corpus
 
 
-def _occurrences(haystack: bytes, word: bytes) -> list[int]:
-    """Start offsets of ``word`` as a whole word in a space-separated, space-padded buffer."""
-    needle = b" " + word + b" "
-    found, at = [], haystack.find(needle)
-    while at != -1:
-        found.append(at)  # flat[at] is the space before the word: big[at] is its first byte
-        at = haystack.find(needle, at + len(word) + 1)
-    return found
-
-
-def bm25_scores(
-    tf: npt.NDArray[np.float64], lengths: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    """BM25 of each passage (rows of ``tf``: one per query word) given passage lengths."""
-    import numpy as np
-
-    count = lengths.shape[0]
-    if count == 0 or tf.shape[0] == 0:
-        return np.zeros(count)
-    average = float(lengths.mean()) or 1.0
-    df = (tf > 0).sum(axis=1)
-    idf = np.log(1.0 + (count - df + 0.5) / (df + 0.5))
-    norm = K1 * (1.0 - B + B * lengths / average)
-    scores: npt.NDArray[np.float64] = (idf[:, None] * tf / (tf + norm[None, :])).sum(axis=0)
-    return scores
-
-
 def search(
     workspace: Path, question: str, *, trace: TextIO | None = None, passages: str = "section"
 ) -> SearchResult:
@@ -247,7 +163,7 @@ def search(
     # One buffer of every file, lines separated by "\n"; a second copy with words lowercased
     # and everything else a space, padded so each word has a space on both sides.
     big = b"\n".join(normalise_bytes(data) for data in corpus.data)  # same lines as the data
-    flat = b" " + big.translate(_SEPARATE) + b" "
+    flat = spaced_words(big)
     raw = np.frombuffer(big, dtype=np.uint8)
     line_starts = np.concatenate(([0], np.flatnonzero(raw == 10) + 1))
     lines_per_file = np.array([d.count(b"\n") + 1 for d in corpus.data])
@@ -266,7 +182,7 @@ def search(
     ]
     tf_path = np.zeros((len(words), len(corpus.paths)))
     for row, word in enumerate(words):
-        hits = np.array(_occurrences(flat, word.encode()), dtype=np.int64)
+        hits = np.array(occurrences(flat, word.encode()), dtype=np.int64)
         if hits.size:
             tf_by_line[row] = np.bincount(
                 np.searchsorted(line_starts, hits, side="right") - 1, minlength=len(line_starts)
@@ -404,8 +320,3 @@ def _quote(corpus: _Corpus, file: int, block: Block, score: float) -> Passage:
 def _no_answer(log: Any) -> SearchResult:
     log("no passage matches the question's words")
     return SearchResult("No passage in the workspace matches the question.", (), ())
-
-
-def idf(n: int, df: int) -> float:
-    """Lucene's BM25 idf, for readers checking :func:`bm25_scores` by hand."""
-    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))

@@ -1,22 +1,26 @@
-"""A folder of attached documents laid out as ``<repo>/<path>``: its hash, and cited files' hashes.
+"""What a chat-product arm worked from: a folder of attached documents, or the commits behind it.
 
 Both chat-product arms use it: ``import-answers --snapshot DIR`` (a person's run) and
 ``experiment agent attached --attach DIR`` (the same baseline through the API). An attached
 file's name relative to the folder is its source uri, so ``DIR/sdlc/docs/adr/0001.md`` is
 cited as ``sdlc/docs/adr/0001.md`` and hashed from the attached bytes, not from ``as_of``:
 an attachment older or newer than ``as_of`` scores as a stale citation, which is the point.
+``import-answers --snapshot-commit REPO=SHA`` names the commits the attachments were exported
+from instead, and cited files are hashed from those, read through git.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from flightdeck.errors import InputError
 from flightdeck.jsonl import sha256_file
-from flightdeck.suite.records import parse_source_uri
+from flightdeck.suite.records import COMMIT_RE, parse_source_uri
+from flightdeck.suite.repos import RepoSet
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()  # recorded for a cited file not attached
 
@@ -76,3 +80,50 @@ def hash_from_folder(folder: Path, wanted: Iterable[tuple[str, str]]) -> dict[tu
         if file is not None and file.is_file():
             found[(repo, path)] = sha256_file(file)
     return found
+
+
+def hash_from_commits(
+    repos: RepoSet, commits: Mapping[str, str], wanted: set[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """SHA-256 of each wanted ``(repo, path)`` as its repository's snapshot commit holds it."""
+    found = {}
+    for repo in sorted({r for r, _ in wanted}):
+        with repos.get(repo).blobs() as reader:
+            for r, path in sorted(wanted):
+                if r == repo:
+                    data = reader.read(commits[repo], path)
+                    if data is not None:
+                        found[(r, path)] = hashlib.sha256(data).hexdigest()
+    return found
+
+
+def parse_snapshot_commits(values: tuple[str, ...]) -> dict[str, str]:
+    """``REPO=SHA`` pairs (``--snapshot-commit``) -> mapping; each SHA a full 40-hex commit."""
+    commits = {}
+    for value in values:
+        repo, sep, commit = value.partition("=")
+        if not sep or not repo or not COMMIT_RE.match(commit):
+            raise InputError(
+                "--snapshot-commit",
+                None,
+                f"{value!r} is not REPO=<40-hex commit>; e.g. sdlc=$(git rev-parse v1.2)",
+            )
+        commits[repo] = commit.lower()
+    return commits
+
+
+def check_snapshot_commits(
+    commits: Mapping[str, str], wanted: set[tuple[str, str]], repos: RepoSet
+) -> None:
+    """Every cited repository has a snapshot commit, and every snapshot commit exists."""
+    uncovered = sorted({r for r, _ in wanted} - set(commits))
+    if uncovered:
+        raise InputError(
+            "--snapshot-commit",
+            None,
+            f"citations name repository {uncovered[0]!r}; "
+            f"add --snapshot-commit {uncovered[0]}=<commit>",
+        )
+    repos.require_commits(
+        (repo, commit, "--snapshot-commit", None) for repo, commit in sorted(commits.items())
+    )

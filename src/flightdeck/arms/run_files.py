@@ -1,0 +1,126 @@
+"""The files a run writes as it goes: answers and the runs ledger, durable record by record.
+
+Each record is flushed and fsynced as it lands, so a killed run loses no finished trial; a
+torn last line is repaired on the next run, one run of an arm holds the lock at a time, and a
+scored arm's answers change only when a rerun gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from flightdeck.errors import InputError
+from flightdeck.jsonl import atomic_write, dumps_line, writing_to
+from flightdeck.project import Suite
+
+
+def repair_torn_line(path: Path) -> str | None:
+    """Drop a last line cut short by a killed append; return what was done, if anything."""
+    if not path.is_file():
+        return None
+    with path.open("rb+") as handle:
+        data = handle.read()
+        if not data or data.endswith(b"\n"):
+            return None
+        cut = data.rfind(b"\n") + 1
+        tail = data[cut:]
+        try:
+            complete = isinstance(json.loads(tail), dict)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            complete = False
+        if complete:
+            handle.write(b"\n")
+            message = "added the missing newline at the end"
+        else:
+            handle.truncate(cut)
+            message = f"dropped a torn last line ({len(tail)} bytes) left by an interrupted run"
+        handle.flush()
+        os.fsync(handle.fileno())
+    return message
+
+
+class Appender:
+    """A JSONL file held open for a run; each record is flushed and fsynced as it lands.
+
+    (``jsonl.append_jsonl`` without reopening the file per record.) A last line left without
+    its newline by a killed run gets one first, so it never swallows the next record.
+    """
+
+    def __init__(self, path: Path) -> None:
+        with writing_to(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle: IO[bytes] = path.open("ab+")
+        size = self._handle.seek(0, os.SEEK_END)
+        if size:
+            self._handle.seek(size - 1)
+            if self._handle.read(1) != b"\n":
+                self._handle.write(b"\n")
+
+    def append(self, record: Any) -> None:
+        self._handle.write((dumps_line(record) + "\n").encode())
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+class RunLock:
+    """An exclusive lock on the runs ledger: one run of an arm at a time."""
+
+    def __init__(self, path: Path) -> None:
+        with writing_to(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle: IO[bytes] = path.open("ab")
+        try:
+            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._handle.close()
+            raise InputError(
+                path, None, "another run of this arm is in progress; wait for it to finish"
+            ) from None
+
+    def release(self) -> None:
+        self._handle.close()
+
+
+def answers_for_scored_arm(arm: str, answers_path: Path, *, scored: bool) -> Path:
+    """Where this run writes: the answers file, or a rerun file when the arm was scored.
+
+    The ledger forbids changing a scored arm's answers. A scored arm with trials left to run
+    is refused (once the pending trials are known); one whose answers file is gone
+    (``dvc repro -f`` removes stage outputs) is run again into ``answers/.<arm>.rerun.jsonl``
+    and kept only if it gives the scored bytes.
+    """
+    if not scored or answers_path.is_file():
+        return answers_path
+    return answers_path.with_name(f".{arm}.rerun.jsonl")
+
+
+def settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> None:
+    """Keep a scored arm's rerun only when it reproduces the scored answers byte for byte."""
+    from flightdeck.jsonl import sha256_file
+
+    scored = suite.read_ledger()[arm]
+    if rerun.is_file() and sha256_file(rerun) == scored[1]:
+        os.replace(rerun, answers_path)
+        return
+    raise InputError(
+        answers_path,
+        None,
+        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ (kept in "
+        f"{rerun.name}): its answers cannot change, so run them under a new arm name",
+    )
+
+
+def sort_answers(path: Path, order: list[str]) -> None:
+    """Rewrite the answers in the suite's order (atomically), for stable diffs; bytes kept."""
+    rank = {qid: i for i, qid in enumerate(order)}
+    lines = [line for line in path.read_bytes().splitlines(keepends=True) if line.strip()]
+    keyed = sorted(lines, key=lambda line: rank.get(json.loads(line).get("id"), len(rank)))
+    if keyed != lines:
+        atomic_write(path, b"".join(keyed))

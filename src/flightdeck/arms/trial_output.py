@@ -1,0 +1,175 @@
+"""What a trial leaves behind: the result its harness wrote, and the trace flightdeck keeps.
+
+The harness's out files are read outside the sandbox, so they are opened without following a
+symlink, only when regular, and never past 64 MB. The trace (a header, stdout, stderr and the
+harness's own log) is written atomically under a file name any question id can have.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import urllib.parse
+from collections import Counter
+from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+from flightdeck.arms import sandbox
+from flightdeck.arms.protocol import (
+    ENV_RESULT,
+    ENV_TRACE,
+    HarnessResult,
+    ProtocolError,
+    check_result,
+    decode_output,
+)
+from flightdeck.clock import utc_now
+from flightdeck.jsonl import atomic_writer
+from flightdeck.suite.records import Question
+
+if TYPE_CHECKING:
+    from flightdeck.arms.workspace import Workspace
+
+_READ_LIMIT = 64 << 20  # a result larger than this is not read
+_LISTED = 20  # entries of a list the trace header shows before "and N more"
+
+
+def trace_file_name(question_id: str) -> str:
+    """A file name for any id: percent-escaped, so distinct ids never share a trace.
+
+    A name too long for a file system (over 200 bytes) keeps its start and gets a hash of
+    the whole id.
+    """
+    name = urllib.parse.quote(question_id, safe="")
+    if name.startswith("."):
+        name = "%2E" + name[1:]
+    if len(name) > 200:
+        digest = hashlib.sha256(question_id.encode("utf-8", "surrogatepass")).hexdigest()
+        name = f"{name[:150]}-{digest[:16]}"
+    return name + ".log"
+
+
+def _read_output(handle: IO[bytes], where: str) -> str:
+    handle.seek(0, os.SEEK_END)
+    if handle.tell() > _READ_LIMIT:
+        raise ProtocolError(f"{where} is larger than {_READ_LIMIT >> 20} MB; print only the result")
+    handle.seek(0)
+    try:
+        return handle.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
+
+
+def _open_out(path: Path, where: str) -> IO[bytes] | None:
+    """A file the harness left in its out folder, or None when it wrote none.
+
+    Opened without following a symlink and only when it is a regular file: the runner reads
+    it outside the sandbox, so a harness that leaves ``trace.log -> .../keys.jsonl`` (or a
+    FIFO that would block the runner) must not get that file copied into its trace.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        kind = "a symlink" if path.is_symlink() else (exc.strerror or str(exc))
+        raise ProtocolError(f"{where} is {kind}, not a file; write the file itself") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ProtocolError(f"{where} is not a regular file; write the file itself")
+    return os.fdopen(fd, "rb")
+
+
+def check_out(out: Path) -> str | None:
+    """Why the harness's out files may not be read (a symlink, a FIFO), else None."""
+    for name, where in (("result.json", ENV_RESULT), ("trace.log", ENV_TRACE)):
+        try:
+            handle = _open_out(out / name, where)
+        except ProtocolError as exc:
+            return str(exc)
+        if handle is not None:
+            handle.close()
+    return None
+
+
+def collect_result(question: Question, out: Path, stdout: IO[bytes]) -> HarnessResult:
+    """The result from FLIGHTDECK_RESULT when the harness wrote it, else from stdout."""
+    where = "FLIGHTDECK_RESULT"
+    result = _open_out(out / "result.json", where)
+    if result is None:
+        text = _read_output(stdout, "stdout")
+        where = "stdout"
+    else:
+        with result:
+            text = _read_output(result, where)
+        if not text:
+            text, where = _read_output(stdout, "stdout"), "stdout"
+    return check_result(decode_output(text, where), question)
+
+
+def _listed(items: list[str]) -> str:
+    shown = ", ".join(items[:_LISTED])
+    return shown + (f" and {len(items) - _LISTED} more" if len(items) > _LISTED else "")
+
+
+def trace_header(
+    question: Question,
+    command: str,
+    policy: sandbox.SandboxPolicy,
+    workspace: Workspace | None,
+    result: HarnessResult | None,
+    exit_code: int | None,
+    reason: str | None,
+    seconds: float,
+) -> str:
+    """What happened, briefly: status, sandbox, the workspace's omissions, what was read."""
+    if policy.mode == "bwrap":
+        confined = "bwrap, network " + ("on" if policy.network else "off")
+        confined += ", env " + (" ".join(policy.pass_env) if policy.pass_env else "none passed")
+    else:
+        confined = sandbox.NO_SANDBOX_NOTE
+    lines = [
+        f"flightdeck trial {json.dumps(question.id, ensure_ascii=False)}",
+        f"command: {command}",
+        f"status: {'ok' if reason is None else 'failed: ' + reason}",
+        f"exit: {exit_code}  seconds: {seconds:.3f}  finished: {utc_now()}",
+        f"sandbox: {confined}",
+    ]
+    if workspace is not None:
+        lines.append(f"workspace: {workspace.files} files ({workspace.label})")
+        if workspace.omitted:
+            counts = Counter(why for _, why in workspace.omitted)
+            summary = ", ".join(f"{n} {why}" for why, n in sorted(counts.items()))
+            lines.append(f"left out: {len(workspace.omitted)} ({summary})")
+            lines.append("  " + _listed([f"{uri} ({why})" for uri, why in workspace.omitted]))
+    if result is not None:
+        if result.read is None:
+            lines.append("read: not reported by the harness")
+        else:
+            lines.append(f"read: {len(result.read)} files: {_listed(list(result.read))}")
+    return "\n".join(lines) + "\n"
+
+
+def write_trace(path: Path, header: str, out: Path, outputs: tuple[IO[bytes], IO[bytes]]) -> None:
+    """Write the trial's trace atomically: the header, stdout, stderr, the harness's own log."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(path) as handle:
+        handle.write(header.encode())
+        for title, output in zip(("stdout", "stderr"), outputs, strict=True):
+            handle.write(f"==> {title} <==\n".encode())
+            output.seek(0)
+            shutil.copyfileobj(output, handle)
+            handle.write(b"\n")
+        handle.write(b"==> FLIGHTDECK_TRACE <==\n")
+        try:
+            log = _open_out(out / "trace.log", ENV_TRACE)
+        except ProtocolError as exc:
+            handle.write(f"(not copied: {exc})".encode())
+        else:
+            if log is not None:
+                with log:
+                    shutil.copyfileobj(log, handle)
+        handle.write(b"\n")

@@ -1,0 +1,208 @@
+"""Finding leaked canaries: a scan of files against the registry, and the suites it voids.
+
+The scan is two calls: :func:`canary_scan` only reads and returns a :class:`ScanResult`;
+:func:`mark_void` records the void suites. ``flightdeck holdout canary-scan`` calls both
+(:func:`scan_and_void`), after :func:`~flightdeck.holdouts.plan.plan_scan` (which files, how
+many bytes) for its progress bar. A ``scan`` event (one per ``canary-scan``, clean or not)
+records the paths, files, bytes and hits, and per registered suite the files and bytes it
+read under that suite's own folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flightdeck.clock import utc_now
+from flightdeck.holdouts import scan as engine
+from flightdeck.holdouts.manifest import (
+    load_manifest,
+    locked_manifest,
+    manifest_path,
+    require_folder,
+    write_manifest,
+)
+from flightdeck.holdouts.plan import ScanPlan, plan_files
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A registered canary found in a file, at a 1-based line."""
+
+    canary: str
+    suite: str
+    question_id: str
+    file: Path
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """What :func:`canary_scan` found.
+
+    ``hits`` are in file order and include the first hit of every canary; a file holding a
+    canary thousands of times lists only the first of them, but ``hit_count`` and
+    ``suite_counts`` count them all. ``unregistered`` counts canary-shaped strings that this
+    registry does not know (another registry's, perhaps). ``bytes_scanned`` is decompressed text.
+    ``files`` counts the files scanned; ``sealed_keys`` lists the registered suites' sealed keys
+    files that the scan left out (see :func:`~flightdeck.holdouts.plan.plan_scan`).
+    """
+
+    hits: tuple[Hit, ...]
+    hit_count: int
+    suite_counts: dict[str, int]
+    files: int
+    bytes_read: int
+    bytes_scanned: int
+    unregistered: int
+    canaries: int
+    sealed_keys: tuple[Path, ...] = ()
+    # registered suite -> (files, bytes on disk) of the scanned files under a folder named
+    # after it (traces/<suite>/...): what the scan covered of that suite's traces
+    coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
+    paths: tuple[str, ...] = ()  # what the scan was asked to read, as given
+
+    @property
+    def clean(self) -> bool:
+        return self.hit_count == 0
+
+    def first_hit(self, suite: str) -> Hit:
+        return next(hit for hit in self.hits if hit.suite == suite)
+
+
+def canary_scan(
+    holdouts_dir: Path,
+    paths: Sequence[Path] | ScanPlan,
+    *,
+    jobs: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    chunk_size: int = engine.CHUNK_SIZE,
+) -> ScanResult:
+    """Scan files and folders (recursively; plain, gzip, zstd, bz2, xz) for registered canaries.
+
+    ``paths`` are files and folders, or the :class:`ScanPlan` that
+    :func:`~flightdeck.holdouts.plan.plan_scan` made of them (so that they are walked once).
+    Reads only: :func:`mark_void` records what a scan found. The holdouts manifest and the
+    registered suites' sealed keys files are left out (see
+    :func:`~flightdeck.holdouts.plan.plan_scan`). ``jobs`` processes (default: every core)
+    share the work; ``on_progress`` receives increments of on-disk bytes scanned
+    (``ScanPlan.size`` in all).
+    """
+    require_folder(holdouts_dir)
+    path = manifest_path(holdouts_dir)
+    manifest = load_manifest(path, missing_ok=False)
+    owners = {
+        canary[len(engine.PREFIX) :]: (canary, entry["suite"], entry["question_id"])
+        for canary, entry in manifest["canaries"].items()
+    }
+    plan = paths if isinstance(paths, ScanPlan) else plan_files(path, manifest, paths)
+    files = plan.files
+    tails = frozenset(tail.encode("ascii") for tail in owners)
+    found = engine.scan_tails(
+        files, tails, jobs=jobs, chunk_size=chunk_size, on_progress=on_progress
+    )
+    hits = tuple(Hit(*owners[m.tail], m.path, m.line) for m in found.matches)
+    suite_counts: dict[str, int] = {}
+    for tail, count in found.counts.items():
+        suite = owners[tail][1]
+        suite_counts[suite] = suite_counts.get(suite, 0) + count
+    return ScanResult(
+        hits=hits,
+        hit_count=sum(found.counts.values()),
+        suite_counts=dict(sorted(suite_counts.items())),
+        files=found.files,
+        bytes_read=found.bytes_read,
+        bytes_scanned=found.bytes_scanned,
+        unregistered=found.unregistered,
+        canaries=len(owners),
+        sealed_keys=plan.sealed_keys,
+        coverage=_coverage(files, manifest["suites"]),
+        paths=tuple(str(p) for p in (plan.paths if isinstance(paths, ScanPlan) else paths)),
+    )
+
+
+def _coverage(files: Sequence[Path], suites: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """Per registered suite, the scanned files that lie under a folder named after it."""
+    covered: dict[str, list[int]] = {}
+    for file in files:
+        for part in file.parent.parts:
+            if part in suites:
+                entry = covered.setdefault(part, [0, 0])
+                entry[0] += 1
+                with contextlib.suppress(OSError):
+                    entry[1] += file.stat().st_size
+                break
+    return {suite: (n, size) for suite, (n, size) in sorted(covered.items())}
+
+
+def scan_and_void(
+    holdouts_dir: Path,
+    paths: Sequence[Path] | ScanPlan,
+    *,
+    jobs: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[ScanResult, list[str]]:
+    """What ``holdout canary-scan`` does: :func:`canary_scan`, then :func:`mark_void`.
+
+    Returns the scan and the suites it newly voided; a Python caller gets the same custody
+    as the command (a hit always voids its suite).
+    """
+    result = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress)
+    return result, mark_void(holdouts_dir, result)
+
+
+def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
+    """Record the scan, mark every suite with a hit void; return the suites newly voided.
+
+    Every scan is recorded in the history (when, which paths, files and bytes read, hits,
+    and per suite what of its traces it covered), so a report can say when a suite's traces
+    were last scanned, and never claims a scan that did not run. A suite that is already void
+    keeps its first evidence.
+    """
+    path = manifest_path(holdouts_dir)
+    newly: list[str] = []
+    with locked_manifest(holdouts_dir):
+        manifest = load_manifest(path, missing_ok=False)
+        now = utc_now()
+        manifest["history"].append(_scan_event(result, now))
+        for suite, count in result.suite_counts.items():
+            entry = manifest["suites"].get(suite)
+            if entry is None or entry["status"] == "void":
+                continue  # unregistered since the scan began, or void already
+            first = result.first_hit(suite)
+            evidence = {
+                "canary": first.canary,
+                "question_id": first.question_id,
+                "file": str(first.file),
+                "line": first.line,
+                "count": count,
+                "at": now,
+            }
+            entry.update(status="void", evidence=evidence)
+            manifest["history"].append(
+                {"event": "void", "suite": suite, "at": now, "evidence": evidence}
+            )
+            newly.append(suite)
+        write_manifest(path, manifest)
+    return newly
+
+
+def _scan_event(result: ScanResult, at: str) -> dict[str, Any]:
+    suites = {
+        suite: {"files": n, "bytes": size, "hits": result.suite_counts.get(suite, 0)}
+        for suite, (n, size) in result.coverage.items()
+    }
+    for suite, count in result.suite_counts.items():  # a hit outside the suite's own folder
+        suites.setdefault(suite, {"files": 0, "bytes": 0, "hits": count})
+    return {
+        "event": "scan",
+        "at": at,
+        "paths": list(result.paths),
+        "files": result.files,
+        "bytes": result.bytes_read,
+        "hits": result.hit_count,
+        "suites": dict(sorted(suites.items())),
+    }

@@ -1,0 +1,128 @@
+"""What one rater rates, in a blind order seeded per rater: every answer of every arm.
+
+The order is the sort of SHA-256(``<suite>\\0<rater>\\0<arm>\\0<id>``): the same for one
+rater of one suite on every start (so a restart resumes where the rater stopped), different
+for each rater, with the arms interleaved. Each item gets an opaque id, an HMAC of the arm
+and the question id under a key drawn fresh at every start, so no id, address or page says
+which arm wrote the answer. The adjudication view keeps only the answers the first two
+raters split on. :class:`~flightdeck.rating.session.RatingSession` shows and labels them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass
+
+from flightdeck.errors import InputError
+from flightdeck.jsonl import canonical_json
+from flightdeck.project import Suite
+from flightdeck.rating.judgements import Judgement, judgements_of
+from flightdeck.suite.records import (
+    Answer,
+    Key,
+    Question,
+    read_answers,
+    read_keys,
+    read_labels,
+    read_questions,
+)
+
+
+def order_key(suite: str, rater: str, arm: str, question_id: str) -> str:
+    """The sort key that places one answer in one rater's order (hex SHA-256)."""
+    return hashlib.sha256(canonical_json([suite, rater, arm, question_id])).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One answer to rate; ``item_id`` is all a page may show of which answer it is."""
+
+    item_id: str
+    arm: str
+    question: Question
+    key: Key
+    answer: Answer
+
+
+@dataclass(frozen=True, slots=True)
+class RaterItems:
+    """One rater's items in their order, the suite's question ids, and the judges' verdicts."""
+
+    items: list[Item]
+    question_ids: tuple[str, ...]
+    judged: dict[tuple[str, str], list[Judgement]]  # (arm, question id) -> judgements
+
+
+def load_items(
+    suite: Suite, rater: str, secret: bytes, *, only_arm: str | None, adjudicate: bool
+) -> RaterItems:
+    """The answers ``rater`` rates (of ``only_arm``, or of every arm), in their order.
+
+    ``secret`` keys the items' opaque ids; with ``adjudicate``, only the answers the first
+    two other raters split on.
+    """
+    questions = {q.id: q for q in read_questions(suite.questions)}
+    question_ids = tuple(questions)
+    keys_path = suite.keys
+    keys = {k.id: k for k in read_keys(keys_path)}
+    folder = suite.answers_folder
+    arms = suite.arms()
+    if not arms:
+        raise InputError(folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first")
+    if only_arm is not None:
+        if only_arm not in arms:
+            raise InputError(
+                "--arm",
+                None,
+                f"no answers for arm {only_arm!r}; the arms are {', '.join(arms)}",
+            )
+        arms = [only_arm]
+    items = []
+    judged_by: dict[tuple[str, str], list[Judgement]] = {}
+    for arm in arms:
+        arm_answers = read_answers(suite.answers(arm), questions)
+        judged = judgements_of(suite, arm, {a.id: a for a in arm_answers})
+        judged_by.update({(arm, qid): js for qid, js in judged.items()})
+        split = split_ids(suite, rater, arm, questions) if adjudicate else None
+        for answer in arm_answers:
+            if split is not None and answer.id not in split:
+                continue
+            if answer.id not in keys:
+                raise InputError(
+                    keys_path, None, f"no key for question {answer.id!r}; add its answer key"
+                )
+            mac = hmac.new(secret, canonical_json([arm, answer.id]), "sha256")
+            items.append(
+                Item(mac.hexdigest()[:20], arm, questions[answer.id], keys[answer.id], answer)
+            )
+    items.sort(key=lambda i: order_key(suite.name, rater, i.arm, i.answer.id))
+    if not items and adjudicate:
+        raise InputError(
+            suite.labels_folder,
+            None,
+            "the first two raters split on no answer: nothing to adjudicate",
+        )
+    if not items:
+        raise InputError(folder, None, "the answers files hold no answers to rate")
+    return RaterItems(items, question_ids, judged_by)
+
+
+def split_ids(suite: Suite, rater: str, arm: str, questions: dict[str, Question]) -> set[str]:
+    """Ids the first two other raters of ``arm`` (in file order) marked differently.
+
+    The adjudication view: a third person rates only what the first two split on,
+    and their label makes the majority.
+    """
+    path = suite.labels(arm)
+    if not path.exists():
+        return set()
+    labels = [la for la in read_labels(path, questions) if la.rater != rater]
+    raters = list(dict.fromkeys(la.rater for la in labels))[:2]
+    if len(raters) < 2:
+        return set()
+    marks: dict[str, dict[str, bool]] = {}
+    for label in labels:
+        if label.rater in raters:
+            marks.setdefault(label.id, {})[label.rater] = label.correct
+    return {qid for qid, m in marks.items() if len(m) == 2 and len(set(m.values())) == 2}

@@ -1,0 +1,194 @@
+"""What a judge says of an answer, and the judgements files that keep it beside the labels.
+
+A judge writes ``suites/<suite>/judgements/<judge>/<arm>.jsonl``, one line per answer::
+
+    {"id", "correct", "facts": [{"fact", "present", "quote"}], "unsupported": [uris],
+     "answer_sha256", "judge": {"name", "kind", "model", "prompt_sha256", "temperature", "rules"}}
+
+never ``labels/``: the labels stay the people's, and calibration compares the two. A judgement
+is bound to the answer's hash like a label and to the judge's identity: a changed answer or a
+changed judge (another model, an edited prompt, another temperature) makes it stale, and the
+next run judges that answer again. Every kind of judge (:mod:`flightdeck.rating.judges`,
+:mod:`flightdeck.rating.judge_llm`) returns the :class:`Verdict` defined here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flightdeck.errors import InputError
+from flightdeck.jsonl import atomic_write, encode_lines, read_bytes
+from flightdeck.jsonl import read_jsonl as _read_jsonl
+from flightdeck.project import Suite
+from flightdeck.suite.records import SHA256_RE, Answer, Key, Question
+
+
+@dataclass(frozen=True, slots=True)
+class FactVerdict:
+    fact: str
+    present: bool
+    quote: str | None  # the answer's own words that state the fact, when present
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a judge says of one answer."""
+
+    correct: bool
+    facts: tuple[FactVerdict, ...]
+    unsupported: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    id: str
+    correct: bool
+    facts: tuple[FactVerdict, ...]
+    unsupported: tuple[str, ...]
+    answer_sha256: str
+    judge: dict[str, Any]
+    line: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "correct": self.correct,
+            "facts": [{"fact": f.fact, "present": f.present, "quote": f.quote} for f in self.facts],
+            "unsupported": list(self.unsupported),
+            "answer_sha256": self.answer_sha256,
+            "judge": self.judge,
+        }
+
+
+JudgeFn = Callable[[Question, Key, Answer], Verdict]
+
+
+class JudgeFailed(Exception):
+    """The judge gave no usable verdict for one answer (a model that called no tool)."""
+
+
+def judgements_path(suite: Suite, judge: str, arm: str) -> Path:
+    return suite.judgements(judge, arm)
+
+
+def read_judgements(path: Path, question_ids: Sequence[str]) -> list[Judgement]:
+    """One arm's judgements, validated line by line (one per id)."""
+    known = set(question_ids)
+    out, seen = [], set()
+    for line, obj in _read_jsonl(path, read_bytes(path)):
+        judgement = _parse(path, line, obj, known)
+        if judgement.id in seen:
+            raise InputError(path, line, f"a second judgement of {judgement.id!r}; remove one")
+        seen.add(judgement.id)
+        out.append(judgement)
+    return out
+
+
+def _parse(path: Path, line: int, obj: dict[str, Any], known: set[str]) -> Judgement:
+    fields = {"id", "correct", "facts", "unsupported", "answer_sha256", "judge"}
+
+    def fail(message: str) -> InputError:
+        return InputError(path, line, f"{message}; judge the arm again (`knowledge judge`)")
+
+    if set(obj) != fields:
+        raise fail(f"a judgement has exactly the fields {', '.join(sorted(fields))}")
+    if obj["id"] not in known:
+        raise fail(f"id {obj['id']!r} is not a question of this suite")
+    if not isinstance(obj["correct"], bool):
+        raise fail("correct must be true or false")
+    sha = obj["answer_sha256"]
+    if not isinstance(sha, str) or not SHA256_RE.match(sha):
+        raise fail("answer_sha256 must be 64 hex digits")
+    facts = obj["facts"]
+    if not isinstance(facts, list) or not all(
+        isinstance(f, dict)
+        and set(f) == {"fact", "present", "quote"}
+        and isinstance(f["fact"], str)
+        and isinstance(f["present"], bool)
+        and (f["quote"] is None or isinstance(f["quote"], str))
+        for f in facts
+    ):
+        raise fail("facts must be a list of {fact, present, quote}")
+    unsupported = obj["unsupported"]
+    if not isinstance(unsupported, list) or not all(isinstance(u, str) for u in unsupported):
+        raise fail("unsupported must be a list of uris")
+    if not isinstance(obj["judge"], dict):
+        raise fail("judge must be the judge's identity object")
+    return Judgement(
+        obj["id"],
+        obj["correct"],
+        tuple(FactVerdict(f["fact"], f["present"], f["quote"]) for f in facts),
+        tuple(unsupported),
+        sha.lower(),
+        obj["judge"],
+        line,
+    )
+
+
+def current_judgements(
+    path: Path, answers: dict[str, Answer], identity: dict[str, Any]
+) -> dict[str, Judgement]:
+    """The judgements in ``path`` of these very answers by this very judge, by id."""
+    if not path.is_file():
+        return {}
+    out = {}
+    for j in read_judgements(path, list(answers)):
+        answer = answers.get(j.id)
+        if answer is not None and j.answer_sha256 == answer.sha256 and j.judge == identity:
+            out[j.id] = j
+    return out
+
+
+def resume_judgements(
+    path: Path, answers: dict[str, Answer], identity: dict[str, Any]
+) -> tuple[dict[str, Judgement], int]:
+    """Keep the current judgements; rewrite the file without the rest (stale or torn)."""
+    if not path.is_file():
+        return {}, 0
+    data = path.read_bytes()
+    lines = [raw for raw in data.split(b"\n") if raw.strip()]
+    torn = 0
+    if lines and not data.endswith(b"\n"):  # a kill mid-write leaves a cut last line
+        try:
+            json.loads(lines[-1])
+        except ValueError:
+            lines, torn = lines[:-1], 1
+    if torn:
+        atomic_write(path, b"".join(raw + b"\n" for raw in lines))
+    kept = current_judgements(path, answers, identity)
+    dropped = len(lines) - len(kept)
+    if dropped:
+        atomic_write(path, encode_lines(j.to_json() for j in kept.values()))
+    return kept, dropped + torn
+
+
+def judgements_of(suite: Suite, arm: str, answers: dict[str, Answer]) -> dict[str, list[Judgement]]:
+    """Every judge's current judgement of each answer of ``arm``, for the rating page."""
+    folder = suite.judgements_folder
+    out: dict[str, list[Judgement]] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob(f"*/{arm}.jsonl")):
+        for j in read_judgements(path, list(answers)):
+            answer = answers.get(j.id)
+            if answer is not None and j.answer_sha256 == answer.sha256:
+                out.setdefault(j.id, []).append(j)
+    return out
+
+
+def disagreements(judgements: Sequence[Judgement], correct: bool) -> list[dict[str, Any]]:
+    """What the page shows a rater after they rated: each judge that said otherwise, and why."""
+    return [
+        {
+            "judge": str(j.judge.get("name", "?")),
+            "correct": j.correct,
+            "missing": [f.fact for f in j.facts if not f.present],
+            "found": [{"fact": f.fact, "quote": f.quote} for f in j.facts if f.present],
+        }
+        for j in judgements
+        if j.correct != correct
+    ]
