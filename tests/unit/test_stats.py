@@ -278,21 +278,18 @@ def test_default_chunk_bounds_the_index_memory(monkeypatch: pytest.MonkeyPatch) 
     import flightdeck.scoring.bootstrap
 
     monkeypatch.setattr(flightdeck.scoring.bootstrap, "_CHUNK_BYTES", 4096)
-    import flightdeck.scoring.draws
-
     c, b = _arms(100, 8)
     drawn: list[tuple[int, ...]] = []
-    draw_chunks = flightdeck.scoring.draws.draw_chunks
 
-    def recording(rng, bound, sizes, dtype):  # type: ignore[no-untyped-def]
-        for chunk in draw_chunks(rng, bound, sizes, dtype):
-            drawn.append(chunk.shape)
-            yield chunk
+    class Recording(np.random.Generator):
+        def integers(self, *args: object, **kwargs: object) -> np.ndarray:  # type: ignore[override]
+            out: np.ndarray = super().integers(*args, **kwargs)  # type: ignore[call-overload]
+            drawn.append(out.shape)
+            return out
 
-    monkeypatch.setattr(flightdeck.scoring.draws, "draw_chunks", recording)
-    generator = np.random.Generator(np.random.PCG64(2))
+    generator = Recording(np.random.PCG64(2))
     ours = paired_bootstrap(c, b, resamples=95, confidence=0.95, rng=generator)
-    assert drawn == [(1000,)] * 9 + [(500,)]
+    assert drawn == [(10, 100)] * 9 + [(5, 100)]
     theirs = _scipy_bootstrap(
         c, b, resamples=95, confidence=0.95, rng=np.random.default_rng(2), batch=None
     )

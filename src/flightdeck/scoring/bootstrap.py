@@ -1,7 +1,7 @@
 """The paired bootstrap: a difference of two arms' means with its percentile interval.
 
 Apart from the other statistics because it is the one hot loop of a large score: the index
-draws (``draws.py``) and the bit counting here are tuned to equal ``scipy.stats.bootstrap``
+draws and the bit counting here are tuned to equal ``scipy.stats.bootstrap``
 bit for bit at a fraction of its time. numpy is imported inside the functions.
 """
 
@@ -220,16 +220,13 @@ def _paired_mean_differences(
         return list(out)
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from flightdeck.scoring.draws import draw_chunks
-
-    heights = [min(rows, resamples - start) for start in starts]
-    chunks = draw_chunks(rng, n, [h * n for h in heights], index_type)
     with ThreadPoolExecutor(max_workers=1) as worker:
         pending: Future[None] | None = None
-        for start, height, index in zip(starts, heights, chunks, strict=True):
+        for start in starts:
+            index = rng.integers(0, n, (min(rows, resamples - start), n), dtype=index_type)
             if pending is not None:
-                pending.result()  # at most one chunk counted while the next are drawn
-            pending = worker.submit(consume, start, index.reshape(height, n))
+                pending.result()  # at most two chunks of indices alive at once
+            pending = worker.submit(consume, start, index)
         if pending is not None:
             pending.result()
     return list(out)
@@ -259,11 +256,13 @@ def _bit_counter(
 
     def count(index: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.int64]:
         r = len(index)
+        # Every index is in range, and mode="clip" checks none: take is then twice as fast
+        # as lut[index] (0.95 against 2.1 ns an index here).
         if buffer is None:
-            gathered = lut[index]
+            gathered = np.take(lut, index, mode="clip")
         else:
             gathered = buffer[:r]
-            gathered[:, :n] = lut[index]
+            np.take(lut, index, mode="clip", out=gathered[:, :n])
         counts = np.empty((len(vectors), r), np.int64)
         if not hasattr(np, "bitwise_count"):  # numpy < 2.0
             for bit in range(len(vectors)):
