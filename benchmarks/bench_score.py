@@ -208,8 +208,7 @@ def phases(suite: Path) -> None:
     from flightdeck.scoring import tables
     from flightdeck.scoring.results import encode_results
     from flightdeck.scoring.rules import score_arm
-    from flightdeck.suite.gold import load_suite_files
-    from flightdeck.suite.records import read_answers, read_labels
+    from flightdeck.suite.records import load_suite_files, read_answers, read_labels
 
     gc.disable()  # as score runs: the collector is paused while records are built
     paths = open_suite(suite)

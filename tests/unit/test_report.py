@@ -15,8 +15,8 @@ import pytest
 from flightdeck.params import Params
 from flightdeck.scoring.picture import BOLD, EM, result_picture
 from flightdeck.scoring.report import markdown_report
+from flightdeck.scoring.report_comparison import verdict_line
 from flightdeck.scoring.rules import ArmScore, Comparison, compare_arms, score_arm
-from flightdeck.scoring.verdict import verdict_line
 from flightdeck.suite.records import KINDS
 from flightdeck.suite.schema import Answer, Key, Kind, Label, Question, Source
 from flightdeck.tasks.knowledge import ScoreResult

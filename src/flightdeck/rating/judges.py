@@ -201,8 +201,7 @@ def run_judge(
     on_progress: Callable[[str], None] | None = None,
 ) -> list[JudgeRun]:
     """Judge each arm's answers on a sealed suite; ``judge_fn`` replaces the declared judge."""
-    from flightdeck.suite.gold import load_suite_files
-    from flightdeck.suite.records import read_answers
+    from flightdeck.suite.records import load_suite_files, read_answers
 
     if not arms:
         raise InputError("--arm", None, "name at least one arm to judge")

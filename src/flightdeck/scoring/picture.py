@@ -240,7 +240,7 @@ def _text(
 
 def result_picture(result: ScoreResult) -> str:
     """The picture of one score, from the same numbers and verdict sentence as the report."""
-    from flightdeck.scoring.verdict import verdict_line
+    from flightdeck.scoring.report_comparison import verdict_line
 
     panels = [_arm_panel(result)]
     if result.comparisons:

@@ -16,11 +16,10 @@ from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, write_json, writing_to
 from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import GateResult, ScoreResult
-from flightdeck.scoring.report_comparison import _count, _pts, comparison_lines
+from flightdeck.scoring.report_comparison import _count, _pts, comparison_lines, verdict_line
 from flightdeck.scoring.report_questions import question_table
 from flightdeck.scoring.results import encode_results
 from flightdeck.scoring.rules import ArmScore, Comparison
-from flightdeck.scoring.verdict import verdict_line
 from flightdeck.suite.records import KINDS
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -220,3 +221,51 @@ def read_meta(path: Path) -> ArmMeta:
 
 def read_manifest(path: Path) -> Manifest:
     return decode_document(path, read_json(path), MANIFEST)
+
+
+# --- the gold set: questions and keys together -----------------------------------------------
+
+
+class GoldFiles(Protocol):
+    """Where a suite's questions and keys are (a ``project.Suite``, which imports this module)."""
+
+    @property
+    def questions(self) -> Path: ...
+    @property
+    def keys(self) -> Path: ...
+
+
+def load_suite_files(suite: GoldFiles, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
+    """Questions and keys, with the cross-file checks: same ids, sources within ``as_of``."""
+    questions = read_questions(suite.questions)
+    keys = read_keys(suite.keys, sealed=sealed)
+    by_id = {q.id: q for q in questions}
+    key_ids = {k.id for k in keys}
+    for key in keys:
+        question = by_id.get(key.id)
+        if question is None:
+            raise InputError(
+                suite.keys,
+                key.line,
+                f"id {key.id!r} has no question in questions.jsonl; "
+                "the two files need the same ids",
+            )
+        for source in key.valid_sources:
+            parsed = parse_source_uri(source.uri)
+            if parsed is None:  # opaque: matched as a whole string
+                continue
+            if parsed.repo not in question.as_of:
+                raise InputError(
+                    suite.keys,
+                    key.line,
+                    f"valid source {source.uri!r} names repository {parsed.repo!r}, which is "
+                    f"not in the question's as_of ({', '.join(question.as_of)}); fix the uri",
+                )
+    for question in questions:
+        if question.id not in key_ids:
+            raise InputError(
+                suite.questions,
+                question.line,
+                f"id {question.id!r} has no key in keys.jsonl; the two files need the same ids",
+            )
+    return questions, keys

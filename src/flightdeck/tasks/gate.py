@@ -7,20 +7,12 @@ as score does and decides by the same calibrated rule, at the margin's threshold
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from flightdeck.errors import InputError
 from flightdeck.params import Params
 from flightdeck.project import Suite, check_arm_name
-from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
-from flightdeck.scoring.outcomes import ScoreResult as ScoreResult  # them from the task
-from flightdeck.suite.gold import load_suite_files as load_suite_files  # re-exported
-
-if TYPE_CHECKING:
-    pass
-
-
-from flightdeck.tasks.scoring import _check_ledger, _prepare, cache_dir
+from flightdeck.scoring.outcomes import GateResult
+from flightdeck.tasks.scoring import cache_dir, check_ledger, read_arms
 
 
 def gate(
@@ -56,10 +48,10 @@ def gate(
     check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _, sources, _, comparing = _prepare(
+    suite, _, scores, _, sources, _, comparing = read_arms(
         suite_dir, [pinned, candidate], params, (pinned, candidate)
     )
-    _check_ledger(suite, scores)
+    check_ledger(suite, scores)
     assert comparing is not None  # both arms were read
     comparison = comparing.result()
     decisions = {}

@@ -25,7 +25,6 @@ from flightdeck.params import Params
 from flightdeck.project import SEALED_FILES, Suite, as_suite
 from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
 from flightdeck.scoring.outcomes import ScoreResult as ScoreResult  # them from the task
-from flightdeck.suite.gold import load_suite_files as load_suite_files  # re-exported
 from flightdeck.suite.records import (
     CANARY_PREFIX,
     UNHASHED,
@@ -40,6 +39,7 @@ from flightdeck.suite.records import (
     read_manifest,
     read_questions,
 )
+from flightdeck.suite.records import load_suite_files as load_suite_files  # re-exported
 from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.gate import gate as gate  # re-exported: the task's page
 from flightdeck.tasks.scoring import compute_scores as compute_scores

@@ -25,13 +25,13 @@ from flightdeck.params import Params, load_params
 from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name
 from flightdeck.scoring.outcomes import ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
-from flightdeck.suite.gold import load_suite_files
 from flightdeck.suite.records import (
     Answer,
     ArmMeta,
     Key,
     Manifest,
     Question,
+    load_suite_files,
     read_answers,
     read_labels,
     read_meta,
@@ -119,7 +119,7 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
     return dataclasses.replace(score, answers_sha256=answers_sha, labels_sha256=labels_sha)
 
 
-def _prepare(
+def read_arms(
     suite_dir: Suite | Path,
     arms: Sequence[str],
     params: Params,
@@ -136,8 +136,8 @@ def _prepare(
     """Read the suite and every arm; with ``compared`` (baseline, candidate), also compare them.
 
     The compared arms are read first and compared in a thread as soon as both are scored:
-    the bootstrap draws release the GIL, so they run while the other arms are read. An arm
-    that fails to read is reported in that order too.
+    the bootstrap draws release the GIL, so they run while the other arms are read. When
+    several arms are bad, the first in ``arms`` is the one reported, as if read in order.
     """
     suite = as_suite(suite_dir, params)
     manifest = suite.require_sealed()
@@ -160,7 +160,13 @@ def _prepare(
     loaded: dict[str, ArmScore] = {}
     comparing: Future[Comparison] | None = None
     for arm in [*first, *(a for a in arms if a not in first)]:
-        loaded[arm] = load_arm(suite, arm, questions, keys_by_id, params, judge, tables)
+        try:
+            loaded[arm] = load_arm(suite, arm, questions, keys_by_id, params, judge, tables)
+        except InputError:  # the arms' own order decides whose error is reported
+            for earlier in arms[: list(arms).index(arm)]:
+                if earlier not in loaded:
+                    load_arm(suite, earlier, questions, keys_by_id, params, judge, tables)
+            raise
         if compared is not None and comparing is None and all(a in loaded for a in compared):
             comparing = _in_background(_compare, loaded[compared[0]], loaded[compared[1]], params)
     scores = {arm: loaded[arm] for arm in arms}
@@ -326,10 +332,10 @@ def compute_scores(
     if compared is not None and on_progress:
         on_progress(f"bootstrapping {candidate} vs {baseline}")
     with gc_paused():
-        suite, questions, scores, manifest, sources, told, comparing = _prepare(
+        suite, questions, scores, manifest, sources, told, comparing = read_arms(
             suite_dir, arms, params, compared
         )
-        _check_ledger(suite, scores)
+        check_ledger(suite, scores)
         if comparing is not None and while_comparing is not None:
             while_comparing(scores)
         comparisons = () if comparing is None else (comparing.result(),)
@@ -348,7 +354,7 @@ def compute_scores(
     )
 
 
-def _check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
+def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
     from flightdeck.project import _only_line_endings
 

@@ -1,0 +1,64 @@
+"""The score task reads the compared arms first and bootstraps them while the rest are read.
+
+What a user sees must not change with that order: the numbers, the arms' order in every
+output, and which error is reported when several arms are bad.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from benchmarks.bench_score import make_suite
+
+from flightdeck.errors import InputError
+from flightdeck.params import load_params
+from flightdeck.tasks.scoring import compute_scores
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    return make_suite(tmp_path, 60)
+
+
+def params_at(root: Path):  # type: ignore[no-untyped-def]
+    (root / "params.yaml").write_text("holdouts: holdouts\nresamples: 500\n", encoding="utf-8")
+    return load_params(root / "params.yaml")
+
+
+def test_reading_order_changes_no_number_and_no_arm_order(suite: Path) -> None:
+    params = params_at(suite.parents[1])
+    arms = ["search", "projects", "retrieval"]
+    ahead = compute_scores(suite, arms, params=params, baseline="search", candidate="retrieval")
+    # the same comparison with the compared arms first in the list: read in the same order
+    plain = compute_scores(
+        suite,
+        ["search", "retrieval", "projects"],
+        params=params,
+        baseline="search",
+        candidate="retrieval",
+    )
+    assert list(ahead.arms) == arms
+    (a,), (b,) = ahead.comparisons, plain.comparisons
+    for metric in ("correctness", "citation_validity"):
+        x, y = a.metrics[metric], b.metrics[metric]
+        assert (x.diff, x.lo, x.hi, x.shown) == (y.diff, y.lo, y.hi, y.shown)
+
+
+def test_the_first_bad_arm_in_the_given_order_is_the_one_reported(suite: Path) -> None:
+    params = params_at(suite.parents[1])
+    answers = suite / "answers"
+    (answers / "projects.jsonl").write_text('{"id": "q0"}\n', encoding="utf-8")  # bad line
+    lines = (answers / "retrieval.jsonl").read_text(encoding="utf-8").splitlines()
+    (answers / "retrieval.jsonl").write_text(lines[0] + "\n" + lines[0] + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        compute_scores(
+            suite,
+            ["search", "projects", "retrieval"],
+            params=params,
+            baseline="search",
+            candidate="retrieval",
+        )
+    assert caught.value.path == str(answers / "projects.jsonl")  # not retrieval's, read first
+    assert "missing field 'answer'" in str(caught.value)
+    assert "\n" not in str(caught.value)
