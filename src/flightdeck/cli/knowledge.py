@@ -144,7 +144,7 @@ SCORED_WORDS = {
 
 
 def _evidence(evidence: dict[str, Any]) -> str:
-    from flightdeck.tasks.knowledge import describe_void
+    from flightdeck.holdouts.custody import describe_void
 
     return describe_void(evidence)
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.holdouts.manifest import load_manifest, manifest_path, require_folder
 from flightdeck.holdouts.registry import SuiteState
+
+if TYPE_CHECKING:
+    from flightdeck.params import Params
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,3 +102,25 @@ def size_words(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.2f} {unit}"
     return _count(n, "byte")
+
+
+def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Custody:
+    """What the holdouts registry says of ``suite``: the one place commands ask it.
+
+    A holdouts folder that params.yaml or --holdouts names must exist once the suite is
+    sealed (a typo must never switch the leak check off); the default ``holdouts/``, never
+    named, may be missing, and the suite then reads as not registered.
+    """
+    if not params.holdouts.is_dir():
+        if params.holdouts_named and sealed:
+            require_folder(params.holdouts)
+        return Custody("no-manifest", None, None)
+    return custody(params.holdouts, suite)
+
+
+def describe_void(evidence: dict[str, Any]) -> str:
+    """The holdouts manifest's evidence in words: which key leaked, where, how often."""
+    where = f"{evidence.get('file', '?')}:{evidence.get('line', '?')}"
+    count = evidence.get("count", 1)
+    more = f", {count} hits in all" if isinstance(count, int) and count > 1 else ""
+    return f"the canary of question {evidence.get('question_id', '?')} in {where}{more}"

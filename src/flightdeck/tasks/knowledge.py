@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 from flightdeck import __version__
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
+from flightdeck.holdouts.custody import describe_void as describe_void  # re-exported
+from flightdeck.holdouts.custody import holdouts_custody
 from flightdeck.jsonl import (
     sha256_bytes,
     sha256_file,
@@ -43,8 +45,6 @@ from flightdeck.suite.records import load_suite_files as load_suite_files  # re-
 from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.gate import gate as gate  # re-exported: the task's page
 from flightdeck.tasks.scoring import compute_scores as compute_scores
-from flightdeck.tasks.scoring import describe_void as describe_void
-from flightdeck.tasks.scoring import holdouts_custody
 from flightdeck.tasks.scoring import score as score
 
 if TYPE_CHECKING:

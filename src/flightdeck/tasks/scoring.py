@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from flightdeck import __version__
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
+from flightdeck.holdouts.custody import describe_void, holdouts_custody
 from flightdeck.jsonl import (
     append_jsonl,
     read_bytes,
@@ -46,23 +47,6 @@ if TYPE_CHECKING:
 
 
 T = TypeVar("T")
-
-
-def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Custody:
-    """What the holdouts registry says of ``suite``: the one place commands ask it.
-
-    A holdouts folder that params.yaml or --holdouts names must exist once the suite is
-    sealed (a typo must never switch the leak check off); the default ``holdouts/``, never
-    named, may be missing, and the suite then reads as not registered.
-    """
-    from flightdeck.holdouts.custody import Custody, custody
-    from flightdeck.holdouts.manifest import require_folder
-
-    if not params.holdouts.is_dir():
-        if params.holdouts_named and sealed:
-            require_folder(params.holdouts)
-        return Custody("no-manifest", None, None)
-    return custody(params.holdouts, suite)
 
 
 def cache_dir(params: Params) -> Path:
@@ -214,14 +198,6 @@ def _sources(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, s
         arm: judge.words() if s.raters == (judged,) else people_words(s.raters)
         for arm, s in scores.items()
     }
-
-
-def describe_void(evidence: dict[str, Any]) -> str:
-    """The holdouts manifest's evidence in words: which key leaked, where, how often."""
-    where = f"{evidence.get('file', '?')}:{evidence.get('line', '?')}"
-    count = evidence.get("count", 1)
-    more = f", {count} hits in all" if isinstance(count, int) and count > 1 else ""
-    return f"the canary of question {evidence.get('question_id', '?')} in {where}{more}"
 
 
 def score(
