@@ -1,7 +1,7 @@
 """What score and gate return: frozen outcomes that the report renders and Python reads.
 
-Apart from the task (``tasks/knowledge.py``) that builds them, so the report can import
-them without importing the task, which imports the report to write its outputs.
+Apart from the tasks that build them (``tasks/scoring.py``, ``tasks/gate.py``), so the report
+can import them without importing the tasks, which import the report to write their outputs.
 """
 
 from __future__ import annotations
