@@ -102,3 +102,66 @@ def test_the_circle_finder_finds_a_circle() -> None:
 def test_modules_are_at_most_400_lines(name: str) -> None:
     lines = modules()[name].read_text(encoding="utf-8").count("\n")
     assert lines <= MAX_LINES, f"{name} has {lines} lines; split it by concern"
+
+
+# --- the checks above must not pass for want of something to check --------------------------
+
+
+def test_the_finder_sees_the_package() -> None:
+    found = modules()
+    assert len(found) >= 60, sorted(found)
+    for name in ("flightdeck", "flightdeck.cli", "flightdeck.tasks.knowledge", "flightdeck.errors"):
+        assert name in found
+
+
+def test_the_real_graph_has_its_edges_and_a_circle_added_to_it_is_found() -> None:
+    found = modules()
+    known = set(found)
+    graph = {name: imports_of(name, path, known) for name, path in found.items()}
+    # a module-level import, one inside a function, and one under TYPE_CHECKING
+    assert "flightdeck.tasks.scoring" in graph["flightdeck.tasks.gate"]
+    assert "flightdeck.perf" in graph["flightdeck.tasks.scoring"]
+    assert "flightdeck.scoring.tables" in graph["flightdeck.tasks.scoring"]
+    graph["flightdeck.tasks.scoring"].add("flightdeck.tasks.gate")
+    assert ["flightdeck.tasks.gate", "flightdeck.tasks.scoring"] in circles(graph)
+
+
+def write_package(root: Path, files: dict[str, str]) -> dict[str, Path]:
+    """A package ``pkg`` under ``root`` from {relative path: source}; its modules by name."""
+    paths = {}
+    for rel, text in files.items():
+        path = root / "pkg" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        parts = Path("pkg", rel).with_suffix("").parts
+        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return paths
+
+
+def test_imports_are_resolved_relative_nested_and_to_submodules(tmp_path: Path) -> None:
+    found = write_package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a/__init__.py": "from . import b\n",  # a submodule named from its package
+            "a/b.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from ..c import thing\n"  # two levels up, a name in c
+                "def f():\n    from .d import g\n"  # inside a function
+            ),
+            "a/d.py": "import pkg.a.e as e\nfrom pkg import c\n",  # absolute; c is a submodule
+            "a/e.py": "from pkg.a import b\nfrom pkg.a import missing_name\n",
+            "c.py": "from pkg import a\nimport os\n",  # a package, and a module outside
+        },
+    )
+    known = set(found)
+    graph = {name: imports_of(name, path, known) for name, path in found.items()}
+    assert graph == {
+        "pkg": set(),
+        "pkg.a": {"pkg.a.b"},
+        "pkg.a.b": {"pkg.c", "pkg.a.d"},
+        "pkg.a.d": {"pkg.a.e", "pkg.c"},
+        "pkg.a.e": {"pkg.a.b"},  # missing_name is a name in pkg.a, which e sits in
+        "pkg.c": {"pkg.a"},
+    }
+    assert circles(graph) == [["pkg.a", "pkg.a.b", "pkg.a.d", "pkg.a.e", "pkg.c"]]
