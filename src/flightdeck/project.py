@@ -244,7 +244,7 @@ class Suite:
                 "is a new version; copy only questions.jsonl and keys.jsonl and seal the copy",
             )
         for name in self.changed_files(manifest):
-            if _only_line_endings(self.root / name, manifest.files.get(name)):
+            if only_line_endings(self.root / name, manifest.files.get(name)):
                 raise InputError(
                     self.root / name,
                     None,
@@ -261,8 +261,11 @@ class Suite:
         return manifest
 
 
-def _only_line_endings(path: Path, sealed_sha256: str | None) -> bool:
-    """Whether the file is the sealed bytes with LF turned into CRLF (git's autocrlf)."""
+def only_line_endings(path: Path, sealed_sha256: str | None) -> bool:
+    """Whether ``path`` is the bytes once hashed (sealed, scored) with LF made CRLF (autocrlf).
+
+    The seal check and the score ledger use it to name that cause apart from a real change.
+    """
     from flightdeck.jsonl import sha256_bytes
 
     if sealed_sha256 is None or not path.is_file():

@@ -23,7 +23,7 @@ from flightdeck.jsonl import (
     sha256_bytes,
 )
 from flightdeck.params import Params, load_params
-from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name
+from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name, only_line_endings
 from flightdeck.scoring.outcomes import ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
@@ -332,13 +332,11 @@ def compute_scores(
 
 def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
-    from flightdeck.project import _only_line_endings
-
     ledger = suite.read_ledger()
     for arm, result in scores.items():
         if arm in ledger and ledger[arm][1] != result.answers_sha256:
             line, scored_sha256, when = ledger[arm]
-            if _only_line_endings(suite.answers(arm), scored_sha256):
+            if only_line_endings(suite.answers(arm), scored_sha256):
                 raise InputError(
                     suite.answers(arm),
                     None,
