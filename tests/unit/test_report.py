@@ -296,9 +296,9 @@ def test_the_picture_fits_a_pull_request_comment() -> None:
 
 
 def _minus(x: float, direction: str) -> str:
-    from flightdeck.scoring.report_comparison import _pts
+    from flightdeck.scoring.report_comparison import points
 
-    return _pts(x, direction).replace("-", "−")
+    return points(x, direction).replace("-", "−")
 
 
 def test_a_large_suite_lists_its_first_questions(monkeypatch: pytest.MonkeyPatch) -> None:

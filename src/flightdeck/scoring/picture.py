@@ -275,11 +275,11 @@ def _arm_panel(result: ScoreResult) -> Panel:
 
 
 def _difference_panel(result: ScoreResult) -> Panel:
-    from flightdeck.scoring.report_comparison import _pts
+    from flightdeck.scoring.report_comparison import points
     from flightdeck.scoring.rules import METRIC_WORDS
 
     def pts(x: float, direction: str = "nearest") -> str:
-        return _pts(x, direction).replace("-", "−")
+        return points(x, direction).replace("-", "−")
 
     groups, ends = [], [0.0, result.params.threshold]
     rule = ""

@@ -16,7 +16,12 @@ from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, write_json, writing_to
 from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import GateResult, ScoreResult
-from flightdeck.scoring.report_comparison import _count, _pts, comparison_lines, verdict_line
+from flightdeck.scoring.report_comparison import (
+    comparison_lines,
+    counted,
+    points,
+    verdict_line,
+)
 from flightdeck.scoring.report_questions import question_table
 from flightdeck.scoring.results import encode_results
 from flightdeck.scoring.rules import ArmScore, Comparison
@@ -134,7 +139,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     for comparison in result.comparisons:
         out += _verdict(comparison)
     out += [
-        f"{_count(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
+        f"{counted(result.n, 'question')}, sealed {result.sealed_at}; the suite files match "
         f"their manifest (score refuses otherwise){_unchecked(result)}, and "
         f"{_custody(result)}. Scored with "
         f"flightdeck {__version__}. Intervals are {level}: Wilson for "
@@ -295,9 +300,9 @@ def score_lines(result: ScoreResult) -> list[str]:
     for comp in result.comparisons:
         for mc in comp.metrics.values():
             lines.append(
-                f"{comp.candidate} - {comp.baseline}, {mc.metric}: {_pts(mc.diff)} points "
-                f"[{_pts(mc.lo, 'down')}, {_pts(mc.hi, 'up')}]; "
-                f"{_count(mc.candidate_only, 'question')} only the candidate got right, "
+                f"{comp.candidate} - {comp.baseline}, {mc.metric}: {points(mc.diff)} points "
+                f"[{points(mc.lo, 'down')}, {points(mc.hi, 'up')}]; "
+                f"{counted(mc.candidate_only, 'question')} only the candidate got right, "
                 f"{mc.baseline_only} only the baseline"
             )
             lines.append(f"  {mc.statement}")
@@ -317,10 +322,10 @@ def gate_lines(result: GateResult) -> list[str]:
         verdict = "FAIL" if m in result.failed else "ok"
         size = "" if d.shown.size is None else f", false pass <= {100 * d.shown.size:.2f}%"
         lines.append(
-            f"{verdict:4} {m}: {result.candidate} - {result.pinned} = {_pts(mc.diff)} points, "
-            f"{d.rule} bound {_pts(d.shown.bound, 'down')} (must be >= "
+            f"{verdict:4} {m}: {result.candidate} - {result.pinned} = {points(mc.diff)} points, "
+            f"{d.rule} bound {points(d.shown.bound, 'down')} (must be >= "
             f"-{result.margin:g}; level {100 * d.shown.level:.2f}%{size} at n = {d.n}); "
-            f"Tango score bound {_pts(d.tango.lo, 'down')}"
+            f"Tango score bound {points(d.tango.lo, 'down')}"
         )
         if (d.tango.lo >= -result.margin / 100) != d.shown.holds:
             alone = "fail" if d.shown.holds else "pass"

@@ -23,9 +23,13 @@ if TYPE_CHECKING:
 FLIP_NOTE = 0.001
 
 
-def _pts(x: float, direction: str = "nearest") -> str:
-    """Points to one decimal; interval ends round outwards, so a bound just short of the
-    threshold never prints as the threshold itself beside "not shown"."""
+def points(x: float, direction: str = "nearest") -> str:
+    """A difference in points to one decimal, signed (``+2.5``), as the report and picture print it.
+
+    Interval ends round outwards (``direction`` "down" for a lower bound, "up" for an upper
+    one), so a bound just short of the threshold never prints as the threshold itself beside
+    "not shown".
+    """
     value = 100 * x
     if direction == "down":
         value = math.floor(value * 10 + 1e-9) / 10
@@ -34,7 +38,8 @@ def _pts(x: float, direction: str = "nearest") -> str:
     return f"{value:+.1f}"
 
 
-def _count(n: int, noun: str) -> str:
+def counted(n: int, noun: str) -> str:
+    """``1 question``, ``2 questions``: a count with its noun, for the report's sentences."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
@@ -92,10 +97,10 @@ def _metric_lines(words: str, d: Decision, lo: float, hi: float, p: Params) -> l
     t = d.threshold
     s = d.shown
     out = [
-        f"- **{words}**: {p.confidence * 100:g}% bootstrap [{_pts(lo, 'down')}, "
-        f"{_pts(hi, 'up')}] (seed {p.seed}, {p.resamples:,} resamples)",
+        f"- **{words}**: {p.confidence * 100:g}% bootstrap [{points(lo, 'down')}, "
+        f"{points(hi, 'up')}] (seed {p.seed}, {p.resamples:,} resamples)",
         f"  - exact (B→∞) bootstrap: P*(D* < {t:g}) = {_pct(s.p_exact)} → lower bound "
-        f"{_pts(d.exact_lo, 'down')}; {_said(s.p_exact < d.alpha)} at {_pct(d.alpha, 1)}",
+        f"{points(d.exact_lo, 'down')}; {_said(s.p_exact < d.alpha)} at {_pct(d.alpha, 1)}",
     ]
     if d.rule == "calibrated":
         size = (
@@ -105,10 +110,10 @@ def _metric_lines(words: str, d: Decision, lo: float, hi: float, p: Params) -> l
         )
         line = (
             f"  - calibrated decision (level α′ = {_pct(s.level)}, {size}): lower bound "
-            f"{_pts(s.bound, 'down')}"
+            f"{points(s.bound, 'down')}"
         )
         if d.ruled_out is not None:
-            line += f", upper bound {_pts(d.ruled_out.bound, 'up')}"
+            line += f", upper bound {points(d.ruled_out.bound, 'up')}"
         out.append(line + f"; {_said(s.holds)}")
     newcombe = d.newcombe.lo >= t / 100
     tango = d.tango.lo >= t / 100
@@ -118,9 +123,9 @@ def _metric_lines(words: str, d: Decision, lo: float, hi: float, p: Params) -> l
         else (f"Newcombe {_said(newcombe)}, Tango {_said(tango)}")
     )
     out.append(
-        f"  - Newcombe (1998) method 10: [{_pts(d.newcombe.lo, 'down')}, "
-        f"{_pts(d.newcombe.hi, 'up')}]; Tango score: [{_pts(d.tango.lo, 'down')}, "
-        f"{_pts(d.tango.hi, 'up')}]; {verdicts}"
+        f"  - Newcombe (1998) method 10: [{points(d.newcombe.lo, 'down')}, "
+        f"{points(d.newcombe.hi, 'up')}]; Tango score: [{points(d.tango.lo, 'down')}, "
+        f"{points(d.tango.hi, 'up')}]; {verdicts}"
     )
     for name, says in (("Newcombe", newcombe), ("Tango", tango)):
         if says != s.holds:
@@ -157,8 +162,8 @@ def comparison_lines(c: Comparison, n: int, p: Params, *, baselines: int = 1) ->
     for m in METRICS:
         mc = c.metrics[m]
         out.append(
-            f"| {METRIC_WORDS[m]} | {_pts(mc.diff)} | [{_pts(mc.lo, 'down')}, "
-            f"{_pts(mc.hi, 'up')}] | {mc.candidate_only} | {mc.baseline_only} |"
+            f"| {METRIC_WORDS[m]} | {points(mc.diff)} | [{points(mc.lo, 'down')}, "
+            f"{points(mc.hi, 'up')}] | {mc.candidate_only} | {mc.baseline_only} |"
         )
     out += ["", discordance_words(c, n), ""]
     for m in METRICS:
@@ -185,7 +190,7 @@ def discordance_words(c: Comparison, n: int) -> str:
 
     sums = " and ".join(
         f"{METRIC_WORDS[m]} ({mc.candidate_only} − {mc.baseline_only}) / {n} = "
-        f"{_pts(mc.diff)} points"
+        f"{points(mc.diff)} points"
         for m, mc in c.metrics.items()
     )
     return (
@@ -194,7 +199,7 @@ def discordance_words(c: Comparison, n: int) -> str:
         "baseline got wrong (for citation validity: cited validly, and not); "
         '"B right, C wrong" is the reverse. Questions both got right or both got wrong do '
         f"not move the difference: it is the first count minus the second over all "
-        f"{_count(n, 'question')}, so {sums}. The per-question table (By question) shows "
+        f"{counted(n, 'question')}, so {sums}. The per-question table (By question) shows "
         "which questions these are."
     )
 
@@ -297,7 +302,7 @@ def verdict_line(c: Comparison) -> str:
     t = f"{c.threshold:g}"
     items = list(c.metrics.items())
     moves = [
-        f"{_pts(mc.diff)} {'points ' if i == 0 else ''}on {METRIC_WORDS[m]}"
+        f"{points(mc.diff)} {'points ' if i == 0 else ''}on {METRIC_WORDS[m]}"
         for i, (m, mc) in enumerate(items)
     ]
     shown = [METRIC_WORDS[m] for m, mc in items if mc.shown]
