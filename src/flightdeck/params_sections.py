@@ -145,7 +145,7 @@ def parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
 
 
 _JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-_ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")  # as tasks.knowledge.ARM_NAME
+_ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")  # project.check_arm_name's characters
 
 
 def parse_pipeline(path: Path, data: dict[str, Any], root: Path) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """`flightdeck knowledge rate` and `knowledge agreement`: give labels blind, then compare raters.
 
-The core engineer attaches both to the ``knowledge`` group with ``knowledge.add_command``.
+``cli/knowledge.py`` attaches both to the ``knowledge`` group (``knowledge.add_command``).
 """
 
 from __future__ import annotations

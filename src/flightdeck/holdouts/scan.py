@@ -1,4 +1,4 @@
-"""Find canary tails in files at disk speed: the byte-level engine behind :mod:`holdout`.
+"""Find canary tails in files at disk speed: the engine of ``holdout canary-scan``.
 
 Every canary is ``CANARY_PREFIX`` followed by 32 lowercase hex digits. The prefix holds only
 ``[A-Z-]`` and the tail only hex, so a canary reads the same inside a JSON-escaped string, on a

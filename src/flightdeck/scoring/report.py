@@ -1,7 +1,9 @@
-"""What score writes: the metrics JSON (a public interface), per-question results, the report.
+"""What score writes and says: every output file at once, the markdown report, terminal lines.
 
-Values are rounded to fixed places and keys sorted, so git and ``dvc metrics diff`` show
-real movement only.
+:func:`write_outputs` writes the metrics JSON (its content is :mod:`.metrics`'), the
+per-question results (:mod:`.results`), this report and its picture (:mod:`.picture`), each
+atomically; :func:`score_lines` and :func:`gate_lines` are what the CLI prints. Values are
+rounded to fixed places and keys sorted, so git and ``dvc metrics diff`` show real movement.
 """
 
 from __future__ import annotations

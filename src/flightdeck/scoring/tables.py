@@ -7,7 +7,7 @@ per citation, which is what lets 100,000 questions x 3 arms score in seconds. Th
 the spec's, in the spec's order, and `tests/unit/test_tables.py` checks them against a plain
 Python reading of the spec (`suite/citations.py`).
 
-The per-question frame (:data:`RESULT_SCHEMA`, one row per question in suite order) is what
+The per-question frame (:func:`result_schema`, one row per question in suite order) is what
 ``flightdeck.load_results`` hands a notebook user, with an ``arm`` column in front.
 """
 

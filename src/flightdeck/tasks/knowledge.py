@@ -1,7 +1,9 @@
 """The knowledge task: seal a suite, report its status, score arms, gate a candidate.
 
 These functions take typed values and return results; they never print, prompt or exit,
-so the CLI and Python callers (and the DVC pipeline through the CLI) share them.
+so the CLI and Python callers (and the DVC pipeline through the CLI) share them. Check, seal
+and status live here; score and gate live in ``tasks/scoring.py`` and ``tasks/gate.py`` and
+are re-exported, so the task keeps the one address the product page names.
 """
 
 from __future__ import annotations
