@@ -8,8 +8,9 @@ never imports polars):
     frame = flightdeck.load_results("suites/knowledge-demo-v1")
 
 ``score`` does what ``flightdeck knowledge score`` does (scores, writes metrics, results
-and report, records the ledger) and returns the :class:`ScoreResult`; ``load_results``
-reads the per-question results back as one polars frame.
+and report, records the ledger) and returns the
+:class:`~flightdeck.scoring.outcomes.ScoreResult`; ``load_results`` reads the per-question
+results back as one polars frame.
 """
 
 from __future__ import annotations

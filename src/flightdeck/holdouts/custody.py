@@ -38,8 +38,8 @@ def custody(holdouts_dir: Path, suite: str) -> Custody:
     """The suite's registry state, void evidence, last recorded scan and last unvoid.
 
     One read of the manifest (it holds every canary of every suite: 100,000 of them parse in
-    about 0.2 s), where asking :func:`suite_state` and :func:`void_evidence` apart reads it
-    once each.
+    about 0.2 s), where asking the registry's :func:`~flightdeck.holdouts.registry.suite_state`
+    and :func:`~flightdeck.holdouts.registry.void_evidence` apart reads it once each.
     """
     require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
