@@ -5,6 +5,9 @@ verdict reads with its exact size, Newcombe's and Tango's intervals (and a line 
 verdict differs), and a note when another seed or line order would flip the plain percentile
 reading (stats-audit.md section 5.2). Then the minimum detectable difference and the
 multiplicity figures of the rule in force, at this n (section 5.1).
+
+:func:`verdict_line` is the same comparison in one sentence, which the report and its picture
+lead with; :func:`points` and :func:`counted` write numbers the one way both print them.
 """
 
 from __future__ import annotations

@@ -255,7 +255,7 @@ class SuiteStatus:
     sealed_at: str | None
     void: dict[str, Any] | None
     arms: tuple[ArmStatus, ...]
-    holdouts: str = "sealed"  # holdout.suite_state: no-manifest, unregistered, sealed, void
+    holdouts: str = "sealed"  # registry.suite_state: no-manifest, unregistered, sealed, void
     custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
     unchecked_repos: tuple[str, ...] = ()  # sealed --unchecked: sources never checked there
 
