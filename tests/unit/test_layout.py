@@ -7,6 +7,7 @@ need each other, and the first layout's circles were exactly those.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,27 @@ def test_imports_are_resolved_relative_nested_and_to_submodules(tmp_path: Path) 
         "pkg.c": {"pkg.a"},
     }
     assert circles(graph) == [["pkg.a", "pkg.a.b", "pkg.a.d", "pkg.a.e", "pkg.c"]]
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    """A helper another module needs is public, with a docstring; else it moves to its user."""
+    found = modules()
+    borrowed = []
+    for name, path in found.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("flightdeck"):
+                borrowed += [
+                    f"{name} imports {node.module}.{alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith("_") and not alias.name.startswith("__")
+                ]
+    assert borrowed == []
+
+
+def test_the_readme_layout_lists_every_module_and_no_other() -> None:
+    readme = (PACKAGE.parents[1] / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0].split("```")[1]
+    listed = set(re.findall(r"\b(\w+\.py)\b", layout))
+    files = {p.name for p in PACKAGE.rglob("*.py")}
+    assert sorted(files - listed - {"__init__.py"}) == []
+    assert sorted(listed - files) == []
