@@ -1,4 +1,8 @@
-"""`flightdeck experiment agent llm` and `flightdeck experiment mcp repo-search`."""
+"""`flightdeck experiment agent llm` and `flightdeck experiment mcp repo-search`.
+
+The two commands that need the ``llm`` extra (inspect_ai, mcp), apart from the other
+harnesses; they import it inside their bodies, so without it only they fail, and say why.
+"""
 
 from __future__ import annotations
 
