@@ -18,7 +18,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from flightdeck.version import __version__ as __version__  # re-exported
 
 # name -> the module that defines it; imported on first use (PEP 562).
 _LAZY = {

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from flightdeck import __version__
 from flightdeck.errors import InputError
+from flightdeck.version import __version__
 
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig, Model, ModelUsage

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
-from flightdeck import __version__
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write
+from flightdeck.version import __version__
 
 WORKFLOW = Path(".github") / "workflows" / "knowledge-evals.yml"
 # target -> template in flightdeck/templates

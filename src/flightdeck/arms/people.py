@@ -32,7 +32,6 @@ from typing import Any, Literal
 
 import msgspec
 
-from flightdeck import __version__
 from flightdeck.arms.people_rows import Row, read_rows_with_format
 from flightdeck.arms.protocol import ProtocolError, check_citation_uri
 from flightdeck.arms.snapshot import (
@@ -54,6 +53,7 @@ from flightdeck.suite.records import (
     read_questions,
 )
 from flightdeck.suite.repos import RepoSet
+from flightdeck.version import __version__
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flightdeck import __version__
 from flightdeck.arms import sandbox
 from flightdeck.arms.arm_meta import (
     check_meta,
@@ -71,6 +70,7 @@ from flightdeck.project import (
 )
 from flightdeck.suite.records import Question, read_answers, read_questions
 from flightdeck.suite.repos import RepoSet
+from flightdeck.version import __version__
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from flightdeck import __version__
 from flightdeck.errors import FlightdeckError
+from flightdeck.version import __version__
 
 EXIT_BUG = 3
 EXIT_INTERRUPTED = 130

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flightdeck import __version__
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, write_json, writing_to
 from flightdeck.scoring.metrics import metrics_json
@@ -28,6 +27,7 @@ from flightdeck.scoring.report_questions import question_table
 from flightdeck.scoring.results import encode_results
 from flightdeck.scoring.rules import ArmScore, Comparison
 from flightdeck.suite.records import KINDS
+from flightdeck.version import __version__
 
 
 def write_outputs(

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flightdeck import __version__
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.holdouts.custody import describe_void as describe_void  # re-exported
@@ -48,6 +47,7 @@ from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.gate import gate as gate  # re-exported: the task's page
 from flightdeck.tasks.scoring import compute_scores as compute_scores
 from flightdeck.tasks.scoring import score as score
+from flightdeck.version import __version__
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody

@@ -12,7 +12,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from flightdeck import __version__
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.holdouts.custody import describe_void, holdouts_custody
@@ -37,6 +36,7 @@ from flightdeck.suite.records import (
     read_labels,
     read_meta,
 )
+from flightdeck.version import __version__
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

@@ -119,7 +119,7 @@ def workspace_snapshot(workspace: Path) -> dict[str, Any]:
 
 def index_snapshot() -> dict[str, Any]:
     """What the reference index is, the same for every trial of an arm."""
-    from flightdeck import __version__
+    from flightdeck.version import __version__
 
     return {
         "index": "flightdeck repo-search (BM25 over passages) of the trial's workspace",
