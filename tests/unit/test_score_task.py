@@ -62,3 +62,29 @@ def test_the_first_bad_arm_in_the_given_order_is_the_one_reported(suite: Path) -
     assert caught.value.path == str(answers / "projects.jsonl")  # not retrieval's, read first
     assert "missing field 'answer'" in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_progress_says_bootstrapping_only_once_every_arm_is_read(suite: Path) -> None:
+    params = params_at(suite.parents[1])
+    said: list[str] = []
+    compute_scores(
+        suite,
+        ["search", "projects", "retrieval"],
+        params=params,
+        baseline="search",
+        candidate="retrieval",
+        on_progress=said.append,
+    )
+    assert said == ["bootstrapping retrieval vs search"]
+    (suite / "answers" / "projects.jsonl").write_text('{"id": "q0"}\n', encoding="utf-8")
+    said.clear()
+    with pytest.raises(InputError, match="missing field 'answer'"):
+        compute_scores(
+            suite,
+            ["search", "projects", "retrieval"],
+            params=params,
+            baseline="search",
+            candidate="retrieval",
+            on_progress=said.append,
+        )
+    assert said == []  # a bad arm is reported before any word of a bootstrap

@@ -305,13 +305,13 @@ def compute_scores(
     from flightdeck.perf import gc_paused
 
     compared = None if baseline is None or candidate is None else (baseline, candidate)
-    if compared is not None and on_progress:
-        on_progress(f"bootstrapping {candidate} vs {baseline}")
     with gc_paused():
         suite, questions, scores, manifest, sources, told, comparing = read_arms(
             suite_dir, arms, params, compared
         )
         check_ledger(suite, scores)
+        if comparing is not None and on_progress:  # once every arm is read, as before #9
+            on_progress(f"bootstrapping {candidate} vs {baseline}")
         if comparing is not None and while_comparing is not None:
             while_comparing(scores)
         comparisons = () if comparing is None else (comparing.result(),)
