@@ -171,15 +171,25 @@ def _compare(baseline: ArmScore, candidate: ArmScore, params: Params) -> Compari
 
 
 def _in_background(fn: Callable[..., T], *args: Any) -> Future[T]:
-    """``fn(*args)`` in a thread of its own, its result (or exception) kept in the future."""
-    from concurrent.futures import ThreadPoolExecutor
+    """``fn(*args)`` in a daemon thread, its result (or exception) kept in the future.
 
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flightdeck-compare")
-    try:
-        return pool.submit(fn, *args)
-    finally:
-        pool.shutdown(wait=False)  # the thread ends with its one task
+    A daemon, so that an arm refused while the bootstrap still draws (or Ctrl-C) ends the
+    process at once instead of waiting for draws nobody will read.
+    """
+    import threading
+    from concurrent.futures import Future
 
+    future: Future[T] = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # handed to whoever asks for the result
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name="flightdeck-compare", daemon=True).start()
+    return future
 
 def _calibrated_judge(suite: Suite, params: Params) -> JudgedBy | None:
     from flightdeck.rating.calibration import calibrated_judge
