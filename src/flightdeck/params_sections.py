@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flightdeck.arm_names import check_arm_name
 from flightdeck.errors import InputError
 from flightdeck.params_yaml import line_of, line_of_nested
 
@@ -145,7 +146,6 @@ def parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
 
 
 _JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-_ARM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*\Z")  # project.check_arm_name's characters
 
 
 def parse_pipeline(path: Path, data: dict[str, Any], root: Path) -> dict[str, Any]:
@@ -189,10 +189,9 @@ def parse_pipeline(path: Path, data: dict[str, Any], root: Path) -> dict[str, An
 
 
 def _check_arm(path: Path, arm: object, line: int | None) -> None:
-    if not isinstance(arm, str) or not _ARM_NAME.match(arm):
-        raise InputError(
-            path, line, f"arm name {arm!r} must be letters, digits and . _ @ + - (it names files)"
-        )
+    if not isinstance(arm, str):
+        raise InputError(path, line, f"arm name {arm!r} must be a string (it names files)")
+    check_arm_name(arm, where=path, line=line)
 
 
 def _parse_people(path: Path, raw: Any, root: Path) -> dict[str, PersonArm]:

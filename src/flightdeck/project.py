@@ -18,6 +18,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from flightdeck.arm_names import ARM_NAME_CHARS as ARM_NAME_CHARS  # re-exported: a
+from flightdeck.arm_names import ARM_NAME_MAX as ARM_NAME_MAX  # suite's arms are named
+from flightdeck.arm_names import check_arm_name as check_arm_name  # by this one rule
 from flightdeck.errors import InputError
 from flightdeck.jsonl import sha256_file
 from flightdeck.params import Params, load_params, parse_repo_option
@@ -29,49 +32,6 @@ from flightdeck.suite.repos import RepoSet
 SEALED_FILES = ("questions.jsonl", "keys.jsonl")
 STATE_FOLDER = CACHE_FOLDER.parent  # flightdeck's own files in the project root
 WORKSPACES_FOLDER = STATE_FOLDER / "workspaces"  # blob store of the trial workspaces
-
-
-# --- the arm-name rule --------------------------------------------------------------------
-
-ARM_NAME_MAX = 100
-ARM_NAME_CHARS = "letters, digits and . _ @ + -"
-_ARM_CHAR = re.compile(r"[A-Za-z0-9._@+-]")
-
-
-def check_arm_name(arm: str, *, where: str = "--arm") -> str:
-    """Accept an arm name such as ``baseline-repo-search`` or ``retrieval@2026-12``.
-
-    The name becomes part of file names (``answers/<arm>.jsonl``, ``labels/<arm>.jsonl``,
-    ``traces/<suite>/<arm>/``), so it is refused when it could name another file or hide one:
-    anything but ASCII letters, digits and ``. _ @ + -`` (a ``/`` would reach another folder,
-    a space or a ``:`` breaks shells and Windows), a first character that is not a letter or
-    digit (a leading ``.`` hides the file, a leading ``-`` reads as a flag), and names longer
-    than 100 characters (file names stop at 255 bytes). Returns the name.
-    """
-    if not arm:
-        raise InputError(where, None, "arm name is empty; name the arm, e.g. retrieval@2026-12")
-    bad = next((c for c in arm if not _ARM_CHAR.fullmatch(c)), None)
-    if bad is not None:
-        raise InputError(
-            where,
-            None,
-            f"arm name {arm!r} holds {bad!r}; use {ARM_NAME_CHARS} only "
-            "(the name becomes a file name, answers/<arm>.jsonl)",
-        )
-    if not arm[0].isalnum():
-        raise InputError(
-            where,
-            None,
-            f"arm name {arm!r} must start with a letter or digit (a leading . hides its files, "
-            "a leading - reads as a flag)",
-        )
-    if len(arm) > ARM_NAME_MAX:
-        raise InputError(
-            where,
-            None,
-            f"arm name {arm[:20]!r}... is {len(arm)} characters; use at most {ARM_NAME_MAX}",
-        )
-    return arm
 
 
 # --- a suite folder -------------------------------------------------------------------------

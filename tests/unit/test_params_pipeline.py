@@ -87,8 +87,26 @@ BAD = [
     ),
     pytest.param(
         "pinned: ../x\n",
-        "params.yaml:1: arm name '../x' must be letters, digits and . _ @ + - (it names files)",
+        "params.yaml:1: arm name '../x' holds '/'; use letters, digits and . _ @ + - only "
+        "(the name becomes a file name, answers/<arm>.jsonl)",
         id="pinned-bad-name",
+    ),
+    # the one arm-name rule (project.check_arm_name), not a copy that allowed any length
+    pytest.param(
+        "baseline: " + "a" * 101 + "\ncandidate: b\n",
+        "params.yaml:1: arm name 'aaaaaaaaaaaaaaaaaaaa'... is 101 characters; use at most 100",
+        id="baseline-too-long",
+    ),
+    pytest.param(
+        "people:\n  -x:\n    from: a.jsonl\n",
+        "params.yaml:2: arm name '-x' must start with a letter or digit (a leading . hides its "
+        "files, a leading - reads as a flag)",
+        id="person-arm-leading-dash",
+    ),
+    pytest.param(
+        "pinned: 5\n",
+        "params.yaml:1: pinned must be an arm name",
+        id="pinned-not-a-string",
     ),
 ]
 

@@ -191,6 +191,7 @@ def _in_background(fn: Callable[..., T], *args: Any) -> Future[T]:
     threading.Thread(target=run, name="flightdeck-compare", daemon=True).start()
     return future
 
+
 def _calibrated_judge(suite: Suite, params: Params) -> JudgedBy | None:
     from flightdeck.rating.calibration import calibrated_judge
 
