@@ -12,7 +12,7 @@ here, where the rest of flightdeck has always imported them.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -82,12 +82,6 @@ __all__ = [
 # --- readers: lines first, then the rules between records ----------------------------------
 
 
-def _all_distinct(values: Iterable[Hashable]) -> bool:
-    """Whether no value repeats: one set build, so the line-by-line search runs only on a fault."""
-    listed = list(values)
-    return len(set(listed)) == len(listed)
-
-
 def _duplicate(path: Path, line: int, first: int, what: str, fix: str) -> InputError:
     return InputError(path, line, f"duplicate {what} (first on line {first}); {fix}")
 
@@ -95,7 +89,7 @@ def _duplicate(path: Path, line: int, first: int, what: str, fix: str) -> InputE
 def read_questions(path: Path) -> list[Question]:
     questions, error = decode_lines(path, read_bytes(path), QUESTION)
     seen: dict[str, int] = {}
-    for q in questions if not _all_distinct(q.id for q in questions) else ():
+    for q in questions:
         if seen.setdefault(q.id, q.line) != q.line:
             raise _duplicate(path, q.line, seen[q.id], f"id {q.id!r}", "make ids unique")
     if error is not None:
@@ -113,13 +107,7 @@ def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
         keys, error = _unsealed_keys(path, data)  # (#15) a source's sha256 may be left out
     seen: dict[str, int] = {}
     canaries: dict[str, int] = {}
-    canaried = [k.canary for k in keys if k.canary is not None]
-    clean = (
-        _all_distinct(k.id for k in keys)
-        and len(set(canaried)) == len(canaried)
-        and (sealed is None or len(canaried) == (len(keys) if sealed else 0))
-    )
-    for k in keys if not clean else ():  # the first line at fault, when one is
+    for k in keys:
         if seen.setdefault(k.id, k.line) != k.line:
             raise _duplicate(path, k.line, seen[k.id], f"id {k.id!r}", "make ids unique")
         if k.canary is not None and canaries.setdefault(k.canary, k.line) != k.line:
@@ -178,8 +166,7 @@ def read_answers(
     known = set(question_ids)
     answers, error = decode_lines(path, read_bytes(path) if data is None else data, ANSWER)
     seen: dict[str, int] = {}
-    ids = [a.id for a in answers]
-    for a in answers if not (known.issuperset(ids) and _all_distinct(ids)) else ():
+    for a in answers:
         if a.id not in known:
             raise _unknown_id(path, a.line, a.id)
         if seen.setdefault(a.id, a.line) != a.line:
@@ -197,10 +184,7 @@ def read_labels(
     known = set(question_ids)
     labels, error = decode_lines(path, read_bytes(path) if data is None else data, LABEL)
     seen: dict[tuple[str, str], int] = {}
-    clean = known.issuperset([label.id for label in labels]) and _all_distinct(
-        (label.rater, label.id) for label in labels
-    )
-    for label in labels if not clean else ():  # the first line at fault, when one is
+    for label in labels:
         if label.id not in known:
             raise _unknown_id(path, label.line, label.id)
         first = seen.setdefault((label.rater, label.id), label.line)
