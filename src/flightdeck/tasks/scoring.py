@@ -244,12 +244,12 @@ def score(
     scored = list(params.arms if arms is None else arms)
     if baseline is None and candidate is None:
         baseline, candidate = params_comparison(params, scored)
-    # Many small acyclic records are built and written: the cycle collector only costs time.
     encoded: dict[str, bytes] = {}
 
     def encode(scores: dict[str, ArmScore]) -> None:  # while the bootstrap draws
         encoded.update((arm, encode_results(s.table)) for arm, s in scores.items())
 
+    # Many small acyclic records are built and written: the cycle collector only costs time.
     with gc_paused():
         result = compute_scores(
             suite,
