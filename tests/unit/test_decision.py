@@ -22,14 +22,13 @@ from flightdeck.scoring import calibration
 from flightdeck.scoring.bootstrap import paired_bootstrap
 from flightdeck.scoring.calibration import EXACT_MAX_N, calibrate, claims
 from flightdeck.scoring.decision import cells, decide, rule_size, seeded_claims
-from flightdeck.scoring.regions import Problem, cell_weights, null_grid
 from flightdeck.scoring.exact import (
     exact_pmf,
-    lower_bound,
     seeded_at_least,
     tail_below,
     threshold_index,
 )
+from flightdeck.scoring.regions import Problem, cell_weights, null_grid
 
 
 def suite_vectors(n: int, n10: int, n01: int) -> tuple[np.ndarray, np.ndarray]:
@@ -255,7 +254,6 @@ def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
     rng = np.random.default_rng(20261201)
     cal = calibrate(40, 15.0, 0.025, "shown")
     grid, weights = null_weights(40)
-    stat_all = all_stat(40)
     draws = 40_000
     se = math.sqrt(0.025 * 0.975 / draws)
     plain = []

@@ -111,7 +111,8 @@ class Rule:
         import numpy as np
 
         s = np.asarray(stat, np.float64)
-        return np.asarray((s < self.cut) | ((s < ZERO) & (np.asarray(edge) > self.tie)))
+        plain = (s < self.cut) & (self.cut >= ZERO)  # a cut of 0: the zero group by edge only
+        return np.asarray(plain | ((s < ZERO) & (np.asarray(edge) > self.tie)))
 
 
 def below(level: float, n: int) -> Rule:

@@ -251,17 +251,17 @@ def _size_lines(d: Decision, p: Params, *, metrics: int, baselines: int) -> list
     rule = "calibrated rule" if d.rule == "calibrated" else "plain percentile rule"
     above = "" if s <= d.alpha else f", above the nominal {_pct(d.alpha, 1)}"
     out = [
-        f'- Multiplicity: one "shown" claim by the {rule} is false with probability at most '
-        f"{_pct(s)} at n = {d.n}, whatever the true difference below {t} points (exact worst "
-        f"case over the discordance{above}). This report makes {claims} such claims ({which}): "
-        f"the chance that any is false is at most {_pct(min(1.0, claims * s))} (union bound, "
+        f'- Multiplicity: one "shown" claim by the {rule} is false with probability up to '
+        f"{_pct(s)} at n = {d.n}, whatever the true difference of {t} points or less (exact "
+        f"worst case over the discordance{above}). This report makes {claims} such claims "
+        f"({which}): up to {_pct(min(1.0, claims * s))} that any is false (union bound, "
         f"whatever their dependence; {_pct(_independent(s, claims))} if they were "
-        'independent, which they are not). Read a single "shown" with that in mind.'
+        'independent, which they need not be). Read a single "shown" with that in mind.'
     ]
     ruled = d.ruled_out
     if ruled is not None and ruled.size is not None:
         out.append(
-            f'- "A loss of {t} points or more is ruled out" is wrong with probability at most '
+            f'- "A loss of {t} points or more is ruled out" is wrong with probability up to '
             f"{_pct(ruled.size)} at n = {d.n}, whatever the true difference of {t} points or "
             "more (exact)."
         )
