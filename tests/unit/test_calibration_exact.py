@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests import exact_oracle
 
 from flightdeck.scoring import calibration
 from flightdeck.scoring.calibration import TABLE_MAX_N, calibrate, claims
 from flightdeck.scoring.decision import cells, decide, rule_size
 from flightdeck.scoring.exact import tail_below, threshold_index
-from tests import exact_oracle
 
 SHIPPED = [("shown", 15.0), ("ruled_out", 15.0), ("shown_by_score", -5.0),
            ("shown_by_score", -10.0), ("shown_by_score", -15.0)]  # fmt: skip
