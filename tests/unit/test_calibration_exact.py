@@ -74,7 +74,8 @@ def test_the_old_rule_broke_the_guarantee_above_100() -> None:
 def _dominance_violations(n: int, side: str, threshold: float) -> list[tuple[int, int]]:
     cal = calibrate(n, threshold, 0.025, side)
     n10, n01 = cells(n)
-    held = dict(zip(zip(n10.tolist(), n01.tolist(), strict=True), claims(cal, n10, n01)[0]))
+    pairs = zip(n10.tolist(), n01.tolist(), strict=True)
+    held = dict(zip(pairs, claims(cal, n10, n01)[0].tolist(), strict=True))
     bad = []
     for (b, c), h in held.items():
         # A table with one more win, or one loss fewer, dominates (b, c).
