@@ -77,7 +77,7 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _meta_lines(s: ArmScore) -> list[str]:
+def meta_lines(s: ArmScore) -> list[str]:
     if s.meta is None:
         return [f"- **{s.arm}**: meta missing (who ran it, when, with which model is unknown)"]
     f = s.meta.fields
@@ -146,7 +146,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     ]
     out += ["## Arms", ""]
     for s in result.arms.values():
-        out += _meta_lines(s)
+        out += meta_lines(s)
     out += _sources_section(result)
     out += ["", "## Metrics", ""]
     out += [
@@ -284,7 +284,7 @@ def write_picture(result: ScoreResult, path: Path) -> None:
 def score_lines(result: ScoreResult) -> list[str]:
     """What ``knowledge score`` prints: each arm's provenance and rates, each comparison."""
     lines = [f"suite {result.suite}: {result.n} questions"]
-    lines += [_meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
+    lines += [meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
     lines += [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
     for s in result.arms.values():
         c = s.citations
