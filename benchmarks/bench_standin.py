@@ -173,8 +173,9 @@ def run(src: Path | None, jobs: int, keep: Path | None) -> dict[str, Any]:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         flags: list[str] = []
         if src is not None:
-            env["PYTHONPATH"] = str(src.resolve())
-            flags = ["--pass-env", "PYTHONPATH"]
+            # another engineer's tree: read it, write no __pycache__ into it
+            env.update({"PYTHONPATH": str(src.resolve()), "PYTHONDONTWRITEBYTECODE": "1"})
+            flags = ["--pass-env", "PYTHONPATH", "--pass-env", "PYTHONDONTWRITEBYTECODE"]
         sealed = _flightdeck(
             project, env, "knowledge", "seal", f"suites/{SUITE}", "--holdouts", "holdouts"
         )
