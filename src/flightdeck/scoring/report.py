@@ -218,7 +218,24 @@ def _custody(result: ScoreResult) -> str:
 
     told = result.custody or Custody("no-manifest", None, None)
     words = describe_custody(told, result.params.holdouts / "manifest.json")
-    return words if told.state in ("sealed", "void") else f"**{words}**"
+    words = words if told.state in ("sealed", "void") else f"**{words}**"
+    return words + _holdouts_elsewhere(result)
+
+
+def _holdouts_elsewhere(result: ScoreResult) -> str:
+    """(#25) --holdouts named another folder than params.yaml: say so, with the reason."""
+    from flightdeck.holdouts.custody import describe_void, void_in_params_holdouts
+
+    params = result.params
+    if not params.holdouts_elsewhere:
+        return ""
+    evidence = void_in_params_holdouts(params, result.suite)
+    void = "" if evidence is None else f", which marks this suite void ({describe_void(evidence)})"
+    reason = params.holdouts_reason or "none given"
+    return (
+        f" **Scored with --holdouts {params.holdouts}, not params.yaml's "
+        f"{params.holdouts_in_params}{void}; reason: {reason}.**"
+    )
 
 
 def _verdict(c: Comparison) -> list[str]:
