@@ -9,7 +9,7 @@ tables between them are sorted and added in order to the lower one's region (`re
 
 Levels for the shipped thresholds (t = 15 for "shown" and "ruled out", the gate's margins 5,
 10 and 15) are a table in the package for n <= `TABLE_MAX_N` (scripts/calibration_table.py
-writes it, tests/unit/test_calibration_table.py recomputes some of it); any other n up to
+writes it, tests/unit/test_calibration_exact.py recomputes some of it); any other n up to
 `EXACT_MAX_N` or threshold is computed on demand and kept in the project cache. Above
 `EXACT_MAX_N` no calibrated claim is made (`Calibration.refused`).
 """
@@ -47,8 +47,9 @@ if TYPE_CHECKING:
 __all__ = ["SIDES", "Calibration", "calibrate", "claim_bounds", "claims", "compute", "needed_wins"]
 
 TABLE_MAX_N = 500
-# Above this n one cold calibration costs more than half a minute on the shared 2-CPU machine
-# (benchmarks/bench_decision.py: about 9 s at n = 2,000) and the rule is not calibrated.
+# Above this n the cold calibrations of a score cost more than 20 s on the shared 2-CPU
+# machine and grow like n^2 (benchmarks/bench_decision.py: 2.3 s at n = 500, 7.6 s at 1,000,
+# 20 s at 2,000, load 4); no calibrated claim is made there (docs/statistics.md).
 EXACT_MAX_N = 2000
 CACHE_VERSION = 3
 TABLE_FILE = "calibration_table.json"

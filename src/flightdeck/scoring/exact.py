@@ -8,7 +8,7 @@ Conditional on N10* = a, N01* ~ Bin(n - a, n01/(n - n10)), so
 
     P*(K* < k) = sum_a Bin(a; n, n10/n) * P[Bin(n - a, n01/(n - n10)) > a - k]
 
-is O(n) per k (stats-audit.md section 3.1). A seeded percentile interval converges to the
+is O(n) per k (docs/statistics.md, "The exact bootstrap"). A seeded percentile interval converges to the
 quantiles of this distribution; `seeded_at_least` gives the exact law of the seeded bound over
 seeds (or line orders at a fixed seed), which says how likely another seed flips a verdict.
 """
@@ -19,10 +19,8 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-# Above this n a single cell's sums skip the terms below e^-72 of the total, and the seeded
-# law reads the atoms near the threshold only (`window_pmf`, O(n) instead of O(n^2)). It
-# stays above calibration.EXACT_MAX_N (a test checks), so every calibrated level compares
-# bits computed the same way alone and among all cells.
+# Above this n the seeded law reads the atoms near the threshold only (`window_pmf`, O(n)
+# instead of O(n^2)); it only says how likely another seed flips the plain reading.
 WINDOW_ABOVE_N = 200
 
 if TYPE_CHECKING:
@@ -80,7 +78,7 @@ def tail_below(n: int, n10: npt.ArrayLike, n01: npt.ArrayLike, k: npt.ArrayLike)
     """P*(K* < k) for each cell (n10, n01) and lattice point k (broadcast together).
 
     The sum over N10* = a keeps the terms within 12 standard deviations (plus 30) of the
-    mean n10: a binomial beyond that weighs below e^-70 of the total (Bernstein's bound),
+    mean n10: a binomial beyond that weighs below e^-45 of the total (Bernstein's bound),
     so the cost is O(sqrt(n)) per cell, not O(n). Cells are taken a block at a time, so all
     the cells of n = 2,000 fit in a few tens of megabytes.
     """
@@ -225,7 +223,7 @@ def seeded_at_least(
     quantile is scipy's (Hyndman and Fan definition 7): (1 - w) X(j1) + w X(j2) of the order
     statistics, j2 = j1 + 1. With N = #{draws < c}, it is >= c when N < j1, never when N > j1,
     and when N = j1 exactly when the largest draw below and the smallest above interpolate past
-    c (stats-audit.md section 3.2). Draws are iid, as over seeds or over line orders.
+    c (docs/statistics.md, "The seeded reading"). Draws are iid, as over seeds or over line orders.
     """
     import numpy as np
 

@@ -2,7 +2,7 @@
 
 The table is (a, b, c, d): a = both arms right, b = only the candidate right (n10), c = only
 the baseline right (n01), d = both wrong; the difference is (b - c)/n. Each method reproduces
-the published values quoted in stats-audit.md section 5.3 (tests/unit/test_intervals.py).
+the published values listed in docs/statistics.md, "References" (tests/unit/test_intervals.py).
 Fagerland, Lydersen and Laake (2014, "Recommended tests and confidence intervals for paired
 binomial proportions", Statistics in Medicine 33:2850-2875) recommend Tango's score interval,
 Bonett-Price and Newcombe's method 10; Wald and Agresti-Min are here as references.
