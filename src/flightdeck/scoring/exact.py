@@ -8,9 +8,9 @@ Conditional on N10* = a, N01* ~ Bin(n - a, n01/(n - n10)), so
 
     P*(K* < k) = sum_a Bin(a; n, n10/n) * P[Bin(n - a, n01/(n - n10)) > a - k]
 
-is O(n) per k (docs/statistics.md, "The exact bootstrap"). A seeded percentile interval converges to the
-quantiles of this distribution; `seeded_at_least` gives the exact law of the seeded bound over
-seeds (or line orders at a fixed seed), which says how likely another seed flips a verdict.
+is O(n) per k (docs/statistics.md, "The exact bootstrap"). A seeded percentile interval
+converges to the quantiles of this distribution; `seeded_at_least` gives the exact law of the
+seeded bound over seeds (or line orders at a fixed seed): how likely another seed flips it.
 """
 
 from __future__ import annotations
