@@ -383,6 +383,13 @@ def test_above_the_exact_limit_nothing_is_claimed() -> None:
     assert d.shown.size is None
     assert d.min_detectable is None
     assert d.shown.p_exact == pytest.approx(float(tail_below(EXACT_MAX_N + 1, 1500, 0, 301)))
+    assert (d.shown.bound, d.ruled_out.bound) == (-1.0, 1.0)  # no bound: the whole range
+    from flightdeck.params import Params
+    from flightdeck.scoring.report_comparison import rule_words
+
+    words = rule_words(Params(root=Path(".")), EXACT_MAX_N + 1)
+    assert words.startswith("The rule (`decision: calibrated`) makes no claim at n = 2001:")
+    assert "score a random subset of at most 2,000 questions" in words
 
 
 def test_between_the_table_and_the_limit_the_level_is_exact() -> None:

@@ -13,7 +13,6 @@ and reported, since at n = 40 it is 4.3%, not 2.5% (docs/statistics.md).
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -193,7 +192,10 @@ def _calibrated(
     q = float(tail_below(n, b, c, kt))
     if cal.refused:
         p = q if side != "ruled_out" else float(tail_at_least(n, b, c, kt))
-        return Claim(side, False, math.nan, 0.0, p, None, False, None, refused=True)
+        # No bound at all: the whole range, so "shown" (bound >= t) and "ruled out" (bound < t)
+        # are both false, as the refusal says.
+        bound = 1.0 if side == "ruled_out" else -1.0
+        return Claim(side, False, bound, 0.0, p, None, False, None, refused=True)
     held, stats = claims(cal, [b], [c])
     holds, stat = bool(held[0]), float(stats[0])
     # The bound is read at the cut (numerically zero when the cut splits the zero group by
