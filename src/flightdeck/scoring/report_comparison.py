@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from flightdeck.scoring.calibration import EXACT_MAX_N, TABLE_MAX_N
+from flightdeck.scoring.calibration import EXACT_MAX_N
 from flightdeck.scoring.decision import PERCENTILE_MAX_N, Decision
 
 if TYPE_CHECKING:
@@ -83,14 +83,13 @@ def rule_words(p: Params, n: int) -> str:
             f"subset of at most {EXACT_MAX_N:,} questions for a verdict with a guarantee "
             '(docs/statistics.md, "Above 2,000 questions").'
         )
-    where = "the package's table" if n <= TABLE_MAX_N else "a computation cached in the project"
     return (
         f"The rule (`decision: calibrated`): the baseline is shown to lose by at least {t} "
         f"points on a metric when the exact bootstrap over questions (every resample at "
         f"once: no seed, no dependence on line order) puts less than α′ of the difference "
         f'below +{t} points; α′ is the largest level whose false "shown" rate at n = {n} '
         f"is at most {alpha} whatever the discordance, found by exact enumeration of all "
-        f"{tables:,} possible tables ({where}). A loss of {t} points or more is ruled out by "
+        f"{tables:,} possible tables. A loss of {t} points or more is ruled out by "
         "the mirror claim, with the same guarantee. The seeded interval is printed as the "
         "product page asks; the verdict does not read it. How and why: docs/statistics.md."
     )
