@@ -515,7 +515,12 @@ def test_label_then_next_over_http(server: RatingServer, rated: Project) -> None
     assert reply["labelled"] == 1
     assert len(all_labels(rated)) == 1
     back = call(api(server, "/api/item?pos=0"))
-    assert back["own"] == {"correct": True, "unsupported": [], "time": "2026-11-30T12:00:00Z"}
+    assert back["own"] == {
+        "correct": True,
+        "unsupported": [],
+        "time": "2026-11-30T12:00:00Z",
+        "facts": None,
+    }
 
 
 @pytest.mark.parametrize(
@@ -639,11 +644,11 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
 
 def test_arm_limits_the_items_to_that_arm(rated: Project) -> None:
     repos = RepoSet({"sdlc": rated.repo})
-    with RatingSession(rated.suite, "ada", repos, arm="arm-beta") as s:
+    with RatingSession(rated.suite, "ada", repos, arms=["arm-beta"]) as s:
         assert s.total == 4
         assert {s.view(i).answer for i in range(4)} == {f"beta says q{n}" for n in range(1, 5)}
     with pytest.raises(InputError, match=r"--arm: no answers for arm 'gamma'; the arms are "):
-        RatingSession(rated.suite, "ada", repos, arm="gamma")
+        RatingSession(rated.suite, "ada", repos, arms=["gamma"])
 
 
 def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Project) -> None:

@@ -7,7 +7,8 @@ can neither read items nor write labels. The API is small:
 - ``GET /?token=T``: the page (``page/index.html``, with ``app.js`` and ``style.css``)
 - ``GET /api/start``: where to begin (the first unlabelled item) and the rater's progress
 - ``GET /api/item?pos=N``: the item at position N of this rater's order
-- ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers]}``: saves the
+- ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers], "facts":
+  [ticked, ...]}`` (``facts`` optional, one boolean per required fact): saves the
   label (durably, before answering) and returns the next unlabelled item, or ``null``, and
   under ``rated`` where a judge disagreed with the label just given (never before it is given)
 - ``GET /api/review``: every item in the rater's order with their own verdict, for the
@@ -134,11 +135,16 @@ class RatingServer:
             isinstance(n, int) and not isinstance(n, bool) for n in unsupported
         ):
             raise ValueError("unsupported must be a list of citation numbers")
+        facts = body.get("facts")
+        if facts is not None and (
+            not isinstance(facts, list) or not all(isinstance(f, bool) for f in facts)
+        ):
+            raise ValueError("facts must be a list of true or false, one per required fact")
         try:
             position = self.session.position_of(item_id)
         except KeyError:
             raise ValueError("unknown item; reload the page") from None
-        result = self.session.save(position, correct, unsupported)
+        result = self.session.save(position, correct, unsupported, facts)
         nxt = result.next_position
         rated = self.session.view(position)
         return {

@@ -52,9 +52,14 @@
   function show(item) {
     view = item;
     const own = item.own;
-    ticks = item.facts.map(() => Boolean(own && own.correct));
+    // The facts this rater ticked last time, when the label says; else all or none by verdict.
+    ticks = item.facts.map((_, i) =>
+      own && own.facts ? Boolean(own.facts[i]) : Boolean(own && own.correct),
+    );
     flags = item.citations.map((c) => Boolean(own && own.unsupported.includes(c.number)));
     override = null;
+    const computed = ticks.length > 0 && ticks.every(Boolean);
+    if (own && own.correct !== computed) override = own.correct; // a verdict set against the ticks
     $("question-id").textContent = item.question_id;
     $("kind").textContent = item.kind;
     $("question").textContent = item.question;
@@ -242,6 +247,7 @@
       item: view.item,
       correct: verdict(),
       unsupported: flags.flatMap((on, i) => (on ? [i + 1] : [])),
+      facts: ticks.slice(), // stored in the label: fact-level agreement needs them
     };
     api("/api/label", {
       method: "POST",
