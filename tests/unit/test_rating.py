@@ -163,7 +163,7 @@ def test_lines_are_read_at_as_of_not_head(rated: Project) -> None:
         pytest.param("big.txt#L100-L102", 97, 105, [100, 101, 102], "", id="span-with-context"),
         pytest.param("big.txt#L1", 1, 4, [1], "", id="first-line"),
         pytest.param("big.txt#L5000", 4997, 5000, [5000], "", id="last-line"),
-        pytest.param("big.txt", 1, 40, [], "no span cited; the first 40 of 5000 lines", id="head"),
+        pytest.param("big.txt", 1, 40, [], "", id="whole-file-first-page"),
         pytest.param(
             "big.txt#L4999-L5010",
             4996,
@@ -180,14 +180,7 @@ def test_lines_are_read_at_as_of_not_head(rated: Project) -> None:
             "the span starts past the end of the file (5000 lines)",
             id="starts-past-end",
         ),
-        pytest.param(
-            "big.txt#L1-L1000",
-            1,
-            303,
-            list(range(1, 301)),
-            "span of 1000 lines cut to its first 300",
-            id="long-span-cut",
-        ),
+        pytest.param("big.txt#L1-L1000", 1, 40, list(range(1, 41)), "", id="long-span-first-page"),
     ],
 )
 def test_cited_line_windows(

@@ -24,7 +24,7 @@ from flightdeck.cli._options import (
 
 if TYPE_CHECKING:
     from flightdeck.rating.agreement import SuiteAgreement
-    from flightdeck.rating.session import ItemView, RatingSession
+    from flightdeck.rating.session import CitationView, ItemView, RatingSession
     from flightdeck.scoring.stats import Kappa
 
 
@@ -166,11 +166,23 @@ def _prompt_items(session: RatingSession) -> None:
     while position is not None:
         view = session.view(position)
         _show(view)
-        facts: list[int] | str = click.prompt(
-            "Facts present (numbers like 1 3, all, none; b back, q quit)",
-            default=_facts_default(view),
-            value_proc=partial(_parse_choice, n=len(view.facts), allow_nav=True),
-        )
+        pages = {c.number: c.page for c in view.citations if c.pages > 1}
+        more = " m N more lines of citation N," if pages else ""
+        while True:
+            facts: list[int] | str = click.prompt(
+                f"Facts present (numbers like 1 3, all, none;{more} b back, q quit)",
+                default=_facts_default(view),
+                value_proc=partial(_parse_choice, n=len(view.facts), allow_nav=True),
+            )
+            if not (isinstance(facts, str) and facts.startswith("m")):
+                break
+            number = int(facts[1:]) if facts[1:] else min(pages, default=0)
+            if number not in pages:
+                click.echo("  that citation has no more lines to page through")
+                continue
+            cite = view.citations[number - 1]
+            pages[number] = (pages[number] + 1) % cite.pages  # after the last, the first again
+            _show_citation(session.citation_page(position, number, pages[number]))
         if facts == "b":
             position = max(0, position - 1)
             continue
@@ -212,6 +224,9 @@ def _parse_choice(text: str, *, n: int, allow_nav: bool = False) -> list[int] | 
     words = text.replace(",", " ").lower().split()
     if allow_nav and words in (["b"], ["q"]):
         return words[0]
+    paging = "".join(words)
+    if allow_nav and paging[:1] == "m" and (paging == "m" or paging[1:].isdigit()):
+        return paging  # "m2": the next page of citation 2's lines
     return _parse_numbers(text, n=n)
 
 
@@ -247,14 +262,23 @@ def _show(view: ItemView) -> None:
         click.echo(f"  {line}")
     click.echo("Citations:" if view.citations else "Citations: none")
     for cite in view.citations:
-        click.echo(f"  [{cite.number}] {cite.uri}" + (f"  ({cite.note})" if cite.note else ""))
-        for shown in cite.lines:
-            mark = ">" if shown.cited else " "
-            click.echo(f"    {mark}{shown.number:>5} | {shown.text}")
+        _show_citation(cite)
     if view.own is not None:
         flagged = ", ".join(str(n) for n in view.own.unsupported) or "none"
         verdict = "correct" if view.own.correct else "not correct"
         click.echo(f"Your label: {verdict}; unsupported citations: {flagged}")
+
+
+def _show_citation(cite: CitationView) -> None:
+    click.echo(f"  [{cite.number}] {cite.uri}" + (f"  ({cite.note})" if cite.note else ""))
+    for shown in cite.lines:
+        mark = ">" if shown.cited else " "
+        click.echo(f"    {mark}{shown.number:>5} | {shown.text}")
+    if cite.pages > 1 and cite.lines:
+        click.echo(
+            f"    lines {cite.lines[0].number}-{cite.lines[-1].number} of {cite.first}-"
+            f"{cite.last} (page {cite.page + 1} of {cite.pages}); m{cite.number} for more"
+        )
 
 
 # --- agreement -------------------------------------------------------------------------

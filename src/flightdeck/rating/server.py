@@ -7,6 +7,8 @@ can neither read items nor write labels. The API is small:
 - ``GET /?token=T``: the page (``page/index.html``, with ``app.js`` and ``style.css``)
 - ``GET /api/start``: where to begin (the first unlabelled item) and the rater's progress
 - ``GET /api/item?pos=N``: the item at position N of this rater's order
+- ``GET /api/lines?pos=N&cite=C&page=P``: page P (from 0) of citation C of that item's
+  cited lines, so a whole file or a long span is read page by page
 - ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers], "facts":
   [ticked, ...]}`` (``facts`` optional, one boolean per required fact): saves the
   label (durably, before answering) and returns the next unlabelled item, or ``null``, and
@@ -116,6 +118,9 @@ class RatingServer:
     def item(self, position: int) -> dict[str, Any]:
         return self.session.view(position).to_json()
 
+    def lines(self, position: int, number: int, page: int) -> dict[str, Any]:
+        return self.session.citation_page(position, number, page).to_json()
+
     def review(self) -> dict[str, Any]:
         return {
             "items": self.session.review(),
@@ -205,6 +210,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(self.app.item(position))
             except (ValueError, IndexError):
                 self._json({"error": "no item at that position"}, HTTPStatus.NOT_FOUND)
+        elif path == "/api/lines":
+            try:
+                position, number, page = (
+                    int(query.get(name, [""])[0]) for name in ("pos", "cite", "page")
+                )
+                self._json(self.app.lines(position, number, page))
+            except (ValueError, IndexError):
+                self._json({"error": "no such citation"}, HTTPStatus.NOT_FOUND)
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n")
 

@@ -28,7 +28,7 @@ from flightdeck.jsonl import append_jsonl, atomic_write, dumps_line, locked_fold
 from flightdeck.project import Suite, as_suite
 from flightdeck.rating.items import Item, load_items
 from flightdeck.rating.judgements import disagreements
-from flightdeck.rating.lines import CitationView, LineReader, cited_lines
+from flightdeck.rating.lines import CitationView, LineReader, cited_lines, cited_page
 from flightdeck.suite.citations import is_flagged_unsupported
 from flightdeck.suite.records import Label, read_labels
 from flightdeck.suite.repos import RepoSet
@@ -268,6 +268,20 @@ class RatingSession:
             own=own,
             judges=notes,
         )
+
+    def citation_page(self, position: int, number: int, page: int) -> CitationView:
+        """Page ``page`` (from 0) of citation ``number`` (from 1) of the item at ``position``.
+
+        Every line of a whole-file or long citation can be paged to (#21); a page past the
+        last is the last.
+        """
+        if not 0 <= position < len(self._items):
+            raise IndexError(position)
+        item = self._items[position]
+        cites = item.answer.citations
+        if not 1 <= number <= len(cites):
+            raise IndexError(number)
+        return cited_page(self._lines, item.question, number, cites[number - 1].uri, page)
 
     # --- writing ---------------------------------------------------------------------
 

@@ -214,7 +214,7 @@ def _check_scopes_and_sources(
                 problem(
                     keys_path,
                     k.line,
-                    f"{where} is outside question {q.id!r}'s scope ({', '.join(q.scope)}), so "
+                    f"{where} is outside the scope of question {q.id!r} ({', '.join(q.scope)}), so "
                     "no arm could read it; widen the scope or fix the uri",
                 )
                 continue
