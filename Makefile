@@ -10,7 +10,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 export DVC_NO_ANALYTICS := 1
 export DVC_SITE_CACHE_DIR := $(CURDIR)/.dvc-site-cache
 
-.PHONY: install install-dev repro test check clean
+.PHONY: install install-dev repro test test-fast check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ test: $(DEV_STAMP)
 	sh scripts/install-sandbox.sh
 	sh scripts/install-browser.sh
 	$(BIN)/python -m pytest
+
+# What a maintainer runs between edits: no browser, no LLM arm, no pipeline, no long property
+# test (the markers in tests/conftest.py); `make test` runs them all, and CI runs `make test`.
+test-fast: $(DEV_STAMP)
+	$(BIN)/python -m pytest -m "not browser and not llm and not slow" -q
 
 check: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks
