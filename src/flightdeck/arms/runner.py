@@ -52,6 +52,7 @@ from flightdeck.arms.run_files import (
     Appender,
     RunLock,
     answers_for_scored_arm,
+    previous_meta_date,
     repair_torn_line,
     settle_rerun,
     sort_answers,
@@ -91,6 +92,7 @@ class RunConfig:
     pass_env: tuple[str, ...] = ()  # environment variables the harness gets
     holdouts: Path | None = None  # masked from the harness; None: <root>/holdouts
     workspace_cache_mb: int = DEFAULT_CAP_MB
+    scratch: bool = False  # (#21) write under .flightdeck/scratch/<suite>/, apart from the pipeline
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,8 @@ def run_experiment(
     path = harness_path()
     argv = parse_command(config.command, path)
     suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
+    if config.scratch:
+        suite = suite.with_scratch(config.arm)
     suite.require_intact()
     policy = sandbox_policy(config, argv, path)
     questions = read_questions(suite.questions)
@@ -186,6 +190,8 @@ def run_experiment(
             "flightdeck_version": __version__,
             "sandbox": policy.meta(),
         }
+        if answers_path != scored_path:  # a scored arm rerun: its answers stay, so its date
+            meta["date"] = previous_meta_date(meta_path) or date
         meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
         repos.require_commits(
@@ -216,6 +222,7 @@ def run_experiment(
             sort_answers(answers_path, [q.id for q in questions])
         if answers_path != scored_path:
             settle_rerun(suite, config.arm, answers_path, scored_path)
+            answers_path = scored_path  # moved into place: name the real file, not the rerun
     finally:
         lock.release()
     return RunResult(

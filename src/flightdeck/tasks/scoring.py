@@ -264,7 +264,9 @@ def compute_scores(
         if on_progress:
             on_progress(f"bootstrapping {candidate} vs {baseline}")
         comparisons = (compare(read.scores[baseline], read.scores[candidate], params),)
-    return ScoreResult(
+    from flightdeck.scoring.fabricated import with_fabricated_split
+
+    result = ScoreResult(
         read.suite.name,
         len(read.questions),
         read.scores,
@@ -277,6 +279,7 @@ def compute_scores(
         read.sources,
         {q.id: q.question for q in read.questions},
     )
+    return with_fabricated_split(result, read.suite, params)  # (#21) what each fabricated is
 
 
 def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
