@@ -11,7 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.holdouts.manifest import load_manifest, manifest_path, require_folder
+from flightdeck.holdouts.manifest import (
+    load_manifest,
+    manifest_path,
+    require_folder,
+    scan_events,
+)
 from flightdeck.holdouts.registry import SuiteState
 
 if TYPE_CHECKING:
@@ -52,14 +57,17 @@ def custody(holdouts_dir: Path, suite: str) -> Custody:
     else:
         state = "void" if entry["status"] == "void" else "sealed"
     evidence = dict(entry["evidence"]) if state == "void" else None
-    history = manifest["history"]
     last_scan = unvoided = None
-    for event in history:
-        if event.get("event") == "scan" and suite in event.get("suites", {}):
-            mine = event["suites"][suite]
-            if mine.get("files"):
-                last_scan = {"at": event["at"], "paths": event.get("paths", []), **mine}
-        elif event.get("event") == "unvoid" and event.get("suite") == suite:
+    for event in scan_events(holdouts_dir, manifest):
+        mine = event["suites"].get(suite)
+        if (
+            mine is not None
+            and mine.get("files")
+            and (last_scan is None or event["at"] >= last_scan["at"])
+        ):
+            last_scan = {"at": event["at"], "paths": event.get("paths", []), **mine}
+    for event in manifest["history"]:
+        if event.get("event") == "unvoid" and event.get("suite") == suite:
             unvoided = {k: event.get(k) for k in ("at", "by", "why")}
     return Custody(state, last_scan, unvoided, evidence)
 
