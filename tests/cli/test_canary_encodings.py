@@ -68,6 +68,7 @@ TEXT_FORMS = [
     pytest.param(each("%%%02X", only="-"), id="percent-dashes"),
     pytest.param(each("\\u%04x"), id="json-u-every-char"),
     pytest.param(each("\\u%04X", only="-"), id="json-u-dashes"),
+    pytest.param(lambda c: json.dumps(each("\\u%04x")(c))[1:-1], id="json-u-inside-json"),
     pytest.param(lambda c: json.dumps({"k": c})[7:-2], id="json-dumps"),
     pytest.param(each("&#%d;"), id="html-decimal"),
     pytest.param(each("&#x%x;"), id="html-hex"),

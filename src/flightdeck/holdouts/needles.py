@@ -92,6 +92,7 @@ def forms() -> tuple[Form, ...]:
     for name, template, ratio in (
         ("percent", "%%%02X", 3),
         ("json-u", "\\u%04X", 6),
+        ("json-u-in-json", "\\\\u%04X", 7),  # \u escapes written into a JSON string again
         ("escape-x", "\\x%02X", 4),
         ("html-decimal", "&#%d;", 5),
         ("html-hex", "&#x%X;", 6),
