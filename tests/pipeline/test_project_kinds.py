@@ -46,7 +46,8 @@ def build(root: Path, home: Path, sources: Path, kind: str) -> Pipeline:
     arms = [*harnesses, *people]
     project = Pipeline(root, home)
     project.git("init", "--quiet", "--initial-branch=main")
-    init = flightdeck(root, home, "init", "--suite", SUITE)
+    pin = "git+https://github.com/acme/flightdeck@0123456789abcdef0123456789abcdef01234567"
+    init = flightdeck(root, home, "init", "--suite", SUITE, "--install", pin)
     assert init.returncode == 0, init.stderr
     app_as_of, _ = make_git_repo(sources / "app", [APP, {"README.md": "# app v2\n"}])
     (infra_as_of,) = make_git_repo(sources / "infra", [INFRA])

