@@ -218,6 +218,42 @@ def test_nothing_of_the_host_but_the_allow_list_exists_inside(
     assert meta["limits"]["output_mb"] == 64
 
 
+def test_a_fresh_clone_s_first_run_shows_nothing_of_its_cache(
+    project: dict[str, Any], listener: str, outside: Path, tmp_path: Path
+) -> None:
+    """CI runs a fresh clone: the bundle mirror the run makes in .flightdeck/ (commits newer
+    than every as_of) must not be readable by the trials of that very first run."""
+    import subprocess
+
+    from tests.gitrepo import git_env
+
+    def git(cwd: Path, *args: str) -> None:
+        subprocess.run(
+            ["git", "-C", str(cwd), *args], check=True, env=git_env(), capture_output=True
+        )
+
+    origin = project["root"]
+    (origin / ".gitignore").write_text("repos/\n.flightdeck/\n")
+    git(origin, "init", "-q")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "project")
+    fresh = outside / "ci-workspace"
+    git(outside, "clone", "-q", str(origin), str(fresh))
+    assert not (fresh / ".flightdeck").exists()
+    clone = {**project, "root": fresh, "suite": fresh / "suites" / "demo-v1"}
+    clone["bundle"] = fresh / "demo" / "infra.bundle"
+    plan = {"walk": [str(fresh / ".flightdeck"), str(origin / ".flightdeck")]}
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    result = run(clone, hostile(clone, listener, "--plan", str(tmp_path / "plan.json")))
+    assert not result.failed, result.failed
+    assert any((fresh / ".flightdeck").rglob("*"))  # the run did fill its cache
+    got = outcomes(clone)
+    assert got[f"walk {fresh / '.flightdeck'}"] == "ENOENT"
+    assert got[f"walk {origin / '.flightdeck'}"] == "ENOENT"
+    assert got[f"read {clone['bundle']}"] == "ENOENT"
+    assert got[f"read {clone['suite'] / 'keys.jsonl'}"] == "ENOENT"
+
+
 def test_a_bind_is_visible_read_only_and_recorded(
     project: dict[str, Any], listener: str, outside: Path
 ) -> None:

@@ -13,7 +13,7 @@ FLIGHTDECK_TRACE), many-files (40 files of 512 KiB in the out folder), fill-out 
 result until the disk refuses, SIGXFSZ ignored), fill-tmp (/tmp until it is full), alloc
 (2 GiB of memory), fork (64 processes at once), bigint (a 5,000-digit integer), surrogate
 (a lone \ud800), bad-utf8, escape-stderr (terminal escapes on stderr, then exit 1),
-canary-result / canary-stderr / canary-trace (ARG, the canary, in that output).
+canary-result / canary-stderr / canary-trace (the canary in file ARG, in that output).
 """
 
 import json
@@ -134,7 +134,7 @@ elif mode == "escape-stderr":
     sys.stderr.write("boom \x1b[2J\x1b]0;owned\x07 \x1b[31mred\n")
     sys.exit(1)
 elif mode in ("canary-result", "canary-stderr", "canary-trace"):
-    leak = f"the key says: {arg}"
+    leak = f"the key says: {Path(arg).read_text().strip()}"
     if mode == "canary-result":
         Path(os.environ["FLIGHTDECK_RESULT"]).write_text(json.dumps({**good, "answer": leak}))
     elif mode == "canary-stderr":
