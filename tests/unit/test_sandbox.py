@@ -21,7 +21,7 @@ from flightdeck.arms import sandbox, sandbox_paths
 from flightdeck.arms.runner import RunConfig, RunResult, run_experiment
 from flightdeck.errors import InputError
 from flightdeck.holdouts.registry import register_suite
-from flightdeck.scoring.report import _meta_lines
+from flightdeck.scoring.report import meta_lines
 from flightdeck.suite.records import read_meta
 from flightdeck.suite.schema import CANARY_PREFIX
 
@@ -410,7 +410,7 @@ def test_where_bwrap_cannot_run_the_run_is_refused_unless_sandbox_none(
     meta = read_meta(project["suite"] / "answers" / "arm1.meta.json")
     assert meta.fields["sandbox"]["mode"] == "none"
     assert meta.fields["sandbox"]["note"] == "arm ran without a sandbox"
-    (line,) = _meta_lines(SimpleNamespace(arm="arm1", meta=meta))  # type: ignore[arg-type]
+    (line,) = meta_lines(SimpleNamespace(arm="arm1", meta=meta))  # type: ignore[arg-type]
     assert "arm ran without a sandbox" in line
 
 

@@ -9,7 +9,6 @@ rounded to fixed places and keys sorted, so git and ``dvc metrics diff`` show re
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,8 @@ def write_outputs(
     metrics: Path,
     report: Path,
     results_dir: Path,
-    encoded: Mapping[str, bytes] | None = None,
 ) -> dict[str, Path]:
     """Write every output of score atomically; returns what was written.
-
-    ``encoded`` holds arms' results files already encoded (`encode_results`), by arm.
 
     Every folder is made before any file is written, so a bad output path fails first
     instead of leaving some outputs new and others old. An output path that cannot be
@@ -51,7 +47,7 @@ def write_outputs(
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
     with writing_to(metrics):  # a file where a folder goes, no permission: the user's path
-        return _write_outputs(result, metrics, report, picture, results_dir, encoded or {})
+        return _write_outputs(result, metrics, report, picture, results_dir)
 
 
 def _write_outputs(
@@ -60,14 +56,13 @@ def _write_outputs(
     report: Path,
     picture: Path,
     results_dir: Path,
-    encoded: Mapping[str, bytes],
 ) -> dict[str, Path]:
     for folder in (metrics.parent, report.parent, results_dir):
         folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        atomic_write(path, encoded[arm] if arm in encoded else encode_results(s.table))
+        atomic_write(path, encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics
@@ -82,7 +77,7 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _meta_lines(s: ArmScore) -> list[str]:
+def meta_lines(s: ArmScore) -> list[str]:
     if s.meta is None:
         return [f"- **{s.arm}**: meta missing (who ran it, when, with which model is unknown)"]
     f = s.meta.fields
@@ -151,7 +146,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     ]
     out += ["## Arms", ""]
     for s in result.arms.values():
-        out += _meta_lines(s)
+        out += meta_lines(s)
     out += _sources_section(result)
     out += ["", "## Metrics", ""]
     out += [
@@ -223,7 +218,24 @@ def _custody(result: ScoreResult) -> str:
 
     told = result.custody or Custody("no-manifest", None, None)
     words = describe_custody(told, result.params.holdouts / "manifest.json")
-    return words if told.state in ("sealed", "void") else f"**{words}**"
+    words = words if told.state in ("sealed", "void") else f"**{words}**"
+    return words + _holdouts_elsewhere(result)
+
+
+def _holdouts_elsewhere(result: ScoreResult) -> str:
+    """(#25) --holdouts named another folder than params.yaml: say so, with the reason."""
+    from flightdeck.holdouts.custody import describe_void, void_in_params_holdouts
+
+    params = result.params
+    if not params.holdouts_elsewhere:
+        return ""
+    evidence = void_in_params_holdouts(params, result.suite)
+    void = "" if evidence is None else f", which marks this suite void ({describe_void(evidence)})"
+    reason = params.holdouts_reason or "none given"
+    return (
+        f" **Scored with --holdouts {params.holdouts}, not params.yaml's "
+        f"{params.holdouts_in_params}{void}; reason: {reason}.**"
+    )
 
 
 def _verdict(c: Comparison) -> list[str]:
@@ -289,7 +301,7 @@ def write_picture(result: ScoreResult, path: Path) -> None:
 def score_lines(result: ScoreResult) -> list[str]:
     """What ``knowledge score`` prints: each arm's provenance and rates, each comparison."""
     lines = [f"suite {result.suite}: {result.n} questions"]
-    lines += [_meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
+    lines += [meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
     lines += [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
     for s in result.arms.values():
         c = s.citations

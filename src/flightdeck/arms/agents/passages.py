@@ -32,9 +32,12 @@ MAX_LINES = 60  # lines per passage: a generous cap, about a screenful of a docu
 MIN_LINES = 4  # a shorter paragraph joins the next one (a docstring's first line alone says little)
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
 _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
+_MARKUP_STARTS = frozenset("#`~ ")  # first characters a heading or a fence line can have
 _NOT_WORD_RE = re.compile(r"[\W_]+")
+_NON_ASCII_NOT_WORD_RE = re.compile(r"[^\w\x00-\x7f]+")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 YAML_SUFFIXES = (".yaml", ".yml")
+YAML_NAMES = ("owners", "owners_aliases")  # Kubernetes-style ownership files are YAML
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,16 @@ def normalise_bytes(data: bytes) -> bytes:
     """:func:`normalise_line` over every line of a file, keeping its line count."""
     if data.isascii():
         return data  # ASCII needs none of it: the caller's byte table lowercases
-    lines = data.decode("utf-8", "replace").split("\n")
-    return "\n".join(normalise_line(line) for line in lines).encode()
+    # The whole file at once, lines kept. ASCII punctuation is left to the caller's byte
+    # table (it makes every non-word byte a space); only non-ASCII separators (no-break
+    # spaces, non-ASCII hyphens and dashes) need replacing here.
+    text = unicodedata.normalize("NFKC", data.decode("utf-8", "replace")).casefold()
+    return _NON_ASCII_NOT_WORD_RE.sub(" ", text).encode()
+
+
+def is_heading(line: str) -> bool:
+    """Whether a markdown line is an ATX heading (``#`` to ``######``)."""
+    return _HEADING_RE.match(line) is not None
 
 
 def words(text: str) -> list[str]:
@@ -70,7 +81,7 @@ def blocks(path: str, lines: list[str]) -> list[Block]:
     found: list[Block] = []
     if name.endswith(MARKDOWN_SUFFIXES):
         found = _markdown_sections(lines)
-    elif name.endswith(YAML_SUFFIXES):
+    elif name.endswith(YAML_SUFFIXES) or name in YAML_NAMES:
         found = _yaml_entries(lines)
     paragraphs = _paragraphs(lines, 0, len(lines))
     if not found:
@@ -150,20 +161,29 @@ def _markdown_sections(lines: list[str]) -> list[Block]:
     headings: list[tuple[int, int]] = []  # (line, level)
     fenced = False
     for n, line in enumerate(lines):
+        if line[:1] not in _MARKUP_STARTS:
+            continue  # neither a heading nor a fence: most lines, skipped without a regex
         if _FENCE_RE.match(line):
             fenced = not fenced
         elif not fenced and (match := _HEADING_RE.match(line)):
             headings.append((n, len(match[1])))
     if not headings:
         return []
-    found = [Block(0, headings[0][0])] if headings[0][0] > 0 else []
-    stack: list[tuple[int, int]] = []  # the open ancestors: (line, level)
+    # A section ends at the next heading of the same or a higher level: one pass with the
+    # open sections on a stack (the ancestors of the heading being read).
+    ends = [len(lines)] * len(headings)
+    contexts: list[tuple[int, ...]] = []
+    stack: list[int] = []  # indices into headings of the open sections
     for i, (at, level) in enumerate(headings):
-        while stack and stack[-1][1] >= level:
-            stack.pop()
-        end = next((n for n, lv in headings[i + 1 :] if lv <= level), len(lines))
-        found.append(Block(at, end, tuple(n for n, _ in stack)))
-        stack.append((at, level))
+        while stack and headings[stack[-1]][1] >= level:
+            ends[stack.pop()] = at
+        contexts.append(tuple(headings[j][0] for j in stack))
+        stack.append(i)
+    found = [Block(0, headings[0][0])] if headings[0][0] > 0 else []
+    found += [
+        Block(at, end, context)
+        for (at, _), end, context in zip(headings, ends, contexts, strict=True)
+    ]
     return found
 
 
