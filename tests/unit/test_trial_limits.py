@@ -97,8 +97,12 @@ EXPECTED = {
         "exit status 1 (stderr: writing /tmp/fill: No space left on device) (the private "
         "/tmp and $HOME hold 1 MiB each: --max-tmp-mb)"
     ),
-    "bigint": "stdout is not the result JSON (it holds an integer of over 4300 digits)",
-    "surrogate": "stdout holds a lone surrogate (\\ud800); write valid Unicode",
+    "bigint": (
+        "stdout is not the result JSON: it holds an integer of 5,000 digits (more than 4,300)"
+    ),
+    "surrogate": (
+        "stdout is not the result JSON: it holds an unpaired surrogate escape (\\ud800-\\udfff)"
+    ),
     "bad-utf8": "stdout is not UTF-8 (byte 13)",
 }
 
@@ -186,3 +190,32 @@ def test_the_meta_records_the_caps_and_how_each_holds(root: Path) -> None:
     assert meta["canary_check"] == (
         f"every trial's trace, against {manifest_path(root / 'holdouts')}"
     )
+
+
+def test_the_process_cap_holds_for_an_ordinary_user(root: Path) -> None:
+    """RLIMIT_NPROC, set inside the sandbox's user namespace, stops a fork bomb at the cap.
+
+    Real root is exempt (a kernel rule the meta states), so as root the sandbox is started as
+    ``nobody`` with setpriv, as an ordinary operator would run it.
+    """
+    import subprocess
+
+    from flightdeck.arms import sandbox, sandbox_paths
+
+    out = root / "out"
+    out.mkdir()
+    os.chmod(root, 0o755)
+    os.chmod(out, 0o777)
+    policy = sandbox.SandboxPolicy(
+        system=tuple(sandbox_paths.system_binds()),
+        limits=Limits(processes=16),
+        bwrap=shutil.which("bwrap") or "bwrap",
+        prlimit=shutil.which("prlimit") or "prlimit",
+    )
+    bomb = "n=0; for i in $(seq 64); do sleep 3 & n=$((n+1)); done; wait; echo started $n"
+    argv = sandbox.bwrap_argv(policy, ["sh", "-c", bomb], mounts=[], out_dir=out, cwd=Path("/"))
+    if os.getuid() == 0:
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert "Cannot fork" in proc.stderr, (proc.returncode, proc.stderr)
+    assert "started 64" not in proc.stdout
