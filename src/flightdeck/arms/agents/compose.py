@@ -36,7 +36,7 @@ from flightdeck.arms.agents.passages import Block, blocks, is_heading, words
 
 MAX_FILES = 4  # files the ranked passages may bring into one answer
 MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quoted
-CITE_RELATIVE_SCORE = 0.7  # nor cited below 70% of it, unless added for a cited one
+CITE_RELATIVE_SCORE = 0.8  # nor cited below 80% of it, unless added for a cited one
 MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
 MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
 MAX_CITATIONS = 6

@@ -119,6 +119,10 @@ SECTION_WORDS = {
         "upgrade",
         "upgrading",
         "amended",
+        "consequences",
+        "outcome",
+        "results",
+        "impact",
     },
     "blocker": {
         "status",
