@@ -125,7 +125,7 @@ def test_the_real_graph_has_its_edges_and_a_circle_added_to_it_is_found() -> Non
     graph = {name: imports_of(name, path, known) for name, path in found.items()}
     # a module-level import, one inside a function, and one under TYPE_CHECKING
     assert "flightdeck.tasks.scoring" in graph["flightdeck.tasks.gate"]
-    assert "flightdeck.perf" in graph["flightdeck.tasks.scoring"]
+    assert "flightdeck.scoring.report" in graph["flightdeck.tasks.scoring"]
     assert "flightdeck.scoring.tables" in graph["flightdeck.tasks.scoring"]
     graph["flightdeck.tasks.scoring"].add("flightdeck.tasks.gate")
     assert ["flightdeck.tasks.gate", "flightdeck.tasks.scoring"] in circles(graph)

@@ -9,7 +9,6 @@ rounded to fixed places and keys sorted, so git and ``dvc metrics diff`` show re
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +35,8 @@ def write_outputs(
     metrics: Path,
     report: Path,
     results_dir: Path,
-    encoded: Mapping[str, bytes] | None = None,
 ) -> dict[str, Path]:
     """Write every output of score atomically; returns what was written.
-
-    ``encoded`` holds arms' results files already encoded (`encode_results`), by arm.
 
     Every folder is made before any file is written, so a bad output path fails first
     instead of leaving some outputs new and others old. An output path that cannot be
@@ -51,7 +47,7 @@ def write_outputs(
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
     with writing_to(metrics):  # a file where a folder goes, no permission: the user's path
-        return _write_outputs(result, metrics, report, picture, results_dir, encoded or {})
+        return _write_outputs(result, metrics, report, picture, results_dir)
 
 
 def _write_outputs(
@@ -60,14 +56,13 @@ def _write_outputs(
     report: Path,
     picture: Path,
     results_dir: Path,
-    encoded: Mapping[str, bytes],
 ) -> dict[str, Path]:
     for folder in (metrics.parent, report.parent, results_dir):
         folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        atomic_write(path, encoded[arm] if arm in encoded else encode_results(s.table))
+        atomic_write(path, encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics

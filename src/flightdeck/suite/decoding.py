@@ -21,7 +21,6 @@ from msgspec import Meta
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import decode_object
-from flightdeck.perf import gc_paused
 
 T = TypeVar("T", bound=msgspec.Struct)
 Explain = Callable[[Any], "str | None"]
@@ -140,25 +139,20 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
     """
     decode = schema.decoder.decode
     parts = data.split(b"\n")
-    with gc_paused():
-        try:
-            records: list[T] | None = [decode(raw) for raw in parts if raw.strip()]
-        except msgspec.DecodeError:  # ValidationError included
-            records = None
-        if (
-            records is not None
-            and schema.accepts(records)
-            and not _maybe_null(schema, data, records)
-        ):
-            lines = [n for n, raw in enumerate(parts, start=1) if raw.strip()]
-            error = None
-        else:
-            records, lines, error = _line_by_line(path, parts, schema)
-        if schema.finish is not None:
-            schema.finish(records)
-        set_line = msgspec.structs.force_setattr
-        for record, number in zip(records, lines, strict=True):
-            set_line(record, "line", number)
+    try:
+        records: list[T] | None = [decode(raw) for raw in parts if raw.strip()]
+    except msgspec.DecodeError:  # ValidationError included
+        records = None
+    if records is not None and schema.accepts(records) and not _maybe_null(schema, data, records):
+        lines = [n for n, raw in enumerate(parts, start=1) if raw.strip()]
+        error = None
+    else:
+        records, lines, error = _line_by_line(path, parts, schema)
+    if schema.finish is not None:
+        schema.finish(records)
+    set_line = msgspec.structs.force_setattr
+    for record, number in zip(records, lines, strict=True):
+        set_line(record, "line", number)
     return records, error
 
 

@@ -12,7 +12,7 @@ from flightdeck.errors import InputError
 from flightdeck.params import Params
 from flightdeck.project import Suite, check_arm_name
 from flightdeck.scoring.outcomes import GateResult
-from flightdeck.tasks.scoring import cache_dir, check_ledger, read_arms
+from flightdeck.tasks.scoring import cache_dir, check_ledger, compare, read_arms
 
 
 def gate(
@@ -48,12 +48,10 @@ def gate(
     check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _, sources, _, comparing = read_arms(
-        suite_dir, [pinned, candidate], params, (pinned, candidate)
-    )
+    read = read_arms(suite_dir, [pinned, candidate], params)
+    suite, scores, sources = read.suite, read.scores, read.sources
     check_ledger(suite, scores)
-    assert comparing is not None  # both arms were read
-    comparison = comparing.result()
+    comparison = compare(scores[pinned], scores[candidate], params)
     decisions = {}
     for m in METRICS:
         mc = comparison.metrics[m]
