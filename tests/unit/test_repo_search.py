@@ -211,7 +211,8 @@ def test_stems_fold_inflections_and_agent_nouns() -> None:
     assert {stem(w) for w in ("owns", "owner", "owners", "own")} == {"own"}
     assert {stem(w) for w in ("approve", "approvers", "approval", "approved")} == {"approv"}
     assert stem("policies") == stem("policy")
-    assert stem("v1") == "v1" and stem("Größe") == "Größe"  # only plain ASCII words
+    assert stem("v1") == "v1"  # only plain ASCII words
+    assert stem("Größe") == "Größe"
     flat = b" the owners own ownership owned policy policies shown "
     words = [flat[at + 1 : flat.find(b" ", at + 1)] for at in stem_occurrences(flat, "own")]
     assert words == [b"owners", b"own", b"owned"]  # "ownership" folds elsewhere, "shown" too
@@ -343,7 +344,8 @@ def test_a_release_question_finds_its_versions_section(tmp_path: Path) -> None:
     ws = write(tmp_path, {"r/CHANGELOG.md": changelog, "r/docs/retries.md": "# Retries\n\nx\n"})
     result = search(ws, "What changed in the chart in 1.4.0?")
     assert result.citations[0][0].startswith("r/CHANGELOG.md#")
-    assert "## [1.4.0]" in result.passages[0].text and "(change 4)" in result.answer
+    assert "## [1.4.0]" in result.passages[0].text
+    assert "(change 4)" in result.answer
 
 
 def test_a_cut_quote_cites_only_the_lines_it_quotes(tmp_path: Path) -> None:
