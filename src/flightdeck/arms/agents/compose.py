@@ -39,6 +39,7 @@ MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quo
 CITE_RELATIVE_SCORE = 0.8  # nor cited below 80% of it, unless added for a cited one
 MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
 MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
+MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for other files
 MAX_CITATIONS = 6
 MAX_RECORD_SECTIONS = 8  # a file with more matching sections is a log, not one record
 MAX_OWNERSHIP_LINES = 60  # an ownership file this short is quoted whole
@@ -76,6 +77,7 @@ class _Answer:
         self.index = {path: n for n, path in enumerate(paths)}
         self.quotes: list[Quote] = []
         self.used = 0
+        self.used_by_file: dict[int, int] = {}
         self._lines: dict[int, list[str]] = {}
         self._blocks: dict[int, list[Block]] = {}
 
@@ -90,12 +92,22 @@ class _Answer:
             self._blocks[file] = blocks(self.paths[file], lines) or [Block(0, len(lines))]
         return self._blocks[file]
 
-    def add(self, file: int, block: Block, score: float, cited: bool) -> bool:
-        """Quote a block unless it overlaps one already quoted or the answer is full."""
+    def add(
+        self, file: int, block: Block, score: float, cited: bool, *, extra: bool = False
+    ) -> bool:
+        """Quote a block unless it overlaps one already quoted or the answer is full.
+
+        An ``extra`` block (a record section added, not ranked) also stops at
+        :data:`MAX_RECORD_CHARS` for its file.
+        """
+        if extra and self.used_by_file.get(file, 0) >= MAX_RECORD_CHARS:
+            return False
         for q in self.quotes:
             if q.file == file and block.start < q.end and q.start < block.end:
                 return False
         room = min(MAX_QUOTE_CHARS, MAX_ANSWER_CHARS - self.used)
+        if extra:
+            room = min(room, MAX_RECORD_CHARS - self.used_by_file.get(file, 0))
         lines = self.lines(file)
         heads = [lines[n].strip() for n in block.context if n < block.start]
         body: list[str] = []
@@ -117,6 +129,7 @@ class _Answer:
             text = text[: MAX_QUOTE_CHARS - 3].rstrip() + "..."
         self.quotes.append(Quote(file, block.start, end, text, score, cited))
         self.used += len(text) + len(self.paths[file]) + 20
+        self.used_by_file[file] = self.used_by_file.get(file, 0) + len(text)
         return True
 
     def full(self) -> bool:
@@ -183,7 +196,7 @@ def compose(paths: list[str], data: list[bytes], ranked: list[Hit], kind: str) -
             continue
         files.append(hit.file)
         for block in answer.record_sections(hit.file, kind):
-            answer.add(hit.file, block, hit.score, cited)
+            answer.add(hit.file, block, hit.score, cited, extra=True)
         for other in answer.linked(hit.file):
             target = best_hit.get(other)
             if target is not None:
@@ -191,7 +204,7 @@ def compose(paths: list[str], data: list[bytes], ranked: list[Hit], kind: str) -
             for block in answer.record_sections(other, "what-changed") + answer.record_sections(
                 other, kind
             ):
-                answer.add(other, block, hit.score, cited)
+                answer.add(other, block, hit.score, cited, extra=True)
     by_file: dict[int, int] = {}  # quotes of one file together, in file order
     for n, q in enumerate(answer.quotes):
         by_file.setdefault(q.file, n)

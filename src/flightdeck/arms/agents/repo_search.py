@@ -221,8 +221,9 @@ def search(
     path_len = np.array([len(pw) for pw in path_words], dtype=np.float64)
     lengths = (cum_words[last] - cum_words[first]).astype(np.float64) + path_len[file_of]
     tf = (cum_tf[:, last] - cum_tf[:, first]).astype(np.float64) + tf_path[:, file_of]
-    if section:  # a word in the heading path counts again (BM25F's field weight, 1 + 1)
+    if section:  # the heading path is a second field: its words count again, in tf and length
         pair_block, pair_line = heads
+        lengths += np.bincount(pair_block, weights=words_by_line[pair_line], minlength=len(first))
         for row in range(len(words)):
             tf[row] += np.bincount(
                 pair_block, weights=tf_by_line[row, pair_line], minlength=len(first)
