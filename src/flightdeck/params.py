@@ -38,6 +38,10 @@ class Params:
     holdouts: Path = Path("holdouts")
     # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
     holdouts_named: bool = False
+    # the folder params.yaml names (or the default), kept when --holdouts names another: a
+    # void it records is not bypassed by pointing elsewhere (#25); None: same as holdouts
+    holdouts_in_params: Path | None = None
+    holdouts_reason: str | None = None  # --holdouts-reason: why another folder, for the report
     repos: dict[str, Path] = field(default_factory=dict)
     sandbox: str = "bwrap"  # how harness arms run: "bwrap" or "none"
     # per harness arm: {network: bool, pass_env: [names], sandbox: bwrap|none}
@@ -54,6 +58,12 @@ class Params:
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
     warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
 
+    @property
+    def holdouts_elsewhere(self) -> bool:
+        """Whether --holdouts names another folder than params.yaml's holdouts."""
+        theirs = self.holdouts_in_params
+        return theirs is not None and theirs.resolve() != self.holdouts.resolve()
+
     def with_overrides(self, **values: Any) -> Params:
         """Flags override params.yaml; a flag left unset (None) keeps the file's value."""
         changes = {k: v for k, v in values.items() if v is not None and k != "repos"}
@@ -61,6 +71,9 @@ class Params:
             changes["holdouts_named"] = True
         repos = dict(self.repos)
         repos.update(values.get("repos") or {})
+        reason = changes.get("holdouts_reason")
+        if reason is not None and not str(reason).strip():
+            raise InputError("--holdouts-reason", None, "is empty; say why this holdouts folder")
         checked = dataclasses.replace(self, **changes, repos=repos)
         _check_ranges(checked, self.root / PARAMS_FILE, set(changes))
         return checked
@@ -108,7 +121,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     if not path.exists():
         if explicit:
             raise InputError(path, None, "params file not found; check the path")
-        return Params(root=root)
+        return Params(root=root, holdouts_in_params=Params.holdouts)
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise InputError(path, 1, "params.yaml must be a mapping of names to values")
@@ -136,6 +149,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         values["holdouts_named"] = True
     else:
         values["holdouts"] = root / "holdouts"
+    values["holdouts_in_params"] = values["holdouts"]
     repos = data.get("repos") or {}
     if not isinstance(repos, dict) or not all(isinstance(v, str) for v in repos.values()):
         raise InputError(path, line_of(path, "repos"), "repos must map names to paths")

@@ -230,6 +230,15 @@ def _parse_people(path: Path, raw: Any, root: Path) -> dict[str, PersonArm]:
                 raise InputError(
                     path, line, f"person arm {arm!r}: {key} must be a non-empty string"
                 )
+        try:
+            datetime.datetime.fromisoformat(date)
+        except ValueError:
+            raise InputError(
+                path,
+                line,
+                f"person arm {arm!r}: date {date!r} is not a date; use YYYY-MM-DD or an ISO "
+                "8601 time",
+            ) from None
         people[arm] = PersonArm(
             arm,
             root / spec["from"],

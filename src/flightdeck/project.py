@@ -28,6 +28,7 @@ from flightdeck.params_yaml import PARAMS_FILE
 from flightdeck.suite.records import Manifest, read_manifest
 from flightdeck.suite.repos import CACHE_FOLDER as CACHE_FOLDER  # re-exported: the one spelling
 from flightdeck.suite.repos import RepoSet
+from flightdeck.suite.staging import finish_pending
 
 SEALED_FILES = ("questions.jsonl", "keys.jsonl")
 STATE_FOLDER = CACHE_FOLDER.parent  # flightdeck's own files in the project root
@@ -250,6 +251,7 @@ def open_suite(folder: Path, *, project_root: Path = Path("."), keys: bool = Tru
             folder, None, "suite folder not found; pass a folder such as suites/<suite>"
         )
     suite = Suite(folder, project_root)
+    finish_pending(suite.answers_folder)  # an import a kill interrupted: done or undone (#25)
     if not suite.questions.is_file():
         raise InputError(suite.questions, None, "file not found; a suite needs questions.jsonl")
     if keys and not suite.keys.is_file():

@@ -18,7 +18,7 @@ from tests.gitrepo import make_bundle, make_git_repo
 from flightdeck.arms import sandbox
 from flightdeck.arms.runner import RunConfig, RunResult, run_experiment
 from flightdeck.errors import InputError
-from flightdeck.scoring.report import _meta_lines
+from flightdeck.scoring.report import meta_lines
 from flightdeck.suite.records import read_meta
 
 HARNESSES = Path(__file__).parents[1] / "data" / "harnesses"
@@ -229,7 +229,7 @@ def test_where_bwrap_cannot_run_the_run_is_refused_unless_sandbox_none(
     meta = read_meta(project["suite"] / "answers" / "arm1.meta.json")
     assert meta.fields["sandbox"]["mode"] == "none"
     assert meta.fields["sandbox"]["note"] == "arm ran without a sandbox"
-    (line,) = _meta_lines(SimpleNamespace(arm="arm1", meta=meta))  # type: ignore[arg-type]
+    (line,) = meta_lines(SimpleNamespace(arm="arm1", meta=meta))  # type: ignore[arg-type]
     assert "arm ran without a sandbox" in line
 
 

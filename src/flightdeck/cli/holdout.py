@@ -102,10 +102,10 @@ def canary_scan_command(
         result, newly_void = scan_and_void(holdouts_dir, plan, jobs=jobs)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
-        for line in _as_text(holdouts_dir, result, newly_void) if not result.clean else ():
+        for line in scan_lines(holdouts_dir, result, newly_void) if not result.clean else ():
             click.echo(line, err=True)  # a hit must not hide in a pipeline's JSON output
     else:
-        for line in _as_text(holdouts_dir, result, newly_void):
+        for line in scan_lines(holdouts_dir, result, newly_void):
             click.echo(line)
     if not result.clean:
         ctx.exit(1)
@@ -139,7 +139,7 @@ def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> d
     }
 
 
-def _as_text(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> list[str]:
+def scan_lines(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> list[str]:
     lines = [
         f"{hit.file}:{hit.line}: {hit.canary} suite {hit.suite} question {hit.question_id}"
         for hit in result.hits

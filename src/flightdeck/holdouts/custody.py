@@ -118,6 +118,15 @@ def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Cust
     return custody(params.holdouts, suite)
 
 
+def void_in_params_holdouts(params: Params, suite: str) -> dict[str, Any] | None:
+    """The evidence of a void that params.yaml's holdouts folder records, when --holdouts
+    names another folder (#25); None when it does not, or records no void for ``suite``."""
+    theirs = params.holdouts_in_params
+    if not params.holdouts_elsewhere or theirs is None or not theirs.is_dir():
+        return None
+    return custody(theirs, suite).evidence
+
+
 def describe_void(evidence: dict[str, Any]) -> str:
     """The holdouts manifest's evidence in words: which key leaked, where, how often."""
     where = f"{evidence.get('file', '?')}:{evidence.get('line', '?')}"

@@ -2,7 +2,12 @@
 
 Every request must carry the token (``?token=...``) and a ``Host`` of this server, or it is
 refused with 403; so another site open in the same browser, or another user of the machine,
-can neither read items nor write labels. The API is small:
+can neither read items nor write labels. A request that a page of another origin sent is
+refused too, token or not (#25): an ``Origin`` that is not this server's address, a
+``Sec-Fetch-Site`` other than ``same-origin`` or ``none``, and for a POST a ``Referer`` from
+elsewhere. Browsers always send ``Origin`` with a POST; the page's referrer policy is
+``same-origin`` (``no-referrer`` would make its own POSTs say ``Origin: null``), so its
+address, token included, never reaches another site. The API is small:
 
 - ``GET /?token=T``: the page (``page/index.html``, with ``app.js`` and ``style.css``)
 - ``GET /api/start``: where to begin (the first unlabelled item) and the rater's progress
@@ -24,6 +29,7 @@ import hmac
 import json
 import secrets
 import threading
+from email.message import Message
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -93,6 +99,19 @@ class RatingServer:
             and token is not None
             and hmac.compare_digest(token.encode(), self.token.encode())
         )
+
+    def same_origin(self, headers: Message, *, posting: bool) -> bool:
+        """Whether no page of another origin sent the request (see the module doc)."""
+        ours = {f"http://{HOST}:{self.port}", f"http://localhost:{self.port}"}
+        origin, site = headers.get("Origin"), headers.get("Sec-Fetch-Site")
+        if origin is not None and origin not in ours:
+            return False
+        if site is not None and site not in ("same-origin", "none"):
+            return False
+        referer = headers.get("Referer")
+        if posting and origin is None and referer is not None:
+            return any(referer == o or referer.startswith(o + "/") for o in ours)
+        return True
 
     def page(self, name: str) -> bytes:
         data = self._page[name]
@@ -177,6 +196,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.app.authorised(self.headers.get("Host"), token):
             self._send(HTTPStatus.FORBIDDEN, b"forbidden: open the address the command printed\n")
             return None
+        if not self.app.same_origin(self.headers, posting=self.command == "POST"):
+            self._send(HTTPStatus.FORBIDDEN, b"forbidden: sent from a page of another origin\n")
+            return None
         return parts.path, query
 
     def do_GET(self) -> None:  # noqa: N802
@@ -237,7 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
-        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Referrer-Policy", "same-origin")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("X-Frame-Options", "DENY")
         self.send_header(

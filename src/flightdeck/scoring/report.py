@@ -77,7 +77,7 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _meta_lines(s: ArmScore) -> list[str]:
+def meta_lines(s: ArmScore) -> list[str]:
     if s.meta is None:
         return [f"- **{s.arm}**: meta missing (who ran it, when, with which model is unknown)"]
     f = s.meta.fields
@@ -146,7 +146,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     ]
     out += ["## Arms", ""]
     for s in result.arms.values():
-        out += _meta_lines(s)
+        out += meta_lines(s)
     out += _sources_section(result)
     out += ["", "## Metrics", ""]
     out += [
@@ -218,7 +218,24 @@ def _custody(result: ScoreResult) -> str:
 
     told = result.custody or Custody("no-manifest", None, None)
     words = describe_custody(told, result.params.holdouts / "manifest.json")
-    return words if told.state in ("sealed", "void") else f"**{words}**"
+    words = words if told.state in ("sealed", "void") else f"**{words}**"
+    return words + _holdouts_elsewhere(result)
+
+
+def _holdouts_elsewhere(result: ScoreResult) -> str:
+    """(#25) --holdouts named another folder than params.yaml: say so, with the reason."""
+    from flightdeck.holdouts.custody import describe_void, void_in_params_holdouts
+
+    params = result.params
+    if not params.holdouts_elsewhere:
+        return ""
+    evidence = void_in_params_holdouts(params, result.suite)
+    void = "" if evidence is None else f", which marks this suite void ({describe_void(evidence)})"
+    reason = params.holdouts_reason or "none given"
+    return (
+        f" **Scored with --holdouts {params.holdouts}, not params.yaml's "
+        f"{params.holdouts_in_params}{void}; reason: {reason}.**"
+    )
 
 
 def _verdict(c: Comparison) -> list[str]:
@@ -284,7 +301,7 @@ def write_picture(result: ScoreResult, path: Path) -> None:
 def score_lines(result: ScoreResult) -> list[str]:
     """What ``knowledge score`` prints: each arm's provenance and rates, each comparison."""
     lines = [f"suite {result.suite}: {result.n} questions"]
-    lines += [_meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
+    lines += [meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
     lines += [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
     for s in result.arms.values():
         c = s.citations

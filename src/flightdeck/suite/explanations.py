@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
@@ -125,6 +126,22 @@ def _sealed_files(value: Any) -> str | None:
         if fails(digest, Sha256):
             return f"sha256 of {name} must be 64 hex digits"
     return None
+
+
+def iso_date(value: str) -> bool:
+    """Whether ``value`` is a real ISO 8601 date or time (``2024-13-45`` is not)."""
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _date(value: Any) -> str | None:
+    message = text("date")(value)
+    if message is None and not iso_date(value):
+        return f"date {show(value)} is not a date; use YYYY-MM-DD or an ISO 8601 time"
+    return message
 
 
 def _glob(pattern: str) -> str | None:
@@ -253,10 +270,11 @@ META = Schema(
             "runner", then=(Runner, lambda r: f"runner {r!r} is unknown; use person or harness")
         ),
         "by": text("by"),
-        "date": text("date"),
+        "date": _date,
         "model": text("model"),
         "knowledge_snapshot": lambda _: None,
     },
+    check=lambda metas: all(iso_date(m.date) for m in metas),
     missing={
         "knowledge_snapshot": "missing field 'knowledge_snapshot'; record what the arm could read"
     },
