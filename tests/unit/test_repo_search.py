@@ -359,3 +359,28 @@ def test_a_cut_quote_cites_only_the_lines_it_quotes(tmp_path: Path) -> None:
     assert end < 57  # the quote stops before MAX_QUOTE_CHARS, and so does its span
     assert len(result.passages[0].text) <= 2400
     assert cited_lines_are_quoted(ws, result)
+
+
+def test_a_long_codeowners_is_quoted_from_the_rule_that_matches(tmp_path: Path) -> None:
+    rules = "".join(
+        f"/terraform/environments/core-shared/app{n:03d}.tf @org/team-{n:03d} @org/audit-team\n"
+        for n in range(80)
+    )
+    rules = rules.replace("app057.tf", "billing.tf")
+    ws = write(tmp_path, {"r/.github/CODEOWNERS": "# Owners\n\n" + rules})
+    result = search(ws, "Who owns the billing config in core shared?")
+    assert "@org/team-057" in result.answer
+    assert cited_lines_are_quoted(ws, result)
+
+
+def test_a_docs_sites_markdown_template_is_read_by_sections(tmp_path: Path) -> None:
+    page = (
+        "---\ntitle: Revoke access\n---\n# <%= current_page.data.title %>\n\n## Steps\n\n"
+        + "".join(f"Step {n}: check the console.\n" for n in range(40))
+        + "\n## Caution\n\nStop the networking workflows first.\n"
+    )
+    ws = write(tmp_path, {"r/source/runbooks/revoke.html.md.erb": page})
+    result = search(ws, "What caution applies to networking workflows?")
+    quotes = {p.uri: p.text for p in result.passages}
+    caution = quotes["r/source/runbooks/revoke.html.md.erb#L49-L51"]  # the section, whole
+    assert caution.startswith("# <%= current_page.data.title %>\n## Caution")

@@ -32,7 +32,8 @@ import re
 from dataclasses import dataclass
 
 from flightdeck.arms.agents import kinds
-from flightdeck.arms.agents.passages import Block, blocks, is_heading, words
+from flightdeck.arms.agents.bm25 import stem
+from flightdeck.arms.agents.passages import Block, blocks, is_heading, is_markdown, words
 
 MAX_FILES = 4  # files the ranked passages may bring into one answer
 MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quoted
@@ -41,13 +42,14 @@ MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
 MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
 MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for other files
 MAX_CITATIONS = 6
+CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
 MAX_RECORD_SECTIONS = 8  # a file with more matching sections is a log, not one record
 MAX_OWNERSHIP_LINES = 60  # an ownership file this short is quoted whole
 _LINKING = re.compile(
     r"supersed|replaced by|replaces\b|obsoleted by|amended by|amends\b|deprecated by",
     re.IGNORECASE,
 )
-_LINK = re.compile(r"\]\(\s*<?([^)\s>#]+\.(?:md|markdown|rst|txt))")
+_LINK = re.compile(r"\]\(\s*<?([^)\s>#]+\.(?:md|markdown|rst|txt|erb|html))")
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,10 @@ class Quote:
 
 
 class _Answer:
-    def __init__(self, paths: list[str], data: list[bytes], kind: str) -> None:
-        self.paths, self.data, self.kind = paths, data, kind
+    def __init__(
+        self, paths: list[str], data: list[bytes], kind: str, terms: frozenset[str]
+    ) -> None:
+        self.paths, self.data, self.kind, self.terms = paths, data, kind, terms
         self.index = {path: n for n, path in enumerate(paths)}
         self.quotes: list[Quote] = []
         self.used = 0
@@ -110,16 +114,21 @@ class _Answer:
             room = min(room, MAX_RECORD_CHARS - self.used_by_file.get(file, 0))
         lines = self.lines(file)
         heads = [lines[n].strip() for n in block.context if n < block.start]
+        start = block.start
+        if sum(len(lines[n]) + 1 for n in range(block.start, block.end)) > room:
+            start = self.first_hit(file, block)  # too long: quote from its first match
+            if start > block.start and is_heading(lines[block.start]):
+                heads.append(lines[block.start].strip())
         body: list[str] = []
         size = sum(len(h) + 1 for h in heads)
-        end = block.start
-        for n in range(block.start, block.end):
+        end = start
+        for n in range(start, block.end):
             if body and size + len(lines[n]) + 1 > room:
                 break
             body.append(lines[n])
             size += len(lines[n]) + 1
             end = n + 1
-        while end > block.start + 1 and not body[-1].strip():
+        while end > start + 1 and not body[-1].strip():
             body.pop()
             end -= 1
         if not body or size > room + MAX_QUOTE_CHARS // 2:
@@ -127,17 +136,31 @@ class _Answer:
         text = "\n".join([*heads, *body])
         if len(text) > MAX_QUOTE_CHARS:  # one line longer than a quote: cut it, say so
             text = text[: MAX_QUOTE_CHARS - 3].rstrip() + "..."
-        self.quotes.append(Quote(file, block.start, end, text, score, cited))
+        self.quotes.append(Quote(file, start, end, text, score, cited))
         self.used += len(text) + len(self.paths[file]) + 20
         self.used_by_file[file] = self.used_by_file.get(file, 0) + len(text)
         return True
+
+    def first_hit(self, file: int, block: Block) -> int:
+        """The line before the block's line holding most of the question's terms.
+
+        The first such line, or the block's start when no line holds one: in a long
+        CODEOWNERS block every rule may name the folder, and only one the file asked about.
+        """
+        lines = self.lines(file)
+        best, best_count = block.start, 0
+        for n in range(block.start, block.end):
+            count = len(self.terms.intersection(stem(word) for word in words(lines[n])))
+            if count > best_count:
+                best, best_count = max(block.start, n - CONTEXT_LINES), count
+        return best
 
     def full(self) -> bool:
         return self.used >= MAX_ANSWER_CHARS - 200
 
     def record_sections(self, file: int, kind: str) -> list[Block]:
         """The file's sections whose own heading names a section ``kind`` quotes."""
-        if not self.paths[file].lower().endswith((".md", ".markdown", ".mdx")):
+        if not is_markdown(self.paths[file].rsplit("/", 1)[-1]):
             return []
         lines = self.lines(file)
         found = [
@@ -166,9 +189,15 @@ class _Answer:
         return found
 
 
-def compose(paths: list[str], data: list[bytes], ranked: list[Hit], kind: str) -> list[Quote]:
-    """The quotes of one answer, in the order the answer gives them."""
-    answer = _Answer(paths, data, kind)
+def compose(
+    paths: list[str], data: list[bytes], ranked: list[Hit], kind: str, terms: list[str]
+) -> list[Quote]:
+    """The quotes of one answer, in the order the answer gives them.
+
+    ``terms`` are the question's (stems, :func:`.bm25.terms_of`): a passage too long to quote
+    whole is quoted from the line before the first that holds one.
+    """
+    answer = _Answer(paths, data, kind, frozenset(terms))
     if not ranked:
         return []
     best = ranked[0].score

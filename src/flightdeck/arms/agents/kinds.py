@@ -180,6 +180,11 @@ SECTION_WORDS = {
         "rollback",
         "solution",
         "solutions",
+        "prerequisites",
+        "before",
+        "caution",
+        "warning",
+        "important",
     },
 }
 _SECTION_WEIGHT = {

@@ -36,6 +36,7 @@ _MARKUP_STARTS = frozenset("#`~ ")  # first characters a heading or a fence line
 _NOT_WORD_RE = re.compile(r"[\W_]+")
 _NON_ASCII_NOT_WORD_RE = re.compile(r"[^\w\x00-\x7f]+")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+TEMPLATE_SUFFIXES = (".erb", ".j2", ".jinja", ".tmpl", ".tpl", ".liquid")  # docs sites' sources
 YAML_SUFFIXES = (".yaml", ".yml")
 YAML_NAMES = ("owners", "owners_aliases")  # Kubernetes-style ownership files are YAML
 
@@ -65,6 +66,14 @@ def normalise_bytes(data: bytes) -> bytes:
     return _NON_ASCII_NOT_WORD_RE.sub(" ", text).encode()
 
 
+def is_markdown(name: str) -> bool:
+    """Whether a file name is markdown's, also as a docs site's template (``x.html.md.erb``)."""
+    name = name.lower()
+    for suffix in TEMPLATE_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return name.endswith(MARKDOWN_SUFFIXES)
+
+
 def is_heading(line: str) -> bool:
     """Whether a markdown line is an ATX heading (``#`` to ``######``)."""
     return _HEADING_RE.match(line) is not None
@@ -79,7 +88,7 @@ def blocks(path: str, lines: list[str]) -> list[Block]:
     """The passages of one file (``lines`` without their newlines), capped, in file order."""
     name = path.rsplit("/", 1)[-1].lower()
     found: list[Block] = []
-    if name.endswith(MARKDOWN_SUFFIXES):
+    if is_markdown(name):
         found = _markdown_sections(lines)
     elif name.endswith(YAML_SUFFIXES) or name in YAML_NAMES:
         found = _yaml_entries(lines)

@@ -252,7 +252,7 @@ def search(
             for i in order[:MAX_RANKED]
             if scores[i] > 0
         ]
-        quotes = compose(corpus.paths, corpus.data, ranked, kind)
+        quotes = compose(corpus.paths, corpus.data, ranked, kind, words)
         chosen = [_passage(corpus, q) for q in quotes]
         cited_passages = [_passage(corpus, q) for q in cited(quotes)]
     else:
