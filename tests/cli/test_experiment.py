@@ -219,7 +219,9 @@ def test_the_agent_reads_the_task_from_the_environment(
     assert output["citations"] == [
         {"uri": "sdlc/docs/owners.md#L1-L1", "sha256": sha("Ada owns the billing service.\n")}
     ]
-    assert "query words: owns billing" in (tmp_path / "trace.log").read_text()
+    log = (tmp_path / "trace.log").read_text()
+    assert "query words: own bill" in log  # stems, as the whole-passage mode counts them
+    assert "kind: who-owns" in log  # the task's kind reaches the search (#24)
 
 
 def test_the_agent_reads_the_task_from_stdin(runner: CliRunner, tmp_path: Path) -> None:
