@@ -352,12 +352,13 @@ def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     report = (project.root / "reports" / "demo-v1.md").read_text()
     assert "| decision-why | 1 |" in report
     assert "What this set can show" in report
-    # Identical arms: the seeded interval is [0, 0], but no claim reads a zero-width bound.
-    # Tango's score bound at n = 4 is far above 15 points, so nothing is ruled out.
+    # Identical arms: the bootstrap is the single point 0, read as it is (issue 22: the half
+    # question that widened it made verdicts non-monotone). At n = 4 the calibrated rule can
+    # rule nothing out, so the upper bound it reads is held at +15, not below it.
     assert "baseline is not shown to lose by 15 points on citation validity.**" in report
     assert comp["citation_validity"]["ruled_out"] is False
-    assert comp["citation_validity"]["decision_hi"] > 0.15
-    assert comp["citation_validity"]["decision_lo"] < 0.0
+    assert comp["citation_validity"]["decision_hi"] >= 0.15
+    assert comp["citation_validity"]["decision_lo"] <= 0.0
     assert set(comp["correctness"]) >= {
         "decision_lo",
         "decision_hi",

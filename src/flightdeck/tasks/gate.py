@@ -76,16 +76,18 @@ def gate(
     failed = tuple(m for m in METRICS if not decisions[m].shown.holds)
     note = None
     if failed and params.decision == "calibrated":
-        note = small_n_note(scores[pinned].n, params)
+        losses = sorted({comparison.metrics[m].baseline_only for m in failed})
+        note = small_n_note(scores[pinned].n, params, losses=tuple(losses))
     return GateResult(
         suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources,
         decisions, note,
     )  # fmt: skip
 
 
-def small_n_note(n: int, params: Params) -> str:
-    """What n can show at the margin: the fewest wins that pass with 0, 1, 2 losses, or that
-    no table passes at this n and the smallest n at which one does (docs/statistics.md)."""
+def small_n_note(n: int, params: Params, *, losses: tuple[int, ...] = ()) -> str:
+    """What n can show at the margin: the fewest wins that pass with 0, 1, 2 losses (and with
+    the failed metrics' own ``losses``), or that no table passes at this n and the smallest n
+    at which one does (docs/statistics.md)."""
     from flightdeck.scoring.calibration import (
         EXACT_MAX_N,
         calibrate,
@@ -110,10 +112,10 @@ def small_n_note(n: int, params: Params) -> str:
             f"most {100 * alpha:g}%, however the candidate does: {where}"
         )
     needs = []
-    for losses in range(3):
-        wins = needed_wins(cal, losses)
+    for lost in sorted({0, 1, 2, *(x for x in losses if x <= n)}):
+        wins = needed_wins(cal, lost)
         if wins is not None:
-            needs.append(f"{wins} with {losses} the other way")
+            needs.append(f"{wins} with {lost} the other way")
     return (
         f"at n = {n} a {margin:g}-point margin passes only when the candidate alone is right "
         f"on at least {', '.join(needs) or 'more questions than n allows'} (and more for "
