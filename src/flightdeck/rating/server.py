@@ -41,6 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from flightdeck.errors import InputError
 from flightdeck.rating.session import RatingSession
+from flightdeck.strict_json import loads_strict
 
 HOST = "127.0.0.1"
 _ASSETS = {
@@ -258,7 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length", "0"))
             if not 0 < length <= _MAX_BODY:
                 raise ValueError("the request body is missing or too large")
-            body = json.loads(self.rfile.read(length))
+            body = loads_strict(self.rfile.read(length))  # JSONProblem is a ValueError
             if not isinstance(body, dict):
                 raise ValueError("the request body must be a JSON object")
             reply = self.app.label(body)

@@ -373,4 +373,6 @@ def gate_lines(result: GateResult) -> list[str]:
             f"gate failed on {', '.join(result.failed)}: {result.candidate} may be more "
             f"than {result.margin:g} points worse than {result.pinned}"
         )
+        if result.note:
+            lines.append(f"note: {result.note}")
     return lines
