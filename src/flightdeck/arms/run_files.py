@@ -7,6 +7,7 @@ scored arm's answers change only when a rerun gives the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -61,12 +62,29 @@ class Appender:
                 self._handle.write(b"\n")
 
     def append(self, record: Any) -> None:
-        self._handle.write((dumps_line(record) + "\n").encode())
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        """Write one record whole; on failure (a full disk) cut the file back to before it."""
+        data = (dumps_line(record) + "\n").encode()
+        size = self._handle.seek(0, os.SEEK_END)
+        try:
+            self._handle.write(data)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        except OSError:
+            self._handle = _reopened(self._handle, size)
+            raise
 
     def close(self) -> None:
         self._handle.close()
+
+
+def _reopened(handle: IO[bytes], size: int) -> IO[bytes]:
+    """The file reopened and truncated to ``size``: a torn record must not join the next one."""
+    name = handle.name
+    with contextlib.suppress(OSError):
+        handle.close()  # the buffered rest of the record is dropped with the handle
+    fresh: IO[bytes] = open(name, "ab+")  # noqa: SIM115 - Appender.close closes it
+    fresh.truncate(size)
+    return fresh
 
 
 class RunLock:

@@ -9,6 +9,13 @@
                             }},
      "history": [{"event": "registered" | "void" | "unvoid" | "scan", "at": ..., ...}, ...]}
 
+Every canary scan, clean or not, is recorded apart, one JSON line per scan in
+``DIR/scans.jsonl`` (:func:`append_scan`): the manifest is a dependency of the pipeline's
+canary-scan and score stages, and a manual scan that only looked must not make the committed
+pipeline stale. A scan with a hit changes the manifest (the suite is void), as it must.
+Manifests written before the split keep their ``scan`` events in the history; readers take
+both (:func:`scan_events`).
+
 The registry (:mod:`flightdeck.holdouts.registry`), the leak scan
 (:mod:`flightdeck.holdouts.leaks`) and custody read and change it only through here, so
 the file has one reader that checks it and one writer.
@@ -25,15 +32,41 @@ from typing import Any, Literal
 import msgspec
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, locked_folder, read_json
+from flightdeck.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
 from flightdeck.suite.schema import Canary, Sha256
 
 MANIFEST = "manifest.json"
+SCANS = "scans.jsonl"
 FORMAT = 1
 
 
 def manifest_path(holdouts_dir: Path) -> Path:
     return holdouts_dir / MANIFEST
+
+
+def scans_path(holdouts_dir: Path) -> Path:
+    return holdouts_dir / SCANS
+
+
+def append_scan(holdouts_dir: Path, event: dict[str, Any]) -> None:
+    """Record one scan in ``DIR/scans.jsonl`` (call under :func:`locked_manifest`)."""
+    append_jsonl(scans_path(holdouts_dir), event)
+
+
+def scan_events(holdouts_dir: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every recorded scan, oldest first: the manifest's own (before scans.jsonl), then the file's.
+
+    A line of scans.jsonl that is not a scan record is an :class:`InputError` naming it.
+    """
+    events = [e for e in manifest["history"] if e.get("event") == "scan"]
+    path = scans_path(holdouts_dir)
+    if not path.exists():
+        return events
+    for number, event in read_jsonl(path):
+        if event.get("event") != "scan" or not isinstance(event.get("suites"), dict):
+            raise InputError(path, number, "not a scan record; restore the file from git")
+        events.append(event)
+    return events
 
 
 def require_folder(holdouts_dir: Path) -> None:
