@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 from tests.builders import FILES_LATER, Project, answer, labels_for, sha, write_jsonl
 
 from flightdeck.cli import cli
+from flightdeck.scoring.fabricated import SPLIT as FABRICATED_SPLIT
 from flightdeck.suite.records import CANARY_RE
 
 
@@ -337,7 +338,13 @@ def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     assert arm["answered"] == 4
     assert arm["correctness"]["value"] == 0.5
     assert arm["citation_validity"]["value"] == 1.0
-    assert arm["citations"] == {"valid": 4, "fabricated": 0, "stale": 0, "unsupported": 0}
+    assert arm["citations"] == {
+        "valid": 4,
+        "fabricated": 0,
+        "stale": 0,
+        "unsupported": 0,
+        **dict.fromkeys(FABRICATED_SPLIT, 0),
+    }
     assert arm["kappa"] == 1.0
     comp = metrics["comparisons"]["rag_vs_search"]
     assert set(comp) == {"correctness", "citation_validity"}
@@ -412,7 +419,14 @@ def test_citation_classes_and_missing_answers(runner: CliRunner, project: Projec
     assert result.exit_code == 0, result.output
     assert "chat: meta missing" in result.stdout
     arm = json.loads((project.root / "metrics" / "demo-v1.json").read_text())["arms"]["chat"]
-    assert arm["citations"] == {"valid": 0, "fabricated": 1, "stale": 1, "unsupported": 1}
+    assert arm["citations"] == {
+        "valid": 0,
+        "fabricated": 1,
+        "stale": 1,
+        "unsupported": 1,
+        **dict.fromkeys(FABRICATED_SPLIT, 0),
+        "fabricated_opaque": 1,  # (#21) the fabricated one is an opaque uri
+    }
     assert arm["uncited"] == 1
     assert arm["missing"] == 1
     assert arm["answered"] == 3

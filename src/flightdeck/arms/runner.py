@@ -166,8 +166,7 @@ def run_experiment(
     path = harness_path()
     argv = parse_command(config.command, path)
     suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
-    if config.scratch:
-        suite = suite.with_scratch(config.arm)
+    suite = suite.with_scratch(config.arm) if config.scratch else suite  # (#21)
     suite.require_intact()
     # Before the policy and any trial: nothing of the cache is ever readable, first run included.
     (config.root / STATE_FOLDER).mkdir(parents=True, exist_ok=True)
@@ -204,8 +203,7 @@ def run_experiment(
             "sandbox": policy.meta(),
             "canary_check": leaks.describe(),
         }
-        if answers_path != scored_path:  # a scored arm rerun: its answers stay, so its date
-            meta["date"] = previous_meta_date(meta_path) or date
+        meta["date"] = (answers_path != scored_path and previous_meta_date(meta_path)) or date
         meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
         repos.require_commits(
@@ -236,7 +234,6 @@ def run_experiment(
             sort_answers(answers_path, [q.id for q in questions])
         if answers_path != scored_path:
             settle_rerun(suite, config.arm, answers_path, scored_path)
-            answers_path = scored_path  # moved into place: name the real file, not the rerun
     finally:
         lock.release()
     return RunResult(
@@ -245,7 +242,7 @@ def run_experiment(
         len(questions),
         len(done),
         tuple(outcomes),
-        answers_path,
+        scored_path,  # a rerun is in place by now (settle_rerun): name the real file (#21)
         meta_path,
         runs_path,
         traces_dir,
