@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flightdeck.errors import InputError
 from flightdeck.holdouts.manifest import (
     load_manifest,
     manifest_path,
@@ -167,6 +168,23 @@ def void_in_params_holdouts(params: Params, suite: str) -> dict[str, Any] | None
     if not params.holdouts_elsewhere or theirs is None or not theirs.is_dir():
         return None
     return custody(theirs, suite).evidence
+
+
+def refuse_void_elsewhere(params: Params, suite: str) -> None:
+    """--holdouts naming another folder never bypasses a void params.yaml's folder records,
+    unless --holdouts-reason says why (the report then prints both and the reason)."""
+    evidence = void_in_params_holdouts(params, suite)
+    if evidence is None or params.holdouts_reason is not None:
+        return
+    theirs = params.holdouts_in_params
+    raise InputError(
+        "--holdouts",
+        None,
+        f"{params.holdouts} is not params.yaml's holdouts folder ({theirs}), whose manifest "
+        f"marks suite {suite!r} void ({describe_void(evidence)}); score with params' holdouts "
+        "(a void suite's keys are spent: seal a new version), or give --holdouts-reason TEXT "
+        "to score anyway with the reason recorded in the report",
+    )
 
 
 def describe_void(evidence: dict[str, Any]) -> str:

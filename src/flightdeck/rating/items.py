@@ -21,6 +21,7 @@ import hmac
 import os
 import secrets
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,9 +97,9 @@ class RaterItems:
 
 
 def load_items(
-    suite: Suite, rater: str, secret: bytes, *, only_arm: str | None, adjudicate: bool
+    suite: Suite, rater: str, secret: bytes, *, arms: Sequence[str] | None, adjudicate: bool
 ) -> RaterItems:
-    """The answers ``rater`` rates (of ``only_arm``, or of every arm), in their order.
+    """The answers ``rater`` rates (of ``arms``, or of every arm), mixed in their order.
 
     ``secret`` keys the items' opaque ids; with ``adjudicate``, only the answers the first
     two other raters split on.
@@ -108,20 +109,17 @@ def load_items(
     keys_path = suite.keys
     keys = {k.id: k for k in read_keys(keys_path)}
     folder = suite.answers_folder
-    arms = suite.arms()
-    if not arms:
+    found = suite.arms()
+    if not found:
         raise InputError(folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first")
-    if only_arm is not None:
-        if only_arm not in arms:
+    for arm in arms or ():
+        if arm not in found:
             raise InputError(
-                "--arm",
-                None,
-                f"no answers for arm {only_arm!r}; the arms are {', '.join(arms)}",
+                "--arm", None, f"no answers for arm {arm!r}; the arms are {', '.join(found)}"
             )
-        arms = [only_arm]
     items = []
     judged_by: dict[tuple[str, str], list[Judgement]] = {}
-    for arm in arms:
+    for arm in found if arms is None else sorted(set(arms)):
         arm_answers = read_answers(suite.answers(arm), questions)
         judged = judgements_of(suite, arm, {a.id: a for a in arm_answers})
         judged_by.update({(arm, qid): js for qid, js in judged.items()})
