@@ -42,7 +42,7 @@ from flightdeck.holdouts.decode import (
     sniff,
     text_views,
 )
-from flightdeck.holdouts.needles import EXTENT, PREFIX
+from flightdeck.holdouts.needles import EXTENT, PREFIX, database
 from flightdeck.holdouts.search import MARGIN, Found, search_view
 from flightdeck.holdouts.workers import Runner, ScanState, available_cores
 
@@ -109,6 +109,7 @@ def scan_tails(
     range_size = chunk_size * CHUNKS_PER_RANGE
     tasks = _batch(_plan(files, sizes, range_size), range_size, jobs)
     found: list[Found] = []
+    database()  # compiled once here: forked workers inherit it instead of compiling their own
     with Runner(ScanState(tails, chunk_size, on_progress or ignore), jobs) as runner:
         for result in runner.map(_scan_task, tasks, stop=lambda r: r.error is not None):
             if result.error is not None:
