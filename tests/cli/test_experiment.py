@@ -219,7 +219,9 @@ def test_the_agent_reads_the_task_from_the_environment(
     assert output["citations"] == [
         {"uri": "sdlc/docs/owners.md#L1-L1", "sha256": sha("Ada owns the billing service.\n")}
     ]
-    assert "query words: owns billing" in (tmp_path / "trace.log").read_text()
+    log = (tmp_path / "trace.log").read_text()
+    assert "query words: own bill" in log  # stems, as the whole-passage mode counts them
+    assert "kind: who-owns" in log  # the task's kind reaches the search (#24)
 
 
 def test_the_agent_reads_the_task_from_stdin(runner: CliRunner, tmp_path: Path) -> None:
@@ -506,12 +508,17 @@ def test_a_scored_arm_runs_again_only_to_the_same_answers(
         + "\n"
     )
     # `dvc repro -f` removes the stage's outputs: the deterministic rerun gives the same bytes.
+    meta_path = project.suite / "answers" / "arm1.meta.json"
+    first_date = json.loads(meta_path.read_text())["date"]
     answers.unlink()
-    (project.suite / "answers" / "arm1.meta.json").unlink()
     again = run(runner, project, REPO_SEARCH)
     assert again.exit_code == 0, again.output
     assert answers.read_bytes() == scored
     assert not (project.suite / "answers" / ".arm1.rerun.jsonl").exists()
+    # (#21) the summary names the real file, and the same answers keep their date
+    assert f"answers: {answers}\n" in again.stdout
+    assert ".rerun" not in again.output
+    assert json.loads(meta_path.read_text())["date"] == first_date
     # A scored arm with a question left to answer would change: refused before any trial.
     answers.write_bytes(b"".join(scored.splitlines(keepends=True)[:-1]))
     result = runner.invoke(
@@ -531,9 +538,31 @@ def test_a_scored_arm_runs_again_only_to_the_same_answers(
         cli, ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", REPO_SEARCH]
     )
     assert differs.exit_code == 2, differs.output
+    rerun = project.suite / "answers" / ".arm1.rerun.jsonl"
     assert differs.stderr.endswith(
-        f"error: {answers}: arm 'arm1' was scored on D2; this run's answers differ (kept in "
-        ".arm1.rerun.jsonl): its answers cannot change, so run them under a new arm name\n"
+        f"error: {answers}: arm 'arm1' was scored on D2; this run's answers differ from the "
+        f"scored ones (this run's are in {rerun}, to compare; arm1.jsonl is left as it was): "
+        "its answers cannot change, so run them under a new arm name\n"
     )
     assert not answers.exists()
     assert (project.suite / "answers" / ".arm1.rerun.jsonl").read_bytes() == scored
+
+
+def test_a_rerun_keeps_the_committed_meta_date(tmp_path: Path) -> None:
+    """(#21) `dvc repro -f` removes the meta too: the date comes from its committed version."""
+    from tests.gitrepo import git_env
+
+    from flightdeck.arms.run_files import previous_meta_date
+
+    folder = tmp_path / "answers"
+    folder.mkdir()
+    meta = folder / "arm1.meta.json"
+    meta.write_text(json.dumps({"runner": "harness", "date": "2026-11-20T10:00:00Z"}))
+    env = git_env()
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "meta"]):
+        subprocess.run(["git", "-C", str(tmp_path), *args], env=env, check=True)
+    meta.write_text(json.dumps({"runner": "harness", "date": "2026-11-21T10:00:00Z"}))
+    assert previous_meta_date(meta) == "2026-11-21T10:00:00Z"  # the file, while it is there
+    meta.unlink()
+    assert previous_meta_date(meta) == "2026-11-20T10:00:00Z"  # then git's
+    assert previous_meta_date(tmp_path / "nowhere" / "x.meta.json") is None

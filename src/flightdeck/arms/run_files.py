@@ -130,9 +130,36 @@ def settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> Non
     raise InputError(
         answers_path,
         None,
-        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ (kept in "
-        f"{rerun.name}): its answers cannot change, so run them under a new arm name",
+        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ from the scored "
+        f"ones (this run's are in {rerun}, to compare; {answers_path.name} is left as "
+        "it was): its answers cannot change, so run them under a new arm name",
     )
+
+
+def previous_meta_date(meta_path: Path) -> str | None:
+    """The ``date`` of a scored arm's meta: the file's, else its last committed version's.
+
+    A rerun that reproduces a scored arm's answers byte for byte keeps the date they were
+    first produced (#21); ``dvc repro -f`` removes the meta too, so git has it.
+    """
+    text: str | None = None
+    if meta_path.is_file():
+        text = meta_path.read_text(encoding="utf-8")
+    else:
+        import subprocess
+
+        proc = subprocess.run(
+            ["git", "-C", str(meta_path.parent), "show", f"HEAD:./{meta_path.name}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        text = proc.stdout if proc.returncode == 0 else None
+    try:
+        date = json.loads(text)["date"] if text else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return date if isinstance(date, str) else None
 
 
 def sort_answers(path: Path, order: list[str]) -> None:

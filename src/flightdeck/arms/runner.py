@@ -59,6 +59,7 @@ from flightdeck.arms.run_files import (
     Appender,
     RunLock,
     answers_for_scored_arm,
+    previous_meta_date,
     repair_torn_line,
     settle_rerun,
     sort_answers,
@@ -101,6 +102,7 @@ class RunConfig:
     limits: Limits = field(default_factory=Limits)  # per-trial caps
     holdouts: Path | None = None  # masked from the harness; None: <root>/holdouts
     workspace_cache_mb: int = DEFAULT_CAP_MB
+    scratch: bool = False  # (#21) write under .flightdeck/scratch/<suite>/, apart from the pipeline
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,8 @@ def run_experiment(
     path = harness_path()
     argv = parse_command(config.command, path)
     suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
+    if config.scratch:
+        suite = suite.with_scratch(config.arm)
     suite.require_intact()
     # Before the policy and any trial: nothing of the cache is ever readable, first run included.
     (config.root / STATE_FOLDER).mkdir(parents=True, exist_ok=True)
@@ -200,6 +204,8 @@ def run_experiment(
             "sandbox": policy.meta(),
             "canary_check": leaks.describe(),
         }
+        if answers_path != scored_path:  # a scored arm rerun: its answers stay, so its date
+            meta["date"] = previous_meta_date(meta_path) or date
         meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
         repos.require_commits(
@@ -230,6 +236,7 @@ def run_experiment(
             sort_answers(answers_path, [q.id for q in questions])
         if answers_path != scored_path:
             settle_rerun(suite, config.arm, answers_path, scored_path)
+            answers_path = scored_path  # moved into place: name the real file, not the rerun
     finally:
         lock.release()
     return RunResult(

@@ -128,6 +128,12 @@ def experiment() -> None:
     default=None,
     help="Disk cap for the run's workspaces, in MiB [default: 4096].",
 )
+@click.option(
+    "--scratch",
+    is_flag=True,
+    help="A scratch run: write under .flightdeck/scratch/<suite>/, apart from the pipeline's "
+    "tracked files [also for an arm params.yaml's pipeline does not name].",
+)
 @params_options
 @json_option
 @click.pass_context
@@ -149,6 +155,7 @@ def run_command(
     max_memory_mb: int,
     max_processes: int,
     workspace_cache_mb: int | None,
+    scratch: bool,
     params_file: Path | None,
     repo: tuple[str, ...],
     as_json: bool,
@@ -172,6 +179,10 @@ def run_command(
     A sealed suite whose questions or keys changed is refused; an unsealed one only gets a
     warning, since its answers cannot be scored until it is sealed.
 
+    A scratch run (--scratch, or an arm that params.yaml's harnesses, people and arms do not
+    name when it names harnesses) writes all of the above under .flightdeck/scratch/<suite>/,
+    which no pipeline stage reads, so the committed pipeline stays up to date.
+
     \b
     Example:
         flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
@@ -184,11 +195,19 @@ def run_command(
     from flightdeck.arms.limits import Limits
     from flightdeck.arms.runner import RunConfig, run_experiment
     from flightdeck.arms.workspace import DEFAULT_CAP_MB
+    from flightdeck.project import SCRATCH_FOLDER
 
     project = open_project(params_file, repo, near=suite)
     warn_if_unsealed(suite)
     params = project.params
     arm_sandbox = params.harness_sandbox.get(arm, {})
+    scratch = scratch or project.is_scratch_arm(arm)
+    if scratch:
+        click.echo(
+            f"scratch run: {arm} writes under {project.root / SCRATCH_FOLDER}, apart from the "
+            "pipeline (not an arm of params.yaml)",
+            err=True,
+        )
     config = RunConfig(
         suite_dir=suite,
         arm=arm,
@@ -206,6 +225,7 @@ def run_command(
         limits=Limits(max_output_mb, max_tmp_mb, max_memory_mb, max_processes),
         holdouts=params.holdouts,
         workspace_cache_mb=workspace_cache_mb or DEFAULT_CAP_MB,
+        scratch=scratch,
     )
     progress = _Progress(quiet=as_json)
     try:

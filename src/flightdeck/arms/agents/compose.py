@@ -32,21 +32,24 @@ import re
 from dataclasses import dataclass
 
 from flightdeck.arms.agents import kinds
-from flightdeck.arms.agents.passages import Block, blocks, is_heading, words
+from flightdeck.arms.agents.bm25 import stem
+from flightdeck.arms.agents.passages import Block, blocks, is_heading, is_markdown, words
 
 MAX_FILES = 4  # files the ranked passages may bring into one answer
 MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quoted
-CITE_RELATIVE_SCORE = 0.7  # nor cited below 70% of it, unless added for a cited one
+CITE_RELATIVE_SCORE = 0.8  # nor cited below 80% of it, unless added for a cited one
 MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
 MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
-MAX_CITATIONS = 6
+MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for other files
+MAX_CITATIONS = 4
+CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
 MAX_RECORD_SECTIONS = 8  # a file with more matching sections is a log, not one record
 MAX_OWNERSHIP_LINES = 60  # an ownership file this short is quoted whole
 _LINKING = re.compile(
     r"supersed|replaced by|replaces\b|obsoleted by|amended by|amends\b|deprecated by",
     re.IGNORECASE,
 )
-_LINK = re.compile(r"\]\(\s*<?([^)\s>#]+\.(?:md|markdown|rst|txt))")
+_LINK = re.compile(r"\]\(\s*<?([^)\s>#]+\.(?:md|markdown|rst|txt|erb|html))")
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,14 @@ class Quote:
 
 
 class _Answer:
-    def __init__(self, paths: list[str], data: list[bytes], kind: str) -> None:
-        self.paths, self.data, self.kind = paths, data, kind
+    def __init__(
+        self, paths: list[str], data: list[bytes], kind: str, terms: frozenset[str]
+    ) -> None:
+        self.paths, self.data, self.kind, self.terms = paths, data, kind, terms
         self.index = {path: n for n, path in enumerate(paths)}
         self.quotes: list[Quote] = []
         self.used = 0
+        self.used_by_file: dict[int, int] = {}
         self._lines: dict[int, list[str]] = {}
         self._blocks: dict[int, list[Block]] = {}
 
@@ -90,24 +96,39 @@ class _Answer:
             self._blocks[file] = blocks(self.paths[file], lines) or [Block(0, len(lines))]
         return self._blocks[file]
 
-    def add(self, file: int, block: Block, score: float, cited: bool) -> bool:
-        """Quote a block unless it overlaps one already quoted or the answer is full."""
+    def add(
+        self, file: int, block: Block, score: float, cited: bool, *, extra: bool = False
+    ) -> bool:
+        """Quote a block unless it overlaps one already quoted or the answer is full.
+
+        An ``extra`` block (a record section added, not ranked) also stops at
+        :data:`MAX_RECORD_CHARS` for its file.
+        """
+        if extra and self.used_by_file.get(file, 0) >= MAX_RECORD_CHARS:
+            return False
         for q in self.quotes:
             if q.file == file and block.start < q.end and q.start < block.end:
                 return False
         room = min(MAX_QUOTE_CHARS, MAX_ANSWER_CHARS - self.used)
+        if extra:
+            room = min(room, MAX_RECORD_CHARS - self.used_by_file.get(file, 0))
         lines = self.lines(file)
         heads = [lines[n].strip() for n in block.context if n < block.start]
+        start = block.start
+        if sum(len(lines[n]) + 1 for n in range(block.start, block.end)) > room:
+            start = self.first_hit(file, block)  # too long: quote from its first match
+            if start > block.start and is_heading(lines[block.start]):
+                heads.append(lines[block.start].strip())
         body: list[str] = []
         size = sum(len(h) + 1 for h in heads)
-        end = block.start
-        for n in range(block.start, block.end):
+        end = start
+        for n in range(start, block.end):
             if body and size + len(lines[n]) + 1 > room:
                 break
             body.append(lines[n])
             size += len(lines[n]) + 1
             end = n + 1
-        while end > block.start + 1 and not body[-1].strip():
+        while end > start + 1 and not body[-1].strip():
             body.pop()
             end -= 1
         if not body or size > room + MAX_QUOTE_CHARS // 2:
@@ -115,16 +136,31 @@ class _Answer:
         text = "\n".join([*heads, *body])
         if len(text) > MAX_QUOTE_CHARS:  # one line longer than a quote: cut it, say so
             text = text[: MAX_QUOTE_CHARS - 3].rstrip() + "..."
-        self.quotes.append(Quote(file, block.start, end, text, score, cited))
+        self.quotes.append(Quote(file, start, end, text, score, cited))
         self.used += len(text) + len(self.paths[file]) + 20
+        self.used_by_file[file] = self.used_by_file.get(file, 0) + len(text)
         return True
+
+    def first_hit(self, file: int, block: Block) -> int:
+        """The line before the block's line holding most of the question's terms.
+
+        The first such line, or the block's start when no line holds one: in a long
+        CODEOWNERS block every rule may name the folder, and only one the file asked about.
+        """
+        lines = self.lines(file)
+        best, best_count = block.start, 0
+        for n in range(block.start, block.end):
+            count = len(self.terms.intersection(stem(word) for word in words(lines[n])))
+            if count > best_count:
+                best, best_count = max(block.start, n - CONTEXT_LINES), count
+        return best
 
     def full(self) -> bool:
         return self.used >= MAX_ANSWER_CHARS - 200
 
     def record_sections(self, file: int, kind: str) -> list[Block]:
         """The file's sections whose own heading names a section ``kind`` quotes."""
-        if not self.paths[file].lower().endswith((".md", ".markdown", ".mdx")):
+        if not is_markdown(self.paths[file].rsplit("/", 1)[-1]):
             return []
         lines = self.lines(file)
         found = [
@@ -153,9 +189,15 @@ class _Answer:
         return found
 
 
-def compose(paths: list[str], data: list[bytes], ranked: list[Hit], kind: str) -> list[Quote]:
-    """The quotes of one answer, in the order the answer gives them."""
-    answer = _Answer(paths, data, kind)
+def compose(
+    paths: list[str], data: list[bytes], ranked: list[Hit], kind: str, terms: list[str]
+) -> list[Quote]:
+    """The quotes of one answer, in the order the answer gives them.
+
+    ``terms`` are the question's (stems, :func:`.bm25.terms_of`): a passage too long to quote
+    whole is quoted from the line before the first that holds one.
+    """
+    answer = _Answer(paths, data, kind, frozenset(terms))
     if not ranked:
         return []
     best = ranked[0].score
@@ -183,7 +225,7 @@ def compose(paths: list[str], data: list[bytes], ranked: list[Hit], kind: str) -
             continue
         files.append(hit.file)
         for block in answer.record_sections(hit.file, kind):
-            answer.add(hit.file, block, hit.score, cited)
+            answer.add(hit.file, block, hit.score, cited, extra=True)
         for other in answer.linked(hit.file):
             target = best_hit.get(other)
             if target is not None:
@@ -191,7 +233,7 @@ def compose(paths: list[str], data: list[bytes], ranked: list[Hit], kind: str) -
             for block in answer.record_sections(other, "what-changed") + answer.record_sections(
                 other, kind
             ):
-                answer.add(other, block, hit.score, cited)
+                answer.add(other, block, hit.score, cited, extra=True)
     by_file: dict[int, int] = {}  # quotes of one file together, in file order
     for n, q in enumerate(answer.quotes):
         by_file.setdefault(q.file, n)

@@ -119,6 +119,10 @@ SECTION_WORDS = {
         "upgrade",
         "upgrading",
         "amended",
+        "consequences",
+        "outcome",
+        "results",
+        "impact",
     },
     "blocker": {
         "status",
@@ -176,6 +180,11 @@ SECTION_WORDS = {
         "rollback",
         "solution",
         "solutions",
+        "prerequisites",
+        "before",
+        "caution",
+        "warning",
+        "important",
     },
 }
 _SECTION_WEIGHT = {

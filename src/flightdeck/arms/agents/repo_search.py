@@ -7,12 +7,16 @@ It is a real, offline, deterministic baseline with no model. For one question it
 2. splits each file into passages a reader would quote whole (:mod:`.passages`): markdown
    sections (heading to the next heading of the same or a higher level), YAML entries,
    paragraphs, at most 60 lines each, each also carrying the words of its file's path;
-3. scores every passage with BM25 over the question's words (NFKC, casefolded, stop words
-   dropped; no-break spaces and non-ASCII hyphens split words; neighbouring words also
-   count glued together, and a CODEOWNERS file's path says "owns");
-4. answers with the best passages whole (their section's headings above them), up to
-   :data:`MAX_QUOTE_CHARS` each, and cites their files as ``<repo>/<path>#L<a>-L<b>`` with
-   the SHA-256 of the file's bytes.
+3. scores every passage with BM25 over the question's terms (NFKC, casefolded, stop words
+   dropped, folded to stems by :func:`.bm25.stem`; no-break spaces and non-ASCII hyphens
+   split words; neighbouring words also count glued together; a CODEOWNERS or OWNERS file's
+   path says "owns"), its heading path counted as a second field
+   (:func:`.passages.section_arrays`), times the weight the question's kind gives its file
+   and section (:mod:`.kinds`: the task's kind, else read from the question);
+4. answers with what :mod:`.compose` takes from the best passages (each whole, with its
+   heading path; a record's sections for the kind; the records it supersedes or is
+   superseded by; a short ownership file whole) and cites the quoted lines as
+   ``<repo>/<path>#L<a>-L<b>`` with the SHA-256 of the file's bytes.
 
 ``passages="window"`` is the first version's behaviour, kept so that answers rated under it
 can be reproduced byte for byte: passages of :data:`WINDOW` lines every :data:`STRIDE`, quoted
@@ -42,9 +46,8 @@ from flightdeck.arms.agents.bm25 import (
     terms_of,
 )
 from flightdeck.arms.agents.compose import Hit, Quote, cited, compose
-from flightdeck.arms.agents.passages import Block, normalise_bytes
+from flightdeck.arms.agents.passages import Block, normalise_bytes, section_arrays
 from flightdeck.arms.agents.passages import words as text_words
-from flightdeck.arms.agents.section_index import section_arrays
 
 if TYPE_CHECKING:
     pass
@@ -221,8 +224,9 @@ def search(
     path_len = np.array([len(pw) for pw in path_words], dtype=np.float64)
     lengths = (cum_words[last] - cum_words[first]).astype(np.float64) + path_len[file_of]
     tf = (cum_tf[:, last] - cum_tf[:, first]).astype(np.float64) + tf_path[:, file_of]
-    if section:  # a word in the heading path counts again (BM25F's field weight, 1 + 1)
+    if section:  # the heading path is a second field: its words count again, in tf and length
         pair_block, pair_line = heads
+        lengths += np.bincount(pair_block, weights=words_by_line[pair_line], minlength=len(first))
         for row in range(len(words)):
             tf[row] += np.bincount(
                 pair_block, weights=tf_by_line[row, pair_line], minlength=len(first)
@@ -251,7 +255,7 @@ def search(
             for i in order[:MAX_RANKED]
             if scores[i] > 0
         ]
-        quotes = compose(corpus.paths, corpus.data, ranked, kind)
+        quotes = compose(corpus.paths, corpus.data, ranked, kind, words)
         chosen = [_passage(corpus, q) for q in quotes]
         cited_passages = [_passage(corpus, q) for q in cited(quotes)]
     else:
