@@ -470,6 +470,32 @@ def test_an_output_cap_is_an_option_and_named_in_the_failure(
     assert again.exit_code == 0, again.output
 
 
+def test_a_disk_that_refuses_a_trace_fails_that_trial_alone_and_a_rerun_retries_it(
+    project: Project,
+) -> None:
+    """The runner's own writes refused, as on a full disk: RLIMIT_FSIZE on the runner makes
+    writing a 3 MiB trace fail (EFBIG) where the old runner died with exit 3."""
+    command = harness("misbehave.py", "big-stdout-on", "q2")
+    argv = [sys.executable, "-m", "flightdeck", "experiment", "run", str(project.suite)]
+    argv += ["--arm", "arm1", "--harness", command, "--jobs", "2", "--max-output-mb", "4"]
+    # A soft limit of 2.5 MiB on the runner's files (the harness may raise its own to 4 MiB).
+    limited = ["prlimit", f"--fsize={5 << 19}:unlimited", "--", *argv]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    done = subprocess.run(limited, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "  q2: could not write its trace traces/demo-v1/arm1/q2.log: File too large" in (
+        done.stdout
+    )
+    assert sorted(a["id"] for a in answer_lines(project)) == ["q1", "q3", "q4"]
+    again = subprocess.run(
+        argv[:-2] + ["--max-output-mb", "8"], capture_output=True, text=True, env=env, check=False
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "resuming: 3 of 4 questions already answered" in again.stderr
+    assert sorted(a["id"] for a in answer_lines(project)) == ["q1", "q2", "q3", "q4"]
+
+
 def test_a_scored_arm_runs_again_only_to_the_same_answers(
     runner: CliRunner, project: Project
 ) -> None:

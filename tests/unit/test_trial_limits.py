@@ -164,7 +164,9 @@ def test_a_canary_in_anything_a_trial_wrote_fails_it_and_voids_the_suite(
     entry = manifest["suites"]["demo-v1"]
     assert entry["status"] == "void"
     assert (entry["evidence"]["file"], entry["evidence"]["line"]) == (str(trace), line)
-    assert manifest["history"][-1]["event"] == "void"
+    void = manifest["history"][-1]
+    assert (void["event"], void["suite"]) == ("void", "demo-v1")
+    assert (void["evidence"]["file"], void["evidence"]["line"]) == (str(trace), line)
     scans = (root / "holdouts" / "scans.jsonl").read_text().splitlines()  # history apart (#21)
     assert json.loads(scans[-1])["hits"] == 1
 

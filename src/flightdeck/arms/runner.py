@@ -359,11 +359,8 @@ def _run_all(
     return sorted(outcomes, key=lambda o: order[o.id]), omissions, cache.peak
 
 
-def _record(
-    outcome: TrialOutcome, answers: Appender, ledger: Appender, run_id: str
-) -> TrialOutcome:
-    """Append the answer, then the ledger entry; a write that fails (a full disk) fails the
-    trial alone: its answer is not kept, so a rerun retries it."""
+def _record(outcome: TrialOutcome, answers: Appender, ledger: Appender, run: str) -> TrialOutcome:
+    """The answer, then the ledger entry; a failed write (a full disk) fails the trial alone."""
     if outcome.record is not None:
         try:
             answers.append(outcome.record)
@@ -371,7 +368,7 @@ def _record(
             reason = f"could not record its answer: {exc.strerror or exc}"
             outcome = dataclasses.replace(outcome, ok=False, reason=reason, record=None)
     with contextlib.suppress(OSError):  # the ledger is a log; the answer is what counts
-        ledger.append({"run": run_id, **outcome.ledger_entry()})
+        ledger.append({"run": run, **outcome.ledger_entry()})
     return outcome
 
 

@@ -8,7 +8,7 @@ workspace file was tampered with); and by-id,
 which takes the mode from the question's id (so one run can hold every kind of failure).
 
 Hostile output and limits (sizes are for a run with ``--max-output-mb 1 --max-tmp-mb 1``):
-big-stdout (3 MiB), huge-result (a 3 MiB FLIGHTDECK_RESULT), sparse-trace (a 3 GiB sparse
+big-stdout (3 MiB; big-stdout-on ID for one question), huge-result (a 3 MiB FLIGHTDECK_RESULT), sparse-trace (a 3 GiB sparse
 FLIGHTDECK_TRACE), many-files (40 files of 512 KiB in the out folder), fill-out (writes its
 result until the disk refuses, SIGXFSZ ignored), fill-tmp (/tmp until it is full), alloc
 (2 GiB of memory), fork (64 processes at once), bigint (a 5,000-digit integer), surrogate
@@ -86,6 +86,10 @@ elif mode in ("tamper", "check-pristine"):
         first.write_text("tampered")
     elif first.read_text() == "tampered":
         sys.exit(4)
+    print(json.dumps(good))
+elif mode == "big-stdout-on":  # 3 MiB of stdout for question ARG only, else a good answer
+    if task["id"] == arg:
+        sys.stdout.write("x" * (3 << 20) + "\n")
     print(json.dumps(good))
 elif mode == "big-stdout":
     sys.stdout.write("x" * (3 << 20) + "\n")
