@@ -260,7 +260,7 @@ def answers(path: Path, question_ids: Iterable[str]) -> list[Answer]:
 
 def labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
     known, out, seen = set(question_ids), [], {}  # type: ignore[var-annotated]
-    fields = ("id", "rater", "correct", "unsupported", "answer_sha256", "time")
+    fields = ("id", "rater", "correct", "unsupported", "answer_sha256", "time", "facts")
     for line, obj in _lines(path):
         r = Record(path, line, obj, fields)
         lid, rater = r.string("id"), r.string("rater")
@@ -275,11 +275,22 @@ def labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
             r.fail(f"answer_sha256 must be 64 hex digits, got {_show(bound)}")
         if "time" in obj and not isinstance(obj["time"], str):
             r.fail(f"time must be a string, got {_show(obj['time'])}")
+        facts = obj.get("facts")
+        if "facts" in obj and (
+            not isinstance(facts, list) or not all(isinstance(f, bool) for f in facts)
+        ):
+            r.fail(
+                "facts must be a list of true or false, one per required fact in the key's "
+                f"order, got {_show(facts)}"
+            )
         r.whole_record_encodable()
         _known(r, known, lid)
         what = f"label by rater {rater!r} on id {lid!r}"
         fix = "remove one of the two (each rater labels an answer once)"
         _once(path, line, seen, (rater, lid), what, fix)
         bound = bound and bound.lower()
-        out.append(Label(lid, rater, correct, tuple(unsupported), bound, line, obj.get("time")))
+        ticks = None if facts is None else tuple(facts)
+        out.append(
+            Label(lid, rater, correct, tuple(unsupported), bound, line, obj.get("time"), ticks)
+        )
     return out

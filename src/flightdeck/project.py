@@ -13,7 +13,7 @@ the CLI would have made.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,11 @@ from flightdeck.suite.staging import finish_pending
 SEALED_FILES = ("questions.jsonl", "keys.jsonl")
 STATE_FOLDER = CACHE_FOLDER.parent  # flightdeck's own files in the project root
 WORKSPACES_FOLDER = STATE_FOLDER / "workspaces"  # blob store of the trial workspaces
+# (#21) Scratch arms (`experiment run --scratch`, or an arm params.yaml's pipeline does not
+# name) keep their answers, meta, labels, run log and traces here, under
+# .flightdeck/scratch/<suite>/, which `flightdeck init` puts in .gitignore and no dvc.yaml
+# stage depends on: a scratch run never makes the committed pipeline stale.
+SCRATCH_FOLDER = STATE_FOLDER / "scratch"
 
 
 # --- a suite folder -------------------------------------------------------------------------
@@ -48,6 +53,8 @@ class Suite:
 
     root: Path
     project_root: Path = Path(".")
+    # arms that live in the scratch folder whatever exists yet (a scratch run's writer)
+    scratch_arms: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -79,13 +86,36 @@ class Suite:
         return self.root / "labels"
 
     def answers(self, arm: str) -> Path:
-        return self.answers_folder / f"{arm}.jsonl"
+        return self.answers_folder_of(arm) / f"{arm}.jsonl"
 
     def meta(self, arm: str) -> Path:
-        return self.answers_folder / f"{arm}.meta.json"
+        return self.answers_folder_of(arm) / f"{arm}.meta.json"
 
     def labels(self, arm: str) -> Path:
-        return self.labels_folder / f"{arm}.jsonl"
+        folder = self.scratch_root / "labels" if self.is_scratch(arm) else self.labels_folder
+        return folder / f"{arm}.jsonl"
+
+    # Scratch arms (#21): every file of theirs under .flightdeck/scratch/<suite>/.
+
+    @property
+    def scratch_root(self) -> Path:
+        """``.flightdeck/scratch/<suite>/`` in the project root: answers, labels, runs, traces."""
+        return self.project_root / SCRATCH_FOLDER / self.name
+
+    def with_scratch(self, arm: str) -> Suite:
+        """This suite with ``arm`` kept in the scratch folder (for the run that writes it)."""
+        return replace(self, scratch_arms=self.scratch_arms | {arm})
+
+    def is_scratch(self, arm: str) -> bool:
+        """Whether ``arm`` lives in the scratch folder: so made, or found there and not here."""
+        if arm in self.scratch_arms:
+            return True
+        tracked = self.answers_folder / f"{arm}.jsonl"
+        return not tracked.exists() and (self.scratch_root / "answers" / f"{arm}.jsonl").exists()
+
+    def answers_folder_of(self, arm: str) -> Path:
+        """The folder of ``arm``'s answers and meta (and a rerun's temporary file)."""
+        return self.scratch_root / "answers" if self.is_scratch(arm) else self.answers_folder
 
     @property
     def judgements_folder(self) -> Path:
@@ -114,22 +144,31 @@ class Suite:
         return self.project_root / "results" / self.name
 
     def runs(self, arm: str) -> Path:
-        """The trials ledger of an arm: ``runs/<suite>/<arm>.jsonl``."""
+        """The trials ledger of an arm: ``runs/<suite>/<arm>.jsonl`` (a scratch arm's apart)."""
+        if self.is_scratch(arm):
+            return self.scratch_root / "runs" / f"{arm}.jsonl"
         return self.project_root / "runs" / self.name / f"{arm}.jsonl"
 
     def traces(self, arm: str) -> Path:
-        """The folder of an arm's trial traces: ``traces/<suite>/<arm>/``."""
+        """An arm's trial traces: ``traces/<suite>/<arm>/`` (a scratch arm's apart)."""
+        if self.is_scratch(arm):
+            return self.scratch_root / "traces" / arm
         return self.project_root / "traces" / self.name / arm
 
     # Arms.
 
     def arms(self) -> list[str]:
-        """Arms with an answers file, sorted."""
-        return _stems(self.answers_folder)
+        """Arms with an answers file, sorted: the tracked ones and the scratch ones."""
+        return sorted({*_stems(self.answers_folder), *self.scratch_arms_found()})
+
+    def scratch_arms_found(self) -> list[str]:
+        """Arms whose answers are in the scratch folder (and not also tracked)."""
+        return [a for a in _stems(self.scratch_root / "answers") if self.is_scratch(a)]
 
     def labelled_arms(self) -> list[str]:
         """Arms with a labels file, sorted."""
-        return _stems(self.labels_folder)
+        scratch = [a for a in _stems(self.scratch_root / "labels") if self.is_scratch(a)]
+        return sorted({*_stems(self.labels_folder), *scratch})
 
     # The scores ledger.
 
@@ -324,6 +363,15 @@ class Project:
     def repos(self) -> RepoSet:
         """The repositories by name, bundles cloned into the project's cache."""
         return RepoSet(self.params.repos, self.cache)
+
+    def is_scratch_arm(self, arm: str) -> bool:
+        """An arm the pipeline does not run or score (#21), when params.yaml names harnesses.
+
+        Such an arm's run is a scratch run: its files go under ``.flightdeck/scratch/``.
+        """
+        params = self.params
+        pipeline = {*params.harnesses, *params.people, *params.arms}
+        return bool(params.harnesses) and arm not in pipeline
 
     def suite(self, folder: Path, *, keys: bool = True) -> Suite:
         """Open the suite folder ``folder`` (it must hold questions.jsonl and keys.jsonl)."""

@@ -178,7 +178,8 @@ def test_repro_runs_every_stage_of_the_params(team: Pipeline) -> None:
             "repo@infra",
             "run@lexical",
             "import@chat-export",
-            "canary-scan",
+            "canary-scan@lexical",
+            "canary-scan-import@chat-export",
             "score",
         ]
     )

@@ -226,3 +226,12 @@ def test_params_yaml_merge_keys_work_and_own_keys_win(
         Path("a.csv"),
     )
     assert (chat2.by, chat2.source) == ("grace", Path("b.csv"))
+
+
+def test_a_repeated_key_before_a_bad_line_is_the_one_named(tmp_path: Path) -> None:
+    # line 3 sends the reader line by line; the repeated key on line 2 is still found first
+    repeated = json.dumps(Q | {"id": "q2"})[:-1] + ', "kind": "blocker"}'
+    path = lines(tmp_path, "questions.jsonl", json.dumps(Q), repeated, "{bad")
+    with pytest.raises(InputError) as caught:
+        read_questions(path)
+    assert str(caught.value) == f"{path}:2: duplicate key 'kind' in one object; {DUPLICATE}"

@@ -267,10 +267,14 @@ def _require_same_provenance_if_scored(
 
 
 def _outside_hash(snapshot_dir: Path | None, pair: tuple[str, str]) -> str:
-    """The snapshot's bytes of a file outside as_of, if the folder holds it; else of nothing."""
-    if snapshot_dir is not None and (snapshot_dir / pair[0] / pair[1]).is_file():
-        return sha256_file(snapshot_dir / pair[0] / pair[1])
-    return EMPTY_SHA256
+    """The snapshot's bytes of a file outside as_of, if the folder holds it; else of nothing.
+
+    Looked up in the folder's listing, as every other citation is (a path too long for the
+    file system, or one through a symlinked folder, is simply not in the snapshot).
+    """
+    if snapshot_dir is None:
+        return EMPTY_SHA256
+    return hash_from_folder(snapshot_dir, [pair]).get(pair, EMPTY_SHA256)
 
 
 def _checked_rows(

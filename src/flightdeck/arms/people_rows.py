@@ -146,6 +146,8 @@ def _csv_rows(path: Path, text: str, delimiter: str) -> Iterator[Row]:
         header = [name.strip().lower() for name in next(reader)]
     except StopIteration:
         raise InputError(path, 1, "empty file; the first row names the columns") from None
+    except csv.Error as exc:  # e.g. an unclosed quote in the header row
+        raise InputError(path, 1, f"not CSV ({exc}); check the header row's quoting") from None
     for name in ("id", "answer"):
         if name not in header:
             raise InputError(path, 1, f"no {name!r} column; name the columns id,answer,citations")

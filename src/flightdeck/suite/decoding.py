@@ -196,9 +196,26 @@ _ANY: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 def _line_by_line(
     path: Path, parts: list[bytes], schema: Schema[T]
 ) -> tuple[list[T], list[int], InputError | None]:
+    records, lines, error, unchecked = _up_to_first_bad(path, parts, schema)
+    # the lines msgspec took are checked for repeated keys together (one pass, as in
+    # decode_lines), and one by one only when some line repeats a key
+    if unchecked and _keys_repeated([parts[number - 1] for number in unchecked]):
+        number = next(n for n in unchecked if _keys_repeated([parts[n - 1]]))
+        keep = lines.index(number)
+        outcome = _explain_line(path, number, parts[number - 1], schema)
+        assert isinstance(outcome, InputError), "a repeated key was not refused"
+        return records[:keep], lines[:keep], outcome
+    return records, lines, error
+
+
+def _up_to_first_bad(
+    path: Path, parts: list[bytes], schema: Schema[T]
+) -> tuple[list[T], list[int], InputError | None, list[int]]:
+    """Records up to the first bad line, its error, and the lines msgspec alone accepted."""
     decode = schema.decoder.decode
     records: list[T] = []
     lines: list[int] = []
+    unchecked: list[int] = []
     for number, raw in enumerate(parts, start=1):
         if not raw.strip():
             continue
@@ -206,19 +223,16 @@ def _line_by_line(
             record: T | None = decode(raw)
         except msgspec.DecodeError:
             record = None
-        if (
-            record is None
-            or not schema.accepts([record])
-            or _maybe_null(schema, raw, [record])
-            or _keys_repeated([raw])
-        ):
+        if record is None or not schema.accepts([record]) or _maybe_null(schema, raw, [record]):
             outcome = _explain_line(path, number, raw, schema)
             if isinstance(outcome, InputError):
-                return records, lines, outcome
+                return records, lines, outcome, unchecked
             record = outcome
+        else:
+            unchecked.append(number)
         records.append(record)
         lines.append(number)
-    return records, lines, None
+    return records, lines, None, unchecked
 
 
 def _explain_line(path: Path, number: int, raw: bytes, schema: Schema[T]) -> T | InputError:

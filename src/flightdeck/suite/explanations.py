@@ -246,10 +246,17 @@ LABEL = Schema(
             Sha256 | None, lambda v: f"answer_sha256 must be 64 hex digits, got {show(v)}"
         ),
         "time": either(str, lambda v: f"time must be a string, got {show(v)}"),
+        "facts": either(
+            tuple[bool, ...],
+            lambda v: (
+                "facts must be a list of true or false, one per required fact in the "
+                f"key's order, got {show(v)}"
+            ),
+        ),
     },
     check=lambda ls: all(map(span_in_order, [u for label in ls for u in label.unsupported])),
     finish=_finish_labels,
-    not_null=("time",),
+    not_null=("time", "facts"),
 )
 MANIFEST = Schema(
     Manifest,

@@ -14,11 +14,7 @@ from typing import TYPE_CHECKING
 
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.holdouts.custody import (
-    describe_void,
-    holdouts_custody,
-    void_in_params_holdouts,
-)
+from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
 from flightdeck.jsonl import (
     append_jsonl,
     read_bytes,
@@ -127,7 +123,7 @@ def read_arms(suite_dir: Suite | Path, arms: Sequence[str], params: Params) -> A
             f"suite {suite.name!r} is void: a canary leaked ({describe_void(evidence)}); its keys "
             "are spent, so seal a new suite version",
         )
-    _refuse_void_elsewhere(params, suite.name)
+    refuse_void_elsewhere(params, suite.name)
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
     judge = _calibrated_judge(suite, params)
@@ -138,23 +134,6 @@ def read_arms(suite_dir: Suite | Path, arms: Sequence[str], params: Params) -> A
         arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
     }
     return ArmsRead(suite, questions, scores, manifest, _sources(scores, judge), told)
-
-
-def _refuse_void_elsewhere(params: Params, suite: str) -> None:
-    """--holdouts naming another folder never bypasses a void params.yaml's folder records,
-    unless --holdouts-reason says why (the report then prints both and the reason)."""
-    evidence = void_in_params_holdouts(params, suite)
-    if evidence is None or params.holdouts_reason is not None:
-        return
-    theirs = params.holdouts_in_params
-    raise InputError(
-        "--holdouts",
-        None,
-        f"{params.holdouts} is not params.yaml's holdouts folder ({theirs}), whose manifest "
-        f"marks suite {suite!r} void ({describe_void(evidence)}); score with params' holdouts "
-        "(a void suite's keys are spent: seal a new version), or give --holdouts-reason TEXT "
-        "to score anyway with the reason recorded in the report",
-    )
 
 
 def compare(baseline: ArmScore, candidate: ArmScore, params: Params) -> Comparison:
@@ -285,7 +264,9 @@ def compute_scores(
         if on_progress:
             on_progress(f"bootstrapping {candidate} vs {baseline}")
         comparisons = (compare(read.scores[baseline], read.scores[candidate], params),)
-    return ScoreResult(
+    from flightdeck.scoring.fabricated import with_fabricated_split
+
+    result = ScoreResult(
         read.suite.name,
         len(read.questions),
         read.scores,
@@ -298,6 +279,7 @@ def compute_scores(
         read.sources,
         {q.id: q.question for q in read.questions},
     )
+    return with_fabricated_split(result, read.suite, params)  # (#21) what each fabricated is
 
 
 def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
