@@ -138,10 +138,15 @@ def stem_occurrences(haystack: bytes, term: str) -> list[int]:
         return occurrences(haystack, term.encode())
     prefix = (term[:-1] if term.endswith("i") and len(term) > 3 else term).encode()
     needle = b" " + prefix
+    folds: dict[bytes, bool] = {}  # each distinct word stemmed once
     found, at = [], haystack.find(needle)
     while at != -1:
         end = haystack.find(b" ", at + 1)
-        if stem(haystack[at + 1 : end].decode("utf-8", "replace")) == term:
+        word = haystack[at + 1 : end]
+        keep = folds.get(word)
+        if keep is None:
+            keep = folds[word] = stem(word.decode("utf-8", "replace")) == term
+        if keep:
             found.append(at)
         at = haystack.find(needle, end)
     return found

@@ -249,7 +249,7 @@ def search(
         ranked = [
             Hit(
                 int(file_of[i]),
-                _local(contexts[i], first[i], last[i], file_first_line),
+                _local(contexts[i], first[i], last[i], file_first_line[file_of[i]]),
                 float(scores[i]),
             )
             for i in order[:MAX_RANKED]
@@ -278,12 +278,9 @@ def search(
     return SearchResult(answer, tuple(citations), tuple(chosen))
 
 
-def _local(context: tuple[int, ...], lo: Any, hi: Any, file_first_line: Any) -> Block:
-    """A ranked passage's block in its own file's lines (0-based)."""
-    import numpy as np
-
-    offset = int(file_first_line[np.searchsorted(file_first_line, lo, side="right") - 1])
-    return Block(int(lo) - offset, int(hi) - offset, context)
+def _local(context: tuple[int, ...], lo: Any, hi: Any, offset: Any) -> Block:
+    """A ranked passage's block in its own file's lines (0-based); ``offset``: its first."""
+    return Block(int(lo) - int(offset), int(hi) - int(offset), context)
 
 
 def _passage(corpus: _Corpus, quote: Quote) -> Passage:
