@@ -22,6 +22,7 @@ from flightdeck.arm_names import ARM_NAME_CHARS as ARM_NAME_CHARS  # re-exported
 from flightdeck.arm_names import ARM_NAME_MAX as ARM_NAME_MAX  # suite's arms are named
 from flightdeck.arm_names import check_arm_name as check_arm_name  # by this one rule
 from flightdeck.errors import InputError
+from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.jsonl import sha256_file
 from flightdeck.params import Params, load_params, parse_repo_option
 from flightdeck.params_yaml import PARAMS_FILE
@@ -119,6 +120,31 @@ class Suite:
     def traces(self, arm: str) -> Path:
         """The folder of an arm's trial traces: ``traces/<suite>/<arm>/``."""
         return self.project_root / "traces" / self.name / arm
+
+    # Opening.
+
+    def opened(self, *, keys: bool = True) -> Suite:
+        """This suite, after checking (once per suite object) that its folder and files exist.
+
+        The check runs at most once per object and per ``keys``: a command opens its suite
+        once however many core functions it passes it through.
+        """
+        done: set[bool] = self.__dict__.setdefault("_opened", set())
+        if keys not in done and True not in done:
+            self.require_files(keys=keys)
+            done.add(keys)
+        return self
+
+    def require_files(self, *, keys: bool = True) -> None:
+        """Refuse a missing suite folder, questions.jsonl or (``keys``) keys.jsonl."""
+        if not self.root.is_dir():
+            raise InputError(
+                self.root, None, "suite folder not found; pass a folder such as suites/<suite>"
+            )
+        if not self.questions.is_file():
+            raise InputError(self.questions, None, "file not found; a suite needs questions.jsonl")
+        if keys and not self.keys.is_file():
+            raise InputError(self.keys, None, "file not found; a suite needs keys.jsonl")
 
     # Arms.
 
@@ -245,22 +271,17 @@ def _stems(folder: Path) -> list[str]:
 
 def open_suite(folder: Path, *, project_root: Path = Path("."), keys: bool = True) -> Suite:
     """A suite folder that exists and holds questions.jsonl (and keys.jsonl), or an InputError."""
-    if not folder.is_dir():
-        raise InputError(
-            folder, None, "suite folder not found; pass a folder such as suites/<suite>"
-        )
-    suite = Suite(folder, project_root)
-    if not suite.questions.is_file():
-        raise InputError(suite.questions, None, "file not found; a suite needs questions.jsonl")
-    if keys and not suite.keys.is_file():
-        raise InputError(suite.keys, None, "file not found; a suite needs keys.jsonl")
-    return suite
+    return Suite(folder, project_root).opened(keys=keys)
 
 
 def as_suite(suite: Suite | Path, params: Params | None = None, *, keys: bool = True) -> Suite:
-    """A core function's ``suite`` argument, a :class:`Suite` or a folder, opened and checked."""
+    """A core function's ``suite`` argument, a :class:`Suite` or a folder, opened and checked.
+
+    A :class:`Suite` is opened once: asking again (score, then the arms it reads, then the
+    ledger it writes) returns it without looking at the folder again.
+    """
     if isinstance(suite, Suite):
-        return open_suite(suite.root, project_root=suite.project_root, keys=keys)
+        return suite.opened(keys=keys)
     root = params.root if params is not None else Path(".")
     return open_suite(suite, project_root=root, keys=keys)
 
@@ -311,6 +332,15 @@ class Project:
         return self.params.holdouts
 
     @property
+    def holdouts_manifest(self) -> Path:
+        """The holdouts manifest: the canaries registered for the leak scan."""
+        return manifest_path(self.holdouts)
+
+    @property
+    def suites_folder(self) -> Path:
+        return self.root / "suites"
+
+    @property
     def cache(self) -> Path:
         return self.root / CACHE_FOLDER
 
@@ -344,4 +374,4 @@ class Project:
             raise InputError(
                 "SUITE", None, "name the suite (suites/<suite>) or set suite: in params.yaml"
             )
-        return Suite(self.root / "suites" / self.params.suite, self.root)
+        return Suite(self.suites_folder / self.params.suite, self.root)

@@ -109,10 +109,8 @@ def check_command(
         flightdeck knowledge check suites/knowledge-gold-v1
         flightdeck knowledge check suites/knowledge-gold-v1 --repo sdlc=../sdlc
     """
-    from flightdeck.tasks.knowledge import check
-
     project = open_project(params_file, repo, near=suite)
-    problems = check(project.at(suite), repos=project.repos)
+    problems = project.suite(suite).check()
     for problem in problems[:CHECK_LIMIT]:
         click.echo(f"error: {problem}", err=True)
     if len(problems) > CHECK_LIMIT:
@@ -161,11 +159,9 @@ def seal_command(
     Example:
         flightdeck knowledge seal suites/knowledge-gold-v1 --holdouts holdouts
     """
-    from flightdeck.tasks.knowledge import seal
-
     project = open_project(params_file, repo, near=suite, holdouts=holdouts)
     holdouts = project.holdouts
-    result = seal(project.at(suite), repos=project.repos, holdouts=holdouts, unchecked=unchecked)
+    result = project.suite(suite).seal(unchecked=unchecked)
     if result.unchecked_repos:
         click.echo(
             "warning: sealed --unchecked: sources not checked in repositories not at hand: "
