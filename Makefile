@@ -1,4 +1,5 @@
-# The two commands a new user needs: `make repro` and `make test`.
+# The two commands a new user needs: `make repro` and `make test`. They install this
+# checkout as the distribution flightdeck-evals (import and command: flightdeck).
 # `make repro` installs the runtime set only; `make test` and `make check` add the dev extra
 # (test oracles, browser driver, the pinned ruff and mypy) on top, each behind its own stamp.
 PYTHON ?= python3
@@ -14,6 +15,9 @@ export DVC_SITE_CACHE_DIR := $(CURDIR)/.dvc-site-cache
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# the distribution is flightdeck-evals (#21): an editable install made under the old name
+	# left src/flightdeck.egg-info, which importlib.metadata would still list as `flightdeck`
+	rm -rf src/flightdeck.egg-info
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 

@@ -113,6 +113,7 @@ def test_json_output(runner: CliRunner, holdouts: Path, traces: Path) -> None:
         "unregistered": 0,
         "skipped_sealed_keys": [],
         "manifest": str(holdouts / "manifest.json"),
+        "scans": str(holdouts / "scans.jsonl"),
     }
     # In a pipeline the JSON goes to a file; the hit must still reach the person.
     assert result.stderr.splitlines()[0] == (f"{gz}:3: {canary(1)} suite demo-v1 question q1")

@@ -637,6 +637,11 @@ def test_gate(runner: CliRunner, project: Project) -> None:
     assert report["failed"] == ["correctness", "citation_validity"]
     assert report["metrics"]["correctness"]["size"] <= 0.025
     assert report["metrics"]["correctness"]["decision_lo"] < -0.10  # Tango's, not [0, 0]
+    assert report["note"] == (  # issue 21: the gate says when n is too small to pass at all
+        "at n = 4 no table can pass a 10-point margin with a false pass of at most 2.5%, "
+        "however the candidate does: the smallest n at which one can is 5"
+    )
+    assert "note: at n = 4 no table can pass a 10-point margin" in invoke(runner, *gate).stdout
     # The plain percentile reading (params decision: percentile) still passes them.
     with (project.root / "params.yaml").open("a") as f:
         f.write("decision: percentile\n")

@@ -532,8 +532,9 @@ def test_valid_records_match_the_reference_record_for_record(tmp_path: Path) -> 
         pytest.param(
             ['{"id": 5, ' + json.dumps(Q)[1:]],
             read_questions,
-            None,  # json keeps the later of two equal keys; the readers always have
-            id="first-of-two-keys-bad",
+            "duplicate key 'id' in one object; "
+            "keep one (JSON readers disagree on which of two equal keys wins)",
+            id="first-of-two-keys-bad",  # json and msgspec would keep the later without a word
         ),
         pytest.param(
             [json.dumps({"id": "q1", "rater": "ada", "correct": True, "time": None})],

@@ -7,6 +7,7 @@ scored arm's answers change only when a rerun gives the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -61,12 +62,29 @@ class Appender:
                 self._handle.write(b"\n")
 
     def append(self, record: Any) -> None:
-        self._handle.write((dumps_line(record) + "\n").encode())
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        """Write one record whole; on failure (a full disk) cut the file back to before it."""
+        data = (dumps_line(record) + "\n").encode()
+        size = self._handle.seek(0, os.SEEK_END)
+        try:
+            self._handle.write(data)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        except OSError:
+            self._handle = _reopened(self._handle, size)
+            raise
 
     def close(self) -> None:
         self._handle.close()
+
+
+def _reopened(handle: IO[bytes], size: int) -> IO[bytes]:
+    """The file reopened and truncated to ``size``: a torn record must not join the next one."""
+    name = handle.name
+    with contextlib.suppress(OSError):
+        handle.close()  # the buffered rest of the record is dropped with the handle
+    fresh: IO[bytes] = open(name, "ab+")  # noqa: SIM115 - Appender.close closes it
+    fresh.truncate(size)
+    return fresh
 
 
 class RunLock:
@@ -112,9 +130,36 @@ def settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> Non
     raise InputError(
         answers_path,
         None,
-        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ (kept in "
-        f"{rerun.name}): its answers cannot change, so run them under a new arm name",
+        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ from the scored "
+        f"ones (this run's are in {rerun}, to compare; {answers_path.name} is left as "
+        "it was): its answers cannot change, so run them under a new arm name",
     )
+
+
+def previous_meta_date(meta_path: Path) -> str | None:
+    """The ``date`` of a scored arm's meta: the file's, else its last committed version's.
+
+    A rerun that reproduces a scored arm's answers byte for byte keeps the date they were
+    first produced (#21); ``dvc repro -f`` removes the meta too, so git has it.
+    """
+    text: str | None = None
+    if meta_path.is_file():
+        text = meta_path.read_text(encoding="utf-8")
+    else:
+        import subprocess
+
+        proc = subprocess.run(
+            ["git", "-C", str(meta_path.parent), "show", f"HEAD:./{meta_path.name}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        text = proc.stdout if proc.returncode == 0 else None
+    try:
+        date = json.loads(text)["date"] if text else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return date if isinstance(date, str) else None
 
 
 def sort_answers(path: Path, order: list[str]) -> None:

@@ -18,8 +18,13 @@ Guarantees:
 - a failed trial (timeout, non-zero exit, output that is not the result JSON, a citation
   outside the question's ``as_of``) is recorded with its reason in ``runs/<suite>/<arm>.jsonl``
   and never stops the others;
-- every trial leaves ``traces/<suite>/<arm>/<id>.log``: stdout, stderr and the harness's
-  ``FLIGHTDECK_TRACE`` log, for the canary scan.
+- every trial leaves ``traces/<suite>/<arm>/<id>.log``: stdout, stderr, the result file and
+  the harness's ``FLIGHTDECK_TRACE`` log, each at most the output cap; the runner scans it for
+  registered canaries as it lands (:mod:`flightdeck.arms.leak_check`): a hit fails the trial
+  and voids the suite;
+- a trial over a cap (:mod:`flightdeck.arms.limits`), with output that is no result (any
+  bytes), or whose trace or answer cannot be written (a full disk) fails alone, with a
+  one-line reason; the others run, and a rerun retries only it.
 """
 
 from __future__ import annotations
@@ -48,10 +53,13 @@ from flightdeck.arms.arm_meta import (
     snapshot,
     with_provenance,
 )
+from flightdeck.arms.leak_check import LeakCheck
+from flightdeck.arms.limits import Limits
 from flightdeck.arms.run_files import (
     Appender,
     RunLock,
     answers_for_scored_arm,
+    previous_meta_date,
     repair_torn_line,
     settle_rerun,
     sort_answers,
@@ -64,6 +72,7 @@ from flightdeck.errors import InputError
 from flightdeck.jsonl import write_json
 from flightdeck.project import (
     CACHE_FOLDER,
+    STATE_FOLDER,
     WORKSPACES_FOLDER,
     check_arm_name,
     open_suite,
@@ -89,8 +98,11 @@ class RunConfig:
     sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
     network: bool = False  # let the harness reach the network (an LLM arm's API)
     pass_env: tuple[str, ...] = ()  # environment variables the harness gets
+    bind: tuple[Path, ...] = ()  # host paths the harness may read (--bind), read-only
+    limits: Limits = field(default_factory=Limits)  # per-trial caps
     holdouts: Path | None = None  # masked from the harness; None: <root>/holdouts
     workspace_cache_mb: int = DEFAULT_CAP_MB
+    scratch: bool = False  # (#21) write under .flightdeck/scratch/<suite>/, apart from the pipeline
 
 
 @dataclass(frozen=True)
@@ -154,8 +166,13 @@ def run_experiment(
     path = harness_path()
     argv = parse_command(config.command, path)
     suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
+    if config.scratch:
+        suite = suite.with_scratch(config.arm)
     suite.require_intact()
+    # Before the policy and any trial: nothing of the cache is ever readable, first run included.
+    (config.root / STATE_FOLDER).mkdir(parents=True, exist_ok=True)
     policy = sandbox_policy(config, argv, path)
+    leaks = LeakCheck([config.holdouts or config.root / "holdouts", config.root / "holdouts"])
     questions = read_questions(suite.questions)
     answers_path = suite.answers(config.arm)
     meta_path = suite.meta(config.arm)
@@ -185,7 +202,10 @@ def run_experiment(
             "knowledge_snapshot": snapshot(questions),
             "flightdeck_version": __version__,
             "sandbox": policy.meta(),
+            "canary_check": leaks.describe(),
         }
+        if answers_path != scored_path:  # a scored arm rerun: its answers stay, so its date
+            meta["date"] = previous_meta_date(meta_path) or date
         meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
         repos.require_commits(
@@ -208,7 +228,7 @@ def run_experiment(
             config,
             run_id,
             (answers_path, runs_path, meta_path),
-            meta,
+            (meta, leaks),
             on_trial,
         )
         outcomes, omissions, peak = ran
@@ -216,6 +236,7 @@ def run_experiment(
             sort_answers(answers_path, [q.id for q in questions])
         if answers_path != scored_path:
             settle_rerun(suite, config.arm, answers_path, scored_path)
+            answers_path = scored_path  # moved into place: name the real file, not the rerun
     finally:
         lock.release()
     return RunResult(
@@ -235,18 +256,24 @@ def run_experiment(
     )
 
 
+def policy_request(config: RunConfig) -> sandbox.PolicyRequest:
+    """What the arm asks of its sandbox (the one place a built-in arm may widen it)."""
+    return sandbox.PolicyRequest(
+        config.sandbox, config.network, config.pass_env, config.bind, config.limits
+    )
+
+
 def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.SandboxPolicy:
     """The arm's sandbox, from the run's settings (bwrap tried once before any trial)."""
     return sandbox.policy_for(
-        config.sandbox,
-        network=config.network,
-        pass_env=config.pass_env,
+        policy_request(config),
         root=config.root,
         suite_dir=config.suite_dir,
         repos=list(config.repos.values()),
         holdouts=config.holdouts if config.holdouts is not None else config.root / "holdouts",
         argv=argv,
         path=path,
+        cwd=Path.cwd().resolve(),
     )
 
 
@@ -257,13 +284,14 @@ def _run_all(
     config: RunConfig,
     run_id: str,
     paths: tuple[Path, Path, Path],
-    meta: dict[str, Any],
+    state: tuple[dict[str, Any], LeakCheck],
     on_trial: Callable[[TrialOutcome], None] | None,
 ) -> tuple[list[TrialOutcome], dict[str, int], int]:
     """The trials, and what the workspaces left out (by reason) and their peak disk."""
     if not pending:
         return [], {}, 0
     answers_path, runs_path, meta_path = paths
+    meta, leaks = state
     checked = spec.policy.mode == "none"  # the sandbox mounts workspaces read-only
     cache = WorkspaceCache(
         repos,
@@ -299,13 +327,13 @@ def _run_all(
         finally:
             if held:
                 cache.release(held[0])
+        leaked = leaks.check(spec.root / outcome.trace, outcome.trace)
+        if leaked is not None:
+            outcome = dataclasses.replace(outcome, ok=False, reason=leaked, record=None)
         with record_lock:  # answer first: the ledger entry is a log, the answer is the result
             if outcome.ok and outcome.provenance is not None:
                 outcome = _record_provenance(outcome, meta, meta_path)
-            if outcome.record is not None:
-                answers.append(outcome.record)
-            ledger.append({"run": run_id, **outcome.ledger_entry()})
-        return outcome
+            return _record(outcome, answers, ledger, run_id)
 
     outcomes: list[TrialOutcome] = []
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs)
@@ -332,6 +360,22 @@ def _run_all(
     order = {q.id: i for i, q in enumerate(pending)}
     omissions = dict(sorted(Counter(cache.omissions.values()).items()))
     return sorted(outcomes, key=lambda o: order[o.id]), omissions, cache.peak
+
+
+def _record(
+    outcome: TrialOutcome, answers: Appender, ledger: Appender, run_id: str
+) -> TrialOutcome:
+    """Append the answer, then the ledger entry; a write that fails (a full disk) fails the
+    trial alone: its answer is not kept, so a rerun retries it."""
+    if outcome.record is not None:
+        try:
+            answers.append(outcome.record)
+        except OSError as exc:
+            reason = f"could not record its answer: {exc.strerror or exc}"
+            outcome = dataclasses.replace(outcome, ok=False, reason=reason, record=None)
+    with contextlib.suppress(OSError):  # the ledger is a log; the answer is what counts
+        ledger.append({"run": run_id, **outcome.ledger_entry()})
+    return outcome
 
 
 def _record_provenance(

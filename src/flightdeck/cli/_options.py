@@ -80,6 +80,13 @@ def stats_options(func: F) -> F:
             default=None,
             help="Holdouts folder whose manifest may mark the suite void [params: holdouts/].",
         ),
+        click.option(
+            "--holdouts-reason",
+            default=None,
+            metavar="TEXT",
+            help="Why --holdouts names another folder than params.yaml; needed to score a suite "
+            "that params' holdouts mark void, and printed in the report.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)

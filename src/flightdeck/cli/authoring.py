@@ -25,21 +25,30 @@ from flightdeck.cli._options import open_project, params_options, suite_argument
 )
 @click.option("--force", is_flag=True, help="Replace files that already exist.")
 @click.option("--no-dvc", is_flag=True, help="Do not run `dvc init` when .dvc/ is missing.")
-def init_command(folder: Path, suite: str, force: bool, no_dvc: bool) -> None:
+@click.option(
+    "--install",
+    metavar="PIN",
+    default=None,
+    help="What CI installs: git+https://HOST/OWNER/REPO@<full commit>, or the path of a "
+    "flightdeck_evals wheel committed here [the commit this flightdeck was installed from].",
+)
+def init_command(folder: Path, suite: str, force: bool, no_dvc: bool, install: str | None) -> None:
     """Write params.yaml, the generic dvc.yaml, a CI workflow and the folders a project needs.
 
     Run it in a git repository. It never overwrites a file (exit 2, naming it) unless
     --force; .gitignore entries are appended, never duplicated. A team then edits
-    params.yaml only: dvc.yaml is written once.
+    params.yaml only: dvc.yaml is written once. The CI workflow installs flightdeck pinned
+    to one commit (or a wheel you committed), never a name from the package index.
 
     \b
     Example:
         flightdeck init
-        flightdeck init ../team-evals --suite team-gold-v1
+        flightdeck init ../team-evals --suite team-gold-v1 \\
+            --install git+https://github.com/OWNER/flightdeck@<40-hex commit>
     """
     from flightdeck.project_init import init_project
 
-    result = init_project(folder, suite=suite, force=force, dvc=not no_dvc)
+    result = init_project(folder, suite=suite, force=force, dvc=not no_dvc, install=install)
     for path in result.written:
         click.echo(f"wrote {(folder / path).as_posix()}")
     if result.gitignore_added:

@@ -78,8 +78,9 @@ def canary_scan_command(
     Trials leave their traces in traces/<suite>/<arm>/. Every suite with a hit is marked void
     in DIR/manifest.json, with the first hit and the count as evidence. The registered suites'
     sealed keys.jsonl files (matching their manifest.json) hold the canaries by design: they
-    are skipped and listed. Every scan, clean or not, is recorded in DIR/manifest.json, so the
-    report can say when a suite's traces were last scanned. With --json, hits are also printed
+    are skipped and listed. Every scan, clean or not, is recorded in DIR/scans.jsonl, so the
+    report can say when a suite's traces were last scanned; a clean scan leaves
+    DIR/manifest.json (a pipeline dependency) as it was. With --json, hits are also printed
     on stderr. Exit 0 when clean, 1 on any hit, 2 on bad input.
 
     \b
@@ -136,6 +137,7 @@ def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> d
         "unregistered": result.unregistered,
         "skipped_sealed_keys": [str(path) for path in result.sealed_keys],
         "manifest": str(holdouts_dir / "manifest.json"),
+        "scans": str(holdouts_dir / "scans.jsonl"),
     }
 
 

@@ -73,6 +73,20 @@ def _write_outputs(
     return written
 
 
+def fabricated_words(arm: str, citations: dict[str, int]) -> str:
+    """ "arm: 3 fabricated citations: 2 not a valid source (file exists at as_of), 1 no ..."."""
+    from flightdeck.scoring.fabricated import SPLIT, WORDS
+
+    total = citations.get("fabricated", 0)
+    if not total or not any(part in citations for part in SPLIT):
+        return ""
+    parts = ", ".join(
+        f"{citations[part]} {WORDS[part]}" for part in SPLIT if citations.get(part, 0)
+    )
+    noun = "citation" if total == 1 else "citations"
+    return f"- {arm}: {total} fabricated {noun}: {parts}."
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -169,6 +183,9 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
             f"| {s.arm} | {c['valid']} | {c['fabricated']} | {c['stale']} | "
             f"{c['unsupported']} | {s.uncited} | {s.missing} |"
         )
+    split = [line for s in result.arms.values() if (line := fabricated_words(s.arm, s.citations))]
+    if split:
+        out += ["", *split]
     out += ["", "### By question kind", ""]
     header = (
         "| kind | n | "
@@ -218,7 +235,24 @@ def _custody(result: ScoreResult) -> str:
 
     told = result.custody or Custody("no-manifest", None, None)
     words = describe_custody(told, result.params.holdouts / "manifest.json")
-    return words if told.state in ("sealed", "void") else f"**{words}**"
+    words = words if told.state in ("sealed", "void") else f"**{words}**"
+    return words + _holdouts_elsewhere(result)
+
+
+def _holdouts_elsewhere(result: ScoreResult) -> str:
+    """(#25) --holdouts named another folder than params.yaml: say so, with the reason."""
+    from flightdeck.holdouts.custody import describe_void, void_in_params_holdouts
+
+    params = result.params
+    if not params.holdouts_elsewhere:
+        return ""
+    evidence = void_in_params_holdouts(params, result.suite)
+    void = "" if evidence is None else f", which marks this suite void ({describe_void(evidence)})"
+    reason = params.holdouts_reason or "none given"
+    return (
+        f" **Scored with --holdouts {params.holdouts}, not params.yaml's "
+        f"{params.holdouts_in_params}{void}; reason: {reason}.**"
+    )
 
 
 def _verdict(c: Comparison) -> list[str]:
@@ -243,9 +277,11 @@ def _how_to_read(result: ScoreResult) -> list[str]:
         "valid; an unanswered or uncited answer is not citation-valid.",
         "- Each citation is exactly one of, in this order: **fabricated** (not one of the "
         "question's valid sources in the sealed key: the file may exist, but it is not what "
-        "supports the answer), **stale** (a valid source, but the content the arm saw differs "
-        "from the file at the question's `as_of` commit), **unsupported** (a rater marked the "
-        "cited span as not supporting the claim), **valid**.",
+        "supports the answer; the line under the citations table says how many cite a file "
+        "that exists at `as_of` and how many one that does not), **stale** (a valid source, "
+        "but the content the arm saw differs from the file at the question's `as_of` "
+        "commit), **unsupported** (a rater marked the cited span as not supporting the "
+        "claim), **valid**.",
         "- κ is Cohen's kappa between the first two raters over the answers both rated; "
         "percent agreement is beside it.",
         "- **By question** lists each arm's majority, its votes and its citations' classes; "
@@ -337,4 +373,6 @@ def gate_lines(result: GateResult) -> list[str]:
             f"gate failed on {', '.join(result.failed)}: {result.candidate} may be more "
             f"than {result.margin:g} points worse than {result.pinned}"
         )
+        if result.note:
+            lines.append(f"note: {result.note}")
     return lines

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.holdouts.custody import describe_void, holdouts_custody
+from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
 from flightdeck.jsonl import (
     append_jsonl,
     read_bytes,
@@ -123,6 +123,7 @@ def read_arms(suite_dir: Suite | Path, arms: Sequence[str], params: Params) -> A
             f"suite {suite.name!r} is void: a canary leaked ({describe_void(evidence)}); its keys "
             "are spent, so seal a new suite version",
         )
+    refuse_void_elsewhere(params, suite.name)
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
     judge = _calibrated_judge(suite, params)
@@ -263,7 +264,9 @@ def compute_scores(
         if on_progress:
             on_progress(f"bootstrapping {candidate} vs {baseline}")
         comparisons = (compare(read.scores[baseline], read.scores[candidate], params),)
-    return ScoreResult(
+    from flightdeck.scoring.fabricated import with_fabricated_split
+
+    result = ScoreResult(
         read.suite.name,
         len(read.questions),
         read.scores,
@@ -276,6 +279,7 @@ def compute_scores(
         read.sources,
         {q.id: q.question for q in read.questions},
     )
+    return with_fabricated_split(result, read.suite, params)  # (#21) what each fabricated is
 
 
 def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
