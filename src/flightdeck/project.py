@@ -42,6 +42,15 @@ WORKSPACES_FOLDER = STATE_FOLDER / "workspaces"  # blob store of the trial works
 SCRATCH_FOLDER = STATE_FOLDER / "scratch"
 
 
+@dataclass(frozen=True)
+class FirstScored:
+    """The first record of an arm in the scores ledger (``scores.jsonl``)."""
+
+    line: int  # its line in scores.jsonl
+    answers_sha256: str  # the answers scored: an arm's answers never change after
+    scored_at: str  # when, as recorded ("?" when the record has no time)
+
+
 # --- a suite folder -------------------------------------------------------------------------
 
 
@@ -200,18 +209,18 @@ class Suite:
 
     # The scores ledger.
 
-    def read_ledger(self) -> dict[str, tuple[int, str, str]]:
-        """arm -> (line, answers sha256, scored_at) of the first time each arm was scored."""
+    def read_ledger(self) -> dict[str, FirstScored]:
+        """arm -> where and when each arm was first scored, and on which answers."""
         from flightdeck.jsonl import read_jsonl
 
-        first: dict[str, tuple[int, str, str]] = {}
+        first: dict[str, FirstScored] = {}
         if not self.ledger.is_file():
             return first
         for line, record in read_jsonl(self.ledger):
             arm, answers = record.get("arm"), record.get("answers_sha256")
             if not isinstance(arm, str) or not isinstance(answers, str):
                 raise InputError(self.ledger, line, "ledger record needs arm and answers_sha256")
-            first.setdefault(arm, (line, answers, str(record.get("scored_at", "?"))))
+            first.setdefault(arm, FirstScored(line, answers, str(record.get("scored_at", "?"))))
         return first
 
     def require_unchanged_if_scored(self, arm: str, answers_sha256: str | None) -> None:
@@ -221,13 +230,13 @@ class Suite:
         The same bytes again (a pipeline re-running a deterministic stage) are allowed.
         """
         scored = self.read_ledger().get(arm)
-        if scored is None or scored[1] == answers_sha256:
+        if scored is None or scored.answers_sha256 == answers_sha256:
             return
         raise InputError(
             self.answers(arm),
             None,
-            f"arm {arm!r} was scored on {scored[2]}; its answers cannot change: import or run "
-            "them under a new arm name",
+            f"arm {arm!r} was scored on {scored.scored_at}; its answers cannot change: import "
+            "or run them under a new arm name",
         )
 
     # The seal.

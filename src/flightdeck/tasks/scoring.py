@@ -286,8 +286,9 @@ def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
     ledger = suite.read_ledger()
     for arm, result in scores.items():
-        if arm in ledger and ledger[arm][1] != result.answers_sha256:
-            line, scored_sha256, when = ledger[arm]
+        first = ledger.get(arm)
+        if first is not None and first.answers_sha256 != result.answers_sha256:
+            line, scored_sha256, when = first.line, first.answers_sha256, first.scored_at
             if only_line_endings(suite.answers(arm), scored_sha256):
                 raise InputError(
                     suite.answers(arm),
