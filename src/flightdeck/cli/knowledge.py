@@ -101,11 +101,11 @@ def status_command(
 
         click.echo(f"{mark(True)}not void (canaries registered for the scan)")
         if st.custody is not None:
-            words = describe_custody(st.custody, params.holdouts / "manifest.json")
+            words = describe_custody(st.custody, project.holdouts_manifest)
             click.echo(f"{mark(st.custody.last_scan is not None)}{words}")
     else:
         click.echo(
-            f"{mark(False)}not registered in {params.holdouts / 'manifest.json'}: a leaked key "
+            f"{mark(False)}not registered in {project.holdouts_manifest}: a leaked key "
             "would go unnoticed (seal with --holdouts)"
         )
     if not st.arms:
@@ -214,7 +214,7 @@ def score_command(
     )
     if result.holdouts != "sealed":
         click.echo(
-            f"warning: {result.suite} is not registered in {params.holdouts / 'manifest.json'}; "
+            f"warning: {result.suite} is not registered in {project.holdouts_manifest}; "
             "a leaked key would go unnoticed (seal with --holdouts)",
             err=True,
         )

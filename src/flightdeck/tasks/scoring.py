@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
+from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.jsonl import (
     append_jsonl,
     read_bytes,
@@ -118,7 +119,7 @@ def read_arms(suite_dir: Suite | Path, arms: Sequence[str], params: Params) -> A
     evidence = told.evidence
     if evidence is not None:
         raise InputError(
-            params.holdouts / "manifest.json",
+            manifest_path(params.holdouts),
             None,
             f"suite {suite.name!r} is void: a canary leaked ({describe_void(evidence)}); its keys "
             "are spent, so seal a new suite version",
