@@ -261,8 +261,8 @@ def _require_same_provenance_if_scored(
             raise InputError(
                 meta_path,
                 None,
-                f"arm {arm!r} was scored on {scored[2]} with {what}; a scored arm's provenance "
-                f"cannot change: give the same {flag}, or import under a new arm name",
+                f"arm {arm!r} was scored on {scored.scored_at} with {what}; a scored arm's "
+                f"provenance cannot change: give the same {flag}, or import under a new arm name",
             )
 
 

@@ -124,13 +124,13 @@ def settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> Non
     from flightdeck.jsonl import sha256_file
 
     scored = suite.read_ledger()[arm]
-    if rerun.is_file() and sha256_file(rerun) == scored[1]:
+    if rerun.is_file() and sha256_file(rerun) == scored.answers_sha256:
         os.replace(rerun, answers_path)
         return
     raise InputError(
         answers_path,
         None,
-        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ from the scored "
+        f"arm {arm!r} was scored on {scored.scored_at}; this run's answers differ from the scored "
         f"ones (this run's are in {rerun}, to compare; {answers_path.name} is left as "
         "it was): its answers cannot change, so run them under a new arm name",
     )

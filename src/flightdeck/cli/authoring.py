@@ -118,17 +118,16 @@ def check_command(
         flightdeck knowledge check suites/knowledge-gold-v1
         flightdeck knowledge check suites/knowledge-gold-v1 --repo sdlc=../sdlc
     """
-    from flightdeck.tasks.knowledge import check
-
     project = open_project(params_file, repo, near=suite)
-    problems = check(project.at(suite), repos=project.repos)
+    checking = project.suite(suite)
+    problems = checking.check()
     for problem in problems[:CHECK_LIMIT]:
         click.echo(f"error: {problem}", err=True)
     if len(problems) > CHECK_LIMIT:
         click.echo(f"error: ... and {len(problems) - CHECK_LIMIT} more problems", err=True)
     if problems:
         ctx.exit(2)
-    if (suite / "manifest.json").exists():
+    if checking.manifest.exists():
         click.echo(f"{suite}: every seal check passes; it is sealed and its files are intact")
         return
     click.echo(f"{suite}: every seal check passes; seal it with `flightdeck knowledge seal`")
@@ -170,11 +169,10 @@ def seal_command(
     Example:
         flightdeck knowledge seal suites/knowledge-gold-v1 --holdouts holdouts
     """
-    from flightdeck.tasks.knowledge import seal
-
     project = open_project(params_file, repo, near=suite, holdouts=holdouts)
     holdouts = project.holdouts
-    result = seal(project.at(suite), repos=project.repos, holdouts=holdouts, unchecked=unchecked)
+    sealing = project.suite(suite)
+    result = sealing.seal(unchecked=unchecked)
     if result.unchecked_repos:
         click.echo(
             "warning: sealed --unchecked: sources not checked in repositories not at hand: "
@@ -184,18 +182,18 @@ def seal_command(
     if result.already:
         click.echo(
             f"{result.suite} is already sealed, intact and registered in "
-            f"{holdouts / 'manifest.json'}; nothing to do"
+            f"{project.holdouts_manifest}; nothing to do"
         )
         return
     if result.registered_only:
         click.echo(
             f"{result.suite} was already sealed and intact; registered its canaries in "
-            f"{holdouts / 'manifest.json' if holdouts else '?'}"
+            f"{project.holdouts_manifest if holdouts else '?'}"
         )
         return
     click.echo(
         f"sealed {result.suite}: {result.questions} questions, "
-        f"{result.checked_sources} sources checked at as_of; wrote {suite / 'manifest.json'}"
+        f"{result.checked_sources} sources checked at as_of; wrote {sealing.manifest}"
     )
     if holdouts is not None:
-        click.echo(f"canaries registered in {holdouts / 'manifest.json'}")
+        click.echo(f"canaries registered in {project.holdouts_manifest}")

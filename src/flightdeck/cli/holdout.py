@@ -113,6 +113,8 @@ def canary_scan_command(
 
 
 def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> dict[str, object]:
+    from flightdeck.holdouts.manifest import manifest_path
+
     return {
         "clean": result.clean,
         "hit_count": result.hit_count,
@@ -136,12 +138,14 @@ def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> d
         "canaries": result.canaries,
         "unregistered": result.unregistered,
         "skipped_sealed_keys": [str(path) for path in result.sealed_keys],
-        "manifest": str(holdouts_dir / "manifest.json"),
+        "manifest": str(manifest_path(holdouts_dir)),
         "scans": str(holdouts_dir / "scans.jsonl"),
     }
 
 
 def scan_lines(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> list[str]:
+    from flightdeck.holdouts.manifest import manifest_path
+
     lines = [
         f"{hit.file}:{hit.line}: {hit.canary} suite {hit.suite} question {hit.question_id}"
         for hit in result.hits
@@ -159,7 +163,7 @@ def scan_lines(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) ->
         lines.append(
             f"{_plural(result.hit_count, 'canary hit')} in {_plural(files_hit, 'file')} "
             f"(of {scanned}); "
-            f"void in {holdouts_dir / 'manifest.json'}:"
+            f"void in {manifest_path(holdouts_dir)}:"
         )
         for suite, count in result.suite_counts.items():
             state = "newly void" if suite in newly_void else "already void"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
+from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.jsonl import atomic_write, write_json, writing_to
 from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import GateResult, ScoreResult
@@ -234,7 +235,7 @@ def _custody(result: ScoreResult) -> str:
     from flightdeck.holdouts.custody import Custody, describe_custody
 
     told = result.custody or Custody("no-manifest", None, None)
-    words = describe_custody(told, result.params.holdouts / "manifest.json")
+    words = describe_custody(told, manifest_path(result.params.holdouts))
     words = words if told.state in ("sealed", "void") else f"**{words}**"
     return words + _holdouts_elsewhere(result)
 

@@ -311,7 +311,7 @@ def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
         scored = "never"
         if arm in ledger:
             current = sha256_file(suite.answers(arm))
-            scored = "scored" if ledger[arm][1] == current else "changed since scored"
+            scored = "scored" if ledger[arm].answers_sha256 == current else "changed since scored"
         arms.append(
             ArmStatus(
                 arm,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
+from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.jsonl import (
     append_jsonl,
     read_bytes,
@@ -118,7 +119,7 @@ def read_arms(suite_dir: Suite | Path, arms: Sequence[str], params: Params) -> A
     evidence = told.evidence
     if evidence is not None:
         raise InputError(
-            params.holdouts / "manifest.json",
+            manifest_path(params.holdouts),
             None,
             f"suite {suite.name!r} is void: a canary leaked ({describe_void(evidence)}); its keys "
             "are spent, so seal a new suite version",
@@ -286,8 +287,9 @@ def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
     ledger = suite.read_ledger()
     for arm, result in scores.items():
-        if arm in ledger and ledger[arm][1] != result.answers_sha256:
-            line, scored_sha256, when = ledger[arm]
+        first = ledger.get(arm)
+        if first is not None and first.answers_sha256 != result.answers_sha256:
+            line, scored_sha256, when = first.line, first.answers_sha256, first.scored_at
             if only_line_endings(suite.answers(arm), scored_sha256):
                 raise InputError(
                     suite.answers(arm),
