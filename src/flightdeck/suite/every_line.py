@@ -94,7 +94,7 @@ def _id_of(raw: bytes) -> set[str]:
     """The id a bad line gives, if any can be read (from its text, when it is not JSON)."""
     try:
         obj: Any = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's limit
         found = ID_TEXT.search(raw)  # only to keep its partner from being called an orphan
         if found is None:
             return set()
