@@ -33,6 +33,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import os
+import secrets
 import signal
 import threading
 from collections import Counter
@@ -215,7 +216,7 @@ def run_experiment(
             write_json(meta_path, meta)
         if on_start is not None:
             on_start(len(pending), len(questions))
-        run_id = f"{date}-{os.getpid()}"
+        run_id = f"{date}-{os.getpid()}-{secrets.token_hex(3)}"  # two runs in one second differ
         spec = TrialSpec(
             argv, config.command, config.timeout, traces_dir, config.root, path, policy
         )
