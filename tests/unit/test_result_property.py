@@ -99,3 +99,12 @@ def test_the_valid_result_is_read(tmp_path: Path) -> None:
     got = _outcome(json.dumps(VALID).encode(), as_file=False, tmp=tmp_path)
     assert isinstance(got, HarnessResult)
     assert got.answer == VALID["answer"]
+
+
+def test_a_span_past_any_line_number_is_refused_not_a_crash(tmp_path: Path) -> None:
+    # Found by the mutation test above: int() of a 5,000-digit line number passed Python's
+    # int-string limit inside the citation check.
+    cited = {"uri": "sdlc/docs/adr/0001-database.md#L" + "9" * 5000, "sha256": "b" * 64}
+    data = json.dumps({"answer": "a", "citations": [cited]}).encode()
+    got = _outcome(data, as_file=True, tmp=tmp_path)
+    assert isinstance(got, str), got

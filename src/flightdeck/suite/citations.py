@@ -18,9 +18,11 @@ from typing import Protocol
 
 OPAQUE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 SOURCE_URI_RE = re.compile(
-    r"(?P<repo>[^/#\s]+)/(?P<path>[^#]+)(?:#L(?P<start>[1-9]\d*)(?:-L(?P<end>[1-9]\d*))?)?\Z"
+    r"(?P<repo>[^/#\s]+)/(?P<path>[^#]+)(?:#L(?P<start>[1-9]\d{0,17})(?:-L(?P<end>[1-9]\d{0,17}))?)?\Z"
 )
-_SPAN_RE = re.compile(r"#L([1-9]\d*)-L([1-9]\d*)\Z")
+# A line number has at most 18 digits: more than any file holds, and a longer one would pass
+# Python's int-string limit (a 5,000-digit span crashed a harness's result check).
+_SPAN_RE = re.compile(r"#L([1-9]\d{0,17})-L([1-9]\d{0,17})\Z")
 # Either form, anchored for msgspec (which searches): an opaque uri may hold anything after
 # its scheme, newlines included. (A path holds no "#", so its greedy [^#]+ never backtracks.)
 URI_PATTERN = rf"\A(?:(?s:{OPAQUE_RE.pattern}.*)|{SOURCE_URI_RE.pattern})"
