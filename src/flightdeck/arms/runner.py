@@ -48,6 +48,8 @@ from flightdeck.arms.arm_meta import (
     snapshot,
     with_provenance,
 )
+from flightdeck.arms.batch_trial import run_batches
+from flightdeck.arms.harness_needs import HarnessNeeds, harness_needs
 from flightdeck.arms.run_files import (
     Appender,
     RunLock,
@@ -87,8 +89,8 @@ class RunConfig:
     model: str | None = None
     by: str | None = None  # who ran the arm, for the meta; None: git's user.name
     sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
-    network: bool = False  # let the harness reach the network (an LLM arm's API)
-    pass_env: tuple[str, ...] = ()  # environment variables the harness gets
+    network: bool | None = None  # reach the network; None: if the harness's model needs it
+    pass_env: tuple[str, ...] = ()  # environment variables the harness gets (and its model's)
     holdouts: Path | None = None  # masked from the harness; None: <root>/holdouts
     workspace_cache_mb: int = DEFAULT_CAP_MB
 
@@ -155,7 +157,8 @@ def run_experiment(
     argv = parse_command(config.command, path)
     suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
     suite.require_intact()
-    policy = sandbox_policy(config, argv, path)
+    needs = harness_needs(argv)
+    policy = sandbox_policy(config, argv, path, needs)
     questions = read_questions(suite.questions)
     answers_path = suite.answers(config.arm)
     meta_path = suite.meta(config.arm)
@@ -186,6 +189,8 @@ def run_experiment(
             "flightdeck_version": __version__,
             "sandbox": policy.meta(),
         }
+        if needs is not None:
+            meta["harness_needs"] = needs.meta(network=policy.network, environ=os.environ)
         meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
         repos.require_commits(
@@ -210,6 +215,7 @@ def run_experiment(
             (answers_path, runs_path, meta_path),
             meta,
             on_trial,
+            needs is not None and needs.batch,
         )
         outcomes, omissions, peak = ran
         if any(o.ok for o in outcomes):
@@ -235,12 +241,21 @@ def run_experiment(
     )
 
 
-def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.SandboxPolicy:
-    """The arm's sandbox, from the run's settings (bwrap tried once before any trial)."""
+def sandbox_policy(
+    config: RunConfig, argv: list[str], path: str, needs: HarnessNeeds | None = None
+) -> sandbox.SandboxPolicy:
+    """The arm's sandbox, from the run's settings (bwrap tried once before any trial).
+
+    A built-in model harness's ``needs`` add its model's variables and, unless the operator
+    set the network, open it when the model is reached over it.
+    """
+    network = config.network
+    if network is None:
+        network = needs is not None and needs.network
     return sandbox.policy_for(
         config.sandbox,
-        network=config.network,
-        pass_env=config.pass_env,
+        network=network,
+        pass_env=config.pass_env + (needs.pass_env(os.environ) if needs is not None else ()),
         root=config.root,
         suite_dir=config.suite_dir,
         repos=list(config.repos.values()),
@@ -259,6 +274,7 @@ def _run_all(
     paths: tuple[Path, Path, Path],
     meta: dict[str, Any],
     on_trial: Callable[[TrialOutcome], None] | None,
+    batched: bool = False,
 ) -> tuple[list[TrialOutcome], dict[str, int], int]:
     """The trials, and what the workspaces left out (by reason) and their peak disk."""
     if not pending:
@@ -277,6 +293,15 @@ def _run_all(
     control = TrialControl()
     ordered = commit_order(repos, pending)
     cache.plan(ordered)
+
+    def record(outcome: TrialOutcome) -> TrialOutcome:
+        with record_lock:  # answer first: the ledger entry is a log, the answer is the result
+            if outcome.ok and outcome.provenance is not None:
+                outcome = _record_provenance(outcome, meta, meta_path)
+            if outcome.record is not None:
+                answers.append(outcome.record)
+            ledger.append({"run": run_id, **outcome.ledger_entry()})
+        return outcome
 
     def one(question: Question) -> TrialOutcome | None:
         if control.stop.is_set():
@@ -299,19 +324,24 @@ def _run_all(
         finally:
             if held:
                 cache.release(held[0])
-        with record_lock:  # answer first: the ledger entry is a log, the answer is the result
-            if outcome.ok and outcome.provenance is not None:
-                outcome = _record_provenance(outcome, meta, meta_path)
-            if outcome.record is not None:
-                answers.append(outcome.record)
-            ledger.append({"run": run_id, **outcome.ledger_entry()})
-        return outcome
+        return record(outcome)
 
     outcomes: list[TrialOutcome] = []
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs)
     previous = _interrupt_on_sigterm()
     try:
-        futures = [pool.submit(one, q) for q in ordered]
+        if batched:  # one process for many questions, each still a trial (arms/batch_trial.py)
+            outcomes = run_batches(
+                ordered,
+                spec,
+                cache,
+                control,
+                jobs=config.jobs,
+                record=record,
+                on_trial=on_trial,
+                verify=cache.verify if checked else None,
+            )
+        futures = [pool.submit(one, q) for q in ordered if not batched]
         for future in concurrent.futures.as_completed(futures):
             outcome = future.result()
             if outcome is not None:

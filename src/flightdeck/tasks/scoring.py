@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from flightdeck.arms.harness_needs import refuse_dry_runs
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.holdouts.custody import describe_void, holdouts_custody
@@ -108,6 +109,7 @@ def read_arms(
     arms: Sequence[str],
     params: Params,
     compared: tuple[str, str] | None = None,
+    allow_dry_run: bool = False,
 ) -> tuple[
     Suite,
     list[Question],
@@ -125,6 +127,8 @@ def read_arms(
     """
     suite = as_suite(suite_dir, params)
     manifest = suite.require_sealed()
+    if not allow_dry_run:  # answers from mockllm/model check a pipeline, never decide
+        refuse_dry_runs({arm: suite.meta(arm) for arm in arms})
     told = holdouts_custody(params, suite.name)
     evidence = told.evidence
     if evidence is not None:
@@ -222,6 +226,7 @@ def score(
     report: Path | None = None,
     results_dir: Path | None = None,
     on_progress: Callable[[str], None] | None = None,
+    allow_dry_run: bool = False,
 ) -> ScoreResult:
     """The whole of ``knowledge score``: score, write metrics, results and report, record.
 
@@ -259,6 +264,7 @@ def score(
             candidate=candidate,
             on_progress=on_progress,
             while_comparing=encode,
+            allow_dry_run=allow_dry_run,
         )
         written = write_outputs(
             result,
@@ -291,6 +297,7 @@ def compute_scores(
     candidate: str | None = None,
     on_progress: Callable[[str], None] | None = None,
     while_comparing: Callable[[dict[str, ArmScore]], None] | None = None,
+    allow_dry_run: bool = False,
 ) -> ScoreResult:
     """Score each arm once (ledger-checked) and compare candidate with baseline if asked.
 
@@ -318,7 +325,7 @@ def compute_scores(
     compared = None if baseline is None or candidate is None else (baseline, candidate)
     with gc_paused():
         suite, questions, scores, manifest, sources, told, comparing = read_arms(
-            suite_dir, arms, params, compared
+            suite_dir, arms, params, compared, allow_dry_run
         )
         check_ledger(suite, scores)
         if comparing is not None and on_progress:  # once every arm is read, as before #9
