@@ -1,4 +1,5 @@
-# The two commands a new user needs: `make repro` and `make test`.
+# The two commands a new user needs: `make repro` and `make test`. They install this
+# checkout as the distribution flightdeck-evals (import and command: flightdeck).
 # `make repro` installs the runtime set only; `make test` and `make check` add the dev extra
 # (test oracles, browser driver, the pinned ruff and mypy) on top, each behind its own stamp.
 PYTHON ?= python3
@@ -9,11 +10,14 @@ DEV_STAMP := $(VENV)/.installed-dev
 export DVC_NO_ANALYTICS := 1
 export DVC_SITE_CACHE_DIR := $(CURDIR)/.dvc-site-cache
 
-.PHONY: install install-dev repro test check clean
+.PHONY: install install-dev repro test test-fast check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# the distribution is flightdeck-evals (#21): an editable install made under the old name
+	# left src/flightdeck.egg-info, which importlib.metadata would still list as `flightdeck`
+	rm -rf src/flightdeck.egg-info
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
@@ -33,6 +37,11 @@ test: $(DEV_STAMP)
 	sh scripts/install-sandbox.sh
 	sh scripts/install-browser.sh
 	$(BIN)/python -m pytest
+
+# What a maintainer runs between edits: no browser, no LLM arm, no pipeline, no long property
+# test (the markers in tests/conftest.py); `make test` runs them all, and CI runs `make test`.
+test-fast: $(DEV_STAMP)
+	$(BIN)/python -m pytest -m "not browser and not llm and not slow" -q
 
 check: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -1,8 +1,9 @@
 """Cost of the exact decision: one calibration per n, and whole-process score at n = 40, 1,000.
 
-Targets (issue 11): score at n = 40 <= 1 s whole process, at n = 1,000 <= 3 s; the largest
-n whose exact calibration costs at most a second sets calibration.EXACT_MAX_N, and the
-percentile rule's exact size sets decision.PERCENTILE_MAX_N. Report `uptime` beside them:
+Targets (issue 11): score at n = 40 <= 1 s whole process, at n = 1,000 <= 3 s; one cold
+calibration (issue 22: computed on demand above the shipped table, up to
+calibration.EXACT_MAX_N = 2,000), and the percentile rule's exact size, which sets
+decision.PERCENTILE_MAX_N. Report `uptime` beside them:
 the machine is shared.
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_decision.py            # all
@@ -27,17 +28,15 @@ def calibration_seconds(n: int) -> float:
     """Both sides of one cold calibration at n, as a score needs them, past any limit."""
     from flightdeck.scoring import calibration
 
-    calibration._all_cells_tail.cache_clear()
-    calibration.all_cells_statistic.cache_clear()
     start = time.perf_counter()
-    for side in calibration.SIDES:
-        calibration._calibrate(n, 15.0, 0.025, side)
+    calibration.compute(n, 15.0, 0.025, "shown")
+    calibration.compute(n, 15.0, 0.025, "ruled_out")
+    calibration.compute(n, -10.0, 0.025, "shown_by_score")
     return time.perf_counter() - start
 
 
 def percentile_seconds(n: int) -> float:
-    from flightdeck.scoring.calibration import rule_size
-    from flightdeck.scoring.decision import seeded_claims
+    from flightdeck.scoring.decision import rule_size, seeded_claims
 
     seeded_claims.cache_clear()
     start = time.perf_counter()
@@ -62,8 +61,9 @@ def main() -> None:
     print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     calibration_seconds(20)  # imports and first calls out of the way
     if "--quick" not in sys.argv:
-        for n in (40, 60, 80, 100, 120, 140):
-            print(f"calibration n = {n}: {calibration_seconds(n):.3f} s (both sides, cold)")
+        for n in (40, 100, 500, 1000, 2000):
+            seconds = calibration_seconds(n)
+            print(f"calibration n = {n}: {seconds:.2f} s (shown, ruled out, gate; cold)")
         for n in (40, 50, 60, 70):
             print(f"percentile rule's exact size n = {n}: {percentile_seconds(n):.3f} s")
     with tempfile.TemporaryDirectory() as tmp:

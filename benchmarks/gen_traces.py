@@ -14,17 +14,21 @@ quotes, retrieval hits with snippets, hashes and timestamps; words follow a Zipf
 text compresses like real traces do (about 4-6x with gzip). Canaries are planted at the
 awkward places: across the scan's 16 MiB chunk and 64 MiB range boundaries, at the first and
 last byte of a file (no newline at the end), JSON-escaped, on a CRLF line, inside a 6 MiB line,
-in the second member of a gzip file; one unregistered canary-shaped string must not be a hit.
+in the second member of a gzip file, and in encodings (base64 at three offsets, percent, JSON
+\\u, HTML hex, lower case, split by a line break) between base64 images; one unregistered
+canary-shaped string must not be a hit.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import gzip
 import json
 import random
 import shutil
 import sys
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -163,6 +167,25 @@ def plant(data: bytearray, near: int, canary: str) -> int:
     raise RuntimeError(f"no prose near {near}")
 
 
+def _b64(shift: int) -> Callable[[str, random.Random], str]:
+    def encode(canary: str, rng: random.Random) -> str:
+        return base64.b64encode(rng.randbytes(shift) + canary.encode() + rng.randbytes(90)).decode()
+
+    return encode
+
+
+ENCODINGS: list[tuple[str, Callable[[str, random.Random], str]]] = [
+    ("base64+0", _b64(0)),
+    ("base64+1", _b64(1)),
+    ("base64+2", _b64(2)),
+    ("percent", lambda c, _r: "".join(f"%{b:02X}" for b in c.encode())),
+    ("json-u", lambda c, _r: "".join(f"\\u{ord(ch):04x}" for ch in c)),
+    ("html-hex", lambda c, _r: "".join(f"&#x{ord(ch):x};" for ch in c)),
+    ("lowercase", lambda c, _r: c.lower()),
+    ("split", lambda c, _r: c[:30] + "\n" + c[30:]),
+]
+
+
 def line_of(data: bytes | bytearray, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
@@ -203,7 +226,7 @@ def main() -> None:
             canaries={f"q{i:04d}": c for i, c in enumerate(mine)},
         )
     (out / "patterns.txt").write_text("".join(c + "\n" for c in canaries))
-    planted = iter(rng.sample(canaries, 32))
+    planted = iter(rng.sample(canaries, 48))
     expected: list[dict[str, object]] = []
 
     def expect(path: Path, data: bytes | bytearray, canaries: list[str]) -> None:
@@ -268,6 +291,21 @@ def main() -> None:
     path = plain / "retrieval.log"
     expect(path, log, [first, last])
     path.write_bytes(log)
+
+    # a trace that wrote keys through encodings, among base64 images (which must stay clean)
+    encoded, lines = bytearray(), []
+    for name, encode in ENCODINGS:
+        canary = next(planted)
+        image = base64.b64encode(rng.randbytes(rng.randint(2_000, 200_000))).decode()
+        encoded += (json.dumps({"type": "image", "data": image}) + "\n").encode()
+        lines.append((line_of(encoded, len(encoded)), canary))
+        record = {"type": "tool_result", "encoding": name, "content": encode(canary, rng)}
+        encoded += (json.dumps(record, ensure_ascii=False) + "\n").encode()
+    encoded += fill(pool, rng, 16 * MIB)
+    path = plain / "encoded.jsonl"
+    path.write_bytes(encoded)
+    for line, canary in lines:
+        expected.append({"file": str(path.relative_to(out)), "line": line, "canary": canary})
 
     # compressed traces, compressed in parallel
     jobs: list[tuple[str, bytes, str]] = []

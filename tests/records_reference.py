@@ -3,20 +3,23 @@
 This is the reader flightdeck had before its records became msgspec Structs, kept only as a
 test oracle: field by field, in plain Python, stopping at the first problem. The property
 test in ``tests/unit/test_formats.py`` holds the schema-driven readers to it on inputs near
-valid records, message for message. Two deliberate differences from that old reader: on one
-line a record's own problems are named before the rules between records (a duplicate id), and
-an unpaired surrogate anywhere in a record is refused (it could not be written back as UTF-8).
+valid records, message for message. Three deliberate differences from that old reader: on one
+line a record's own problems are named before the rules between records (a duplicate id), an
+unpaired surrogate anywhere in a record is refused (it could not be written back as UTF-8), and
+a key given twice in one object is refused (json keeps the last without a word; #25). It reads
+lines with plain ``json`` itself, not through flightdeck's strict decoder.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import canonical_json, read_bytes, read_jsonl, sha256_bytes
+from flightdeck.jsonl import canonical_json, read_bytes, sha256_bytes
 from flightdeck.suite.records import Answer, Key, Label, Question, Source
 from flightdeck.suite.repos import glob_regex
 
@@ -27,6 +30,40 @@ SHA256 = re.compile(r"[0-9a-fA-F]{64}\Z")
 OPAQUE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 REPO_URI = re.compile(r"[^/#\s]+/[^#]+?(?:#L([1-9]\d*)(?:-L([1-9]\d*))?)?\Z")
 SURROGATE = "holds an unpaired surrogate escape (\\ud800-\\udfff); write valid Unicode"
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each non-blank line with plain ``json``; a key given twice in one object is refused."""
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in pairs]
+        for i, key in enumerate(keys):
+            if key in keys[:i]:
+                raise InputError(path, number, f"duplicate key {key!r} in one object; {ONE_KEY}")
+        return dict(pairs)
+
+    for number, raw in enumerate(read_bytes(path).split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raise InputError(path, number, "starts with a byte-order mark; " + NO_BOM)
+        try:
+            obj = json.loads(raw.decode("utf-8"), object_pairs_hook=unique)
+        except UnicodeDecodeError as exc:
+            raise InputError(path, number, f"not UTF-8 (byte {exc.start + 1}); " + UTF8) from None
+        except json.JSONDecodeError as exc:
+            where = f"{exc.msg} at column {exc.colno}"
+            raise InputError(
+                path, number, f"not JSON ({where}); write one object per line"
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputError(path, number, "expected a JSON object")
+        yield number, obj
+
+
+ONE_KEY = "keep one (JSON readers disagree on which of two equal keys wins)"
+NO_BOM = "save the file as UTF-8 without BOM"
+UTF8 = "save the file as UTF-8"
 
 
 def _show(value: object) -> str:
@@ -140,7 +177,7 @@ def _once(path: Path, line: int, seen: dict[Any, int], key: Any, what: str, fix:
 
 def questions(path: Path) -> list[Question]:
     out, seen = [], {}  # type: ignore[var-annotated]
-    for line, obj in read_jsonl(path, read_bytes(path)):
+    for line, obj in _lines(path):
         r = Record(path, line, obj, ("id", "question", "kind", "as_of", "scope"))
         qid, text, kind = r.string("id"), r.string("question"), r.string("kind")
         if kind not in KINDS:
@@ -171,7 +208,7 @@ def questions(path: Path) -> list[Question]:
 def keys(path: Path, sealed: bool | None = None) -> list[Key]:
     out, seen, canaries = [], {}, {}  # type: ignore[var-annotated]
     fields = ("id", "answer_key", "required_facts", "valid_sources", "canary")
-    for line, obj in read_jsonl(path, read_bytes(path)):
+    for line, obj in _lines(path):
         r = Record(path, line, obj, fields)
         kid, answer_key = r.string("id"), r.string("answer_key")
         facts = r.strings("required_facts", non_empty=True)
@@ -209,7 +246,7 @@ def _known(r: Record, known: set[str], qid: str) -> None:
 
 def answers(path: Path, question_ids: Iterable[str]) -> list[Answer]:
     known, out, seen = set(question_ids), [], {}  # type: ignore[var-annotated]
-    for line, obj in read_jsonl(path, read_bytes(path)):
+    for line, obj in _lines(path):
         r = Record(path, line, obj, ("id", "answer", "citations"))
         aid, text = r.string("id"), r.string("answer", non_empty=False)
         citations = r.sources("citations", non_empty=False)
@@ -223,8 +260,8 @@ def answers(path: Path, question_ids: Iterable[str]) -> list[Answer]:
 
 def labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
     known, out, seen = set(question_ids), [], {}  # type: ignore[var-annotated]
-    fields = ("id", "rater", "correct", "unsupported", "answer_sha256", "time")
-    for line, obj in read_jsonl(path, read_bytes(path)):
+    fields = ("id", "rater", "correct", "unsupported", "answer_sha256", "time", "facts")
+    for line, obj in _lines(path):
         r = Record(path, line, obj, fields)
         lid, rater = r.string("id"), r.string("rater")
         correct = r.get("correct")
@@ -238,11 +275,22 @@ def labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
             r.fail(f"answer_sha256 must be 64 hex digits, got {_show(bound)}")
         if "time" in obj and not isinstance(obj["time"], str):
             r.fail(f"time must be a string, got {_show(obj['time'])}")
+        facts = obj.get("facts")
+        if "facts" in obj and (
+            not isinstance(facts, list) or not all(isinstance(f, bool) for f in facts)
+        ):
+            r.fail(
+                "facts must be a list of true or false, one per required fact in the key's "
+                f"order, got {_show(facts)}"
+            )
         r.whole_record_encodable()
         _known(r, known, lid)
         what = f"label by rater {rater!r} on id {lid!r}"
         fix = "remove one of the two (each rater labels an answer once)"
         _once(path, line, seen, (rater, lid), what, fix)
         bound = bound and bound.lower()
-        out.append(Label(lid, rater, correct, tuple(unsupported), bound, line, obj.get("time")))
+        ticks = None if facts is None else tuple(facts)
+        out.append(
+            Label(lid, rater, correct, tuple(unsupported), bound, line, obj.get("time"), ticks)
+        )
     return out

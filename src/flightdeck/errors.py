@@ -6,12 +6,13 @@ Core code raises these and never prints or exits, so it can be called from Pytho
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 
 class FlightdeckError(Exception):
     """Base class for errors that flightdeck reports to the user without a traceback."""
 
-    exit_code = 2
+    exit_code: ClassVar[int] = 2
 
 
 class InputError(FlightdeckError):
@@ -21,7 +22,7 @@ class InputError(FlightdeckError):
     which the CLI prints after ``error: ``.
     """
 
-    exit_code = 2
+    exit_code: ClassVar[int] = 2
 
     def __init__(self, path: str | Path | None, line: int | None, message: str) -> None:
         self.path = None if path is None else str(path)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from flightdeck.errors import InputError
+from flightdeck.strict_json import JSONProblem, loads_strict
 
 
 def read_bytes(path: Path) -> bytes:
@@ -43,25 +44,11 @@ def read_jsonl(path: Path, data: bytes | None = None) -> Iterator[tuple[int, dic
 
 
 def decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
-    """One line as a JSON object, or an InputError that says what is wrong with it."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raise InputError(
-            path, number, "starts with a byte-order mark; save the file as UTF-8 without BOM"
-        )
+    """One line as a strict JSON object (see :func:`loads_strict`), or an InputError naming it."""
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            path, number, f"not UTF-8 (byte {exc.start + 1}); save the file as UTF-8"
-        ) from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            path, number, f"not JSON ({exc.msg} at column {exc.colno}); write one object per line"
-        ) from None
-    except RecursionError:
-        raise InputError(path, number, "JSON nested too deeply; write flat records") from None
+        obj = loads_strict(raw)
+    except JSONProblem as exc:
+        raise InputError(path, number, f"{exc.what}; {_ONE_PER_LINE[exc.kind]}") from None
     if not isinstance(obj, dict):
         raise InputError(
             path,
@@ -72,20 +59,27 @@ def decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
 
 
 def read_json(path: Path) -> dict[str, Any]:
-    """Read one JSON object from a file, with the same errors as :func:`read_jsonl`."""
-    data = read_bytes(path)
+    """Read one strict JSON object from a file, with the same errors as :func:`read_jsonl`."""
     try:
-        text = data.decode("utf-8")
-        obj = json.loads(text)
-    except UnicodeDecodeError:
-        raise InputError(path, None, "not UTF-8; save the file as UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, f"not JSON ({exc.msg}); fix the syntax") from None
-    except RecursionError:
-        raise InputError(path, None, "JSON nested too deeply") from None
+        obj = loads_strict(read_bytes(path))
+    except JSONProblem as exc:
+        raise InputError(path, exc.line, f"{exc.what}; {_DOCUMENT[exc.kind]}") from None
     if not isinstance(obj, dict):
         raise InputError(path, 1, f"expected a JSON object, got {_json_type(obj)}")
     return obj
+
+
+# How to fix each kind of problem, in a JSON Lines file and in a JSON document.
+_ONE_PER_LINE = {
+    "encoding": "save the file as UTF-8",
+    "bom": "save the file as UTF-8 without BOM",
+    "syntax": "write one object per line",
+    "depth": "write flat records",
+    "number": "write a smaller number, or the number as a string",
+    "duplicate": "keep one (JSON readers disagree on which of two equal keys wins)",
+    "surrogate": "write valid Unicode",
+}
+_DOCUMENT = _ONE_PER_LINE | {"syntax": "fix the syntax", "depth": "fix the file"}
 
 
 def _json_type(value: object) -> str:
@@ -204,7 +198,12 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> None:
 
 def write_json(path: Path, obj: Any) -> None:
     """Atomically write pretty, key-sorted JSON (stable git diffs)."""
-    atomic_write(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    atomic_write(path, encode_document(obj))
+
+
+def encode_document(obj: Any) -> bytes:
+    """A JSON file's bytes as :func:`write_json` writes them: pretty, keys sorted."""
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 def append_jsonl(path: Path, record: Any) -> None:

@@ -18,8 +18,8 @@ counted and cached prompt, the forced verdict tool), so that every caller
 - never writes an API key (:func:`redact`): every string that leaves a process (a trace, a
   meta file, a log line) passes through it.
 
-inspect_ai is an optional extra (``pip install 'flightdeck[llm]'``); it is imported inside
-functions, so importing this module is cheap and works without it.
+inspect_ai is an optional extra (``llm``, of the ``flightdeck-evals`` distribution); it is
+imported inside functions, so importing this module is cheap and works without it.
 """
 
 from __future__ import annotations
@@ -38,7 +38,10 @@ from flightdeck.version import __version__
 if TYPE_CHECKING:
     from inspect_ai.model import GenerateConfig, Model, ModelUsage
 
-INSTALL_HINT = "install the extra: pip install 'flightdeck[llm]'"
+INSTALL_HINT = (
+    "install the llm extra of flightdeck's distribution, flightdeck-evals (from a checkout: "
+    "pip install -e '.[llm]')"
+)
 # Environment variables whose values are secrets: API keys, tokens, passwords.
 _SECRET_NAME_RE = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", re.IGNORECASE)
 _MIN_SECRET_LEN = 6  # shorter values would redact ordinary words

@@ -9,9 +9,13 @@ harnesses, sandboxes) parse in :mod:`flightdeck.params_sections`; the file itsel
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from flightdeck.errors import InputError
 from flightdeck.params_sections import (
@@ -38,6 +42,10 @@ class Params:
     holdouts: Path = Path("holdouts")
     # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
     holdouts_named: bool = False
+    # the folder params.yaml names (or the default), kept when --holdouts names another: a
+    # void it records is not bypassed by pointing elsewhere (#25); None: same as holdouts
+    holdouts_in_params: Path | None = None
+    holdouts_reason: str | None = None  # --holdouts-reason: why another folder, for the report
     repos: dict[str, Path] = field(default_factory=dict)
     sandbox: str = "bwrap"  # how harness arms run: "bwrap" or "none"
     # per harness arm: {network: bool, pass_env: [names], sandbox: bwrap|none}
@@ -54,6 +62,12 @@ class Params:
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
     warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
 
+    @property
+    def holdouts_elsewhere(self) -> bool:
+        """Whether --holdouts names another folder than params.yaml's holdouts."""
+        theirs = self.holdouts_in_params
+        return theirs is not None and theirs.resolve() != self.holdouts.resolve()
+
     def with_overrides(self, **values: Any) -> Params:
         """Flags override params.yaml; a flag left unset (None) keeps the file's value."""
         changes = {k: v for k, v in values.items() if v is not None and k != "repos"}
@@ -61,6 +75,9 @@ class Params:
             changes["holdouts_named"] = True
         repos = dict(self.repos)
         repos.update(values.get("repos") or {})
+        reason = changes.get("holdouts_reason")
+        if reason is not None and not str(reason).strip():
+            raise InputError("--holdouts-reason", None, "is empty; say why this holdouts folder")
         checked = dataclasses.replace(self, **changes, repos=repos)
         _check_ranges(checked, self.root / PARAMS_FILE, set(changes))
         return checked
@@ -89,15 +106,50 @@ KNOWN_KEYS = {
     "candidate",
     "pinned",
 }
-_SCALARS: dict[str, type] = {
-    "seed": int,
-    "resamples": int,
-    "confidence": float,
-    "threshold": float,
-    "min_raters": int,
-    "gate_margin": float,
-    "judge_min_kappa": float,
+
+
+class _TopLevel(msgspec.Struct, frozen=True):
+    """The plain values of params.yaml: their types are the rule (an int is not a bool, a
+    float may be written as an int). Unknown keys pass here and get a warning; the sections
+    with rules of their own (judges, people, harnesses, sandboxes) are checked by
+    :mod:`flightdeck.params_sections`; the ranges by ``_range_problems``."""
+
+    seed: int | UnsetType = UNSET
+    resamples: int | UnsetType = UNSET
+    confidence: float | UnsetType = UNSET
+    threshold: float | UnsetType = UNSET
+    min_raters: int | UnsetType = UNSET
+    gate_margin: float | UnsetType = UNSET
+    judge_min_kappa: float | UnsetType = UNSET
+    arms: list[Annotated[str, msgspec.Meta(min_length=1)]] | UnsetType = UNSET
+    holdouts: str | None = None
+    repos: dict[Any, str] | None = None
+
+
+# What a wrong type of each plain value is called, in params.yaml's own words.
+_WRONG = {
+    **{name: f"{name} must be a int" for name in ("seed", "resamples", "min_raters")},
+    **{
+        name: f"{name} must be a float"
+        for name in ("confidence", "threshold", "gate_margin", "judge_min_kappa")
+    },
+    "arms": "arms must be a list of arm names",
+    "holdouts": "holdouts must be a folder path",
+    "repos": "repos must map names to paths",
 }
+_NUMBERS = ("seed", "resamples", "confidence", "threshold", "min_raters", "gate_margin")
+
+
+def _top_level(path: Path, data: dict[str, Any]) -> _TopLevel:
+    """params.yaml's plain values as their Struct, or the error naming the key's line."""
+    try:
+        named = {k: v for k, v in data.items() if isinstance(k, str)}  # others: unknown keys
+        return msgspec.convert(named, _TopLevel)
+    except msgspec.ValidationError as exc:
+        found = re.search(r"`\$\.(\w+)", str(exc))
+        name = found[1] if found else ""
+        message = _WRONG.get(name, f"{exc}; fix the value")
+        raise InputError(path, line_of(path, name) if name else None, message) from None
 
 
 def load_params(path: Path | None = None, *, near: Path | None = None) -> Params:
@@ -108,38 +160,29 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     if not path.exists():
         if explicit:
             raise InputError(path, None, "params file not found; check the path")
-        return Params(root=root)
+        return Params(root=root, holdouts_in_params=Params.holdouts)
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise InputError(path, 1, "params.yaml must be a mapping of names to values")
     values: dict[str, Any] = {"root": root}
-    for name, kind in _SCALARS.items():
-        if name in data:
-            value = data[name]
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            if not ok or (kind is int and not isinstance(value, int)):
-                raise InputError(path, line_of(path, name), f"{name} must be a {kind.__name__}")
-            values[name] = kind(value)
+    plain = _top_level(path, data)
+    for name in (*_NUMBERS, "judge_min_kappa"):
+        value = getattr(plain, name)
+        if value is not UNSET:
+            values[name] = value
     if "decision" in data:
         values["decision"] = data["decision"]
     if data.get("suite") is not None:
         values["suite"] = str(data["suite"])
-    if "arms" in data:
-        arms = data["arms"]
-        if not isinstance(arms, list) or not all(isinstance(a, str) and a for a in arms):
-            raise InputError(path, line_of(path, "arms"), "arms must be a list of arm names")
-        values["arms"] = tuple(arms)
-    if data.get("holdouts") is not None:
-        if not isinstance(data["holdouts"], str):
-            raise InputError(path, line_of(path, "holdouts"), "holdouts must be a folder path")
-        values["holdouts"] = root / data["holdouts"]
+    if not isinstance(plain.arms, UnsetType):
+        values["arms"] = tuple(plain.arms)
+    if plain.holdouts is not None:
+        values["holdouts"] = root / plain.holdouts
         values["holdouts_named"] = True
     else:
         values["holdouts"] = root / "holdouts"
-    repos = data.get("repos") or {}
-    if not isinstance(repos, dict) or not all(isinstance(v, str) for v in repos.values()):
-        raise InputError(path, line_of(path, "repos"), "repos must map names to paths")
-    values["repos"] = {str(k): root / v for k, v in repos.items()}
+    values["holdouts_in_params"] = values["holdouts"]
+    values["repos"] = {str(k): root / v for k, v in (plain.repos or {}).items()}
     values.update(sandbox_values(data, path))
     values["judges"] = parse_judges(path, data.get("judges"), root)
     if data.get("judge") is not None:
@@ -155,7 +198,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     values.update(parse_pipeline(path, data, root))
     params = Params(**values)
     _check_ranges(params, path, None)
-    unknown = sorted(set(data) - KNOWN_KEYS)
+    unknown = sorted(set(data) - KNOWN_KEYS, key=str)
     if unknown:
         warning = (
             f"{path}:{line_of(path, unknown[0])}: unknown key {unknown[0]!r} is ignored "

@@ -46,11 +46,11 @@ PERSON_KEYS = ("from", "by", "model", "date", "snapshot")
 JUDGE_KINDS = ("facts", "llm")
 _JUDGE_KEYS = {"facts": {"kind"}, "llm": {"kind", "model", "prompt", "temperature"}}
 
-_SANDBOX_KEYS: dict[str, type] = {"network": bool, "pass_env": list, "sandbox": str}
+_SANDBOX_KEYS: dict[str, type] = {"bind": list, "network": bool, "pass_env": list, "sandbox": str}
 
 
 def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``sandbox: bwrap|none`` and ``harness_sandbox: {arm: {network, pass_env, sandbox}}``."""
+    """``sandbox: bwrap|none``, ``harness_sandbox: {arm: {bind, network, pass_env, sandbox}}``."""
     values: dict[str, Any] = {}
     if data.get("sandbox") is not None:
         if data["sandbox"] not in ("bwrap", "none"):
@@ -60,7 +60,7 @@ def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
     line = line_of(path, "harness_sandbox")
     if not isinstance(arms, dict) or not all(isinstance(v, dict) for v in arms.values()):
         raise InputError(
-            path, line, "harness_sandbox must map arm names to {network, pass_env, sandbox}"
+            path, line, "harness_sandbox must map arm names to {bind, network, pass_env, sandbox}"
         )
     for arm, settings in arms.items():
         for key, value in settings.items():
@@ -230,6 +230,15 @@ def _parse_people(path: Path, raw: Any, root: Path) -> dict[str, PersonArm]:
                 raise InputError(
                     path, line, f"person arm {arm!r}: {key} must be a non-empty string"
                 )
+        try:
+            datetime.datetime.fromisoformat(date)
+        except ValueError:
+            raise InputError(
+                path,
+                line,
+                f"person arm {arm!r}: date {date!r} is not a date; use YYYY-MM-DD or an ISO "
+                "8601 time",
+            ) from None
         people[arm] = PersonArm(
             arm,
             root / spec["from"],

@@ -1,11 +1,16 @@
 """params.yaml as a file: where it is, its YAML read strictly, and the line each key is on.
 
 PyYAML keeps the last of two equal keys without a word, so the reader here refuses a key
-given twice; every check of a value names its params.yaml line through :func:`line_of`.
+given twice; it crashes on an integer of more digits than Python reads and on a date that
+does not exist (``2024-13-45``), so the reader names those on their line instead. Merge keys
+(``<<: *base``) work as YAML 1.1 defines them: the mapping's own keys override the merged
+ones, and only a key given twice in the mapping itself is refused. Every check of a value
+names its params.yaml line through :func:`line_of`.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +45,8 @@ def read_yaml(path: Path) -> Any:
         raise InputError(
             path, exc.line, f"duplicate key {exc.key!r} (first on line {exc.first}); keep one"
         ) from None
+    except _BadScalar as exc:
+        raise InputError(path, exc.line, exc.message) from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise InputError(path, line, f"not YAML ({exc.problem}); fix the syntax") from None
@@ -55,19 +62,53 @@ class _DuplicateKey(Exception):
         self.key, self.line, self.first = key, line, first
 
 
+class _BadScalar(Exception):
+    """A scalar PyYAML would crash on (a ValueError, exit 3): what it is and how to fix it."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line, self.message = line, message
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
 def _unique_keys_loader() -> Any:
-    """PyYAML's SafeLoader, refusing a key given twice in a mapping.
+    """PyYAML's SafeLoader, refusing a key given twice in a mapping and impossible scalars.
 
     PyYAML keeps the last of two equal keys without a word, so a second ``holdouts:`` or
     ``gate_margin:`` further down the file would silently win (and an error about the value
-    would name the first one's line).
+    would name the first one's line). Its int and timestamp constructors raise a bare
+    ValueError on ``1`` x 5,000 or ``2024-13-45``; here they name the line.
     """
     import yaml
 
     class Loader(yaml.SafeLoader):
+        def construct_yaml_int(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_int(node)
+            except ValueError:
+                digits = sum(c.isdigit() for c in node.value)
+                raise _BadScalar(
+                    node.start_mark.line + 1,
+                    f"an integer of {digits:,} digits is more than Python reads "
+                    f"({sys.get_int_max_str_digits():,}); write a smaller number",
+                ) from None
+
+        def construct_yaml_timestamp(self, node: Any) -> Any:
+            try:
+                return super().construct_yaml_timestamp(node)
+            except ValueError as exc:
+                raise _BadScalar(
+                    node.start_mark.line + 1,
+                    f"{node.value!r} is not a real date ({exc}); write one as YYYY-MM-DD",
+                ) from None
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:  # <<: merged below, overridden by own keys
+                    continue
                 key = self.construct_object(key_node, deep=deep)
                 line = key_node.start_mark.line + 1
                 try:
@@ -78,6 +119,8 @@ def _unique_keys_loader() -> Any:
                 seen[key] = line
             return super().construct_mapping(node, deep=deep)
 
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
+    Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
     return Loader
 
 

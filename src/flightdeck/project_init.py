@@ -5,10 +5,17 @@ a params.yaml to fill in, the .gitattributes that keep git from rewriting hashed
 .gitignore entries, empty suites/ and holdouts/, and a GitHub Actions workflow; then runs
 ``dvc init`` when the repository has no .dvc yet. Nothing is overwritten without ``force``:
 every target is checked before the first byte is written, so a refusal changes nothing.
+
+The workflow installs flightdeck pinned (#21): ``flightdeck-evals @ git+URL@<full commit>``
+or a wheel the team built and committed, never a name from the package index (where
+``flightdeck`` is an unrelated project). The pin is ``--install``, else the commit this
+flightdeck was installed from (its ``direct_url.json``, PEP 610); an install that names no
+commit CI could fetch (a local folder, an index) is refused with the fix.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from dataclasses import dataclass
@@ -17,7 +24,7 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write
-from flightdeck.version import __version__
+from flightdeck.version import DISTRIBUTION
 
 WORKFLOW = Path(".github") / "workflows" / "knowledge-evals.yml"
 # target -> template in flightdeck/templates
@@ -30,6 +37,21 @@ TEMPLATES = {
 FOLDERS = (Path("suites"), Path("holdouts"))
 GITIGNORE = (".venv", ".flightdeck/", "dvc_plots/")
 SUITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+COMMIT = re.compile(r"[0-9a-f]{40}\Z")
+GIT_PIN = re.compile(r"(git\+(?:https|ssh)://[^\s@]+(?:@[^\s@/]+/[^\s@]+)?)@([0-9a-fA-F]{40})\Z")
+WHEEL = re.compile(r"flightdeck_evals-[^/\\]+\.whl\Z")
+INSTALL_FIX = (
+    "pass --install git+https://HOST/OWNER/REPO@<full 40-hex commit> (the flightdeck you run) "
+    "or --install <path of a flightdeck_evals wheel you built and committed>"
+)
+
+
+@dataclass(frozen=True)
+class Install:
+    """What CI's pip installs: a requirement pinned to one commit, or a committed wheel."""
+
+    requirement: str
+    note: str  # where the pin came from, written beside it in the workflow
 
 
 @dataclass(frozen=True)
@@ -66,14 +88,26 @@ def git_toplevel(folder: Path) -> Path:
 
 
 def init_project(
-    root: Path, *, suite: str = "knowledge-gold-v1", force: bool = False, dvc: bool = True
+    root: Path,
+    *,
+    suite: str = "knowledge-gold-v1",
+    force: bool = False,
+    dvc: bool = True,
+    install: str | None = None,
 ) -> InitResult:
-    """Write the project's files into ``root`` (a folder of a git work tree)."""
+    """Write the project's files into ``root`` (a folder of a git work tree).
+
+    ``install`` pins what CI installs (see :func:`install_requirement`).
+    """
     if not SUITE_NAME.match(suite):
         raise InputError("--suite", None, f"suite name {suite!r} must be letters, digits and . _ -")
     toplevel = git_toplevel(root)
+    pinned = install_requirement(root, install)
     texts = {
-        target: template(name).replace("__SUITE__", suite).replace("__VERSION__", __version__)
+        target: template(name)
+        .replace("__SUITE__", suite)
+        .replace("__INSTALL_NOTE__", pinned.note)
+        .replace("__INSTALL__", pinned.requirement)
         for target, name in TEMPLATES.items()
     }
     if not force:
@@ -124,3 +158,77 @@ def _append_gitignore(path: Path) -> tuple[str, ...]:
         block = "# flightdeck init\n" + "".join(f"{entry}\n" for entry in missing)
         atomic_write(path, old + lead + block)
     return missing
+
+
+def install_requirement(root: Path, given: str | None) -> Install:
+    """CI's pin: ``given`` (a git URL at a full commit, or a wheel in ``root``), else ours.
+
+    Without ``given`` it is the commit this flightdeck was installed from, read from the
+    distribution's ``direct_url.json``; an index install or a local folder names none.
+    """
+    if given is None:
+        return _installed()
+    text = given.strip()
+    pin = GIT_PIN.match(text)
+    if pin:
+        url, commit = pin[1], pin[2].lower()
+        return Install(
+            f"{DISTRIBUTION} @ {url}@{commit}", f"commit {commit} (flightdeck init --install)"
+        )
+    if text.endswith(".whl") and "://" not in text:
+        wheel = Path(text)
+        if wheel.is_absolute() or ".." in wheel.parts:
+            raise InputError(
+                "--install",
+                None,
+                f"{text!r}: give the wheel's path inside the project, as committed",
+            )
+        if not WHEEL.match(wheel.name):
+            raise InputError(
+                "--install",
+                None,
+                f"{text!r} is not a flightdeck_evals wheel (flightdeck_evals-<version>-...whl)",
+            )
+        if not (root / wheel).is_file():
+            raise InputError(
+                root / wheel,
+                None,
+                "no such wheel; build it (pip wheel --no-deps -w DIR <flightdeck checkout>) "
+                "and commit it",
+            )
+        return Install(
+            f"./{wheel.as_posix()}",
+            "a wheel committed in this repository (flightdeck init --install)",
+        )
+    raise InputError(
+        "--install", None, f"{text!r} can move or names the package index; {INSTALL_FIX}"
+    )
+
+
+def _installed() -> Install:
+    """The pin of the flightdeck running now, from its PEP 610 ``direct_url.json``."""
+    from importlib import metadata
+
+    try:
+        raw = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        raw = None
+    info = json.loads(raw) if raw else {}
+    url, vcs = str(info.get("url", "")), info.get("vcs_info") or {}
+    commit = str(vcs.get("commit_id", "")).lower()
+    if vcs.get("vcs") == "git" and COMMIT.match(commit) and not url.startswith("file:"):
+        return Install(
+            f"{DISTRIBUTION} @ git+{url}@{commit}", f"commit {commit}, the flightdeck that ran init"
+        )
+    if "dir_info" in info and url.startswith("file://"):
+        folder = url.removeprefix("file://")
+        head = subprocess.run(
+            ["git", "-C", folder, "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+        )
+        at = f" (its HEAD is {head.stdout.strip()})" if head.returncode == 0 else ""
+        where = f"the local folder {folder}{at}, which CI cannot fetch"
+    elif not info:
+        where = "a package index or an unknown source, which names no commit"
+    else:
+        where = f"{url or 'an archive'}, which names no commit CI can fetch"
+    raise InputError("--install", None, f"{DISTRIBUTION} was installed from {where}; {INSTALL_FIX}")

@@ -6,3 +6,6 @@ would import its own package's front door back: a circle, if a harmless one at r
 """
 
 __version__ = "0.1.0"
+# The distribution's name on the package index (`flightdeck` there is an unrelated project);
+# the import name and the command are `flightdeck`.
+DISTRIBUTION = "flightdeck-evals"

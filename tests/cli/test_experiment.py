@@ -219,7 +219,9 @@ def test_the_agent_reads_the_task_from_the_environment(
     assert output["citations"] == [
         {"uri": "sdlc/docs/owners.md#L1-L1", "sha256": sha("Ada owns the billing service.\n")}
     ]
-    assert "query words: owns billing" in (tmp_path / "trace.log").read_text()
+    log = (tmp_path / "trace.log").read_text()
+    assert "query words: own bill" in log  # stems, as the whole-passage mode counts them
+    assert "kind: who-owns" in log  # the task's kind reaches the search (#24)
 
 
 def test_the_agent_reads_the_task_from_stdin(runner: CliRunner, tmp_path: Path) -> None:
@@ -409,6 +411,91 @@ def test_a_bad_sandbox_setting_in_params_is_one_line(runner: CliRunner, project:
     )
 
 
+def test_bind_paths_from_params_and_flags_are_readable_and_recorded(
+    runner: CliRunner, project: Project, tmp_path: Path
+) -> None:
+    shared, extra = project.root / "config" / "llm", tmp_path / "extra"
+    shared.mkdir(parents=True)
+    extra.mkdir()
+    (shared / "prompt.txt").write_text("from params")
+    (extra / "note.txt").write_text("from the flag")
+    with (project.root / "params.yaml").open("a") as params:
+        params.write("harness_sandbox:\n  arm1: {bind: [config/llm]}\n")
+    code = (
+        "import json; from pathlib import Path; print(json.dumps({'answer': "
+        f"Path({str(shared / 'prompt.txt')!r}).read_text() + ' / ' + "
+        f"Path({str(extra / 'note.txt')!r}).read_text(), 'citations': []}}))"
+    )
+    command = shlex.join([sys.executable, "-c", code])
+    result = run(runner, project, command, "--bind", str(extra), "--json")
+    assert result.exit_code == 0, result.output
+    assert {a["answer"] for a in answer_lines(project)} == {"from params / from the flag"}
+    assert json.loads(result.stdout)["sandbox"]["bind"] == sorted([str(shared), str(extra)])
+
+
+def test_a_bind_over_the_suite_is_one_line_exit_2(runner: CliRunner, project: Project) -> None:
+    result = runner.invoke(
+        cli,
+        ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", "true"]
+        + ["--bind", str(project.root)],
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr == unsealed_warning(project) + (
+        f"error: --bind: {project.root} holds or lies in {project.suite}, which a score "
+        "depends on; bind a folder that does not\n"
+    )
+
+
+def test_a_harness_s_terminal_escapes_never_reach_the_terminal(
+    runner: CliRunner, project: Project
+) -> None:
+    result = run(runner, project, harness("misbehave.py", "escape-stderr"), "--jobs", "1")
+    assert result.exit_code == 1, result.output
+    assert "\x1b" not in result.output
+    assert "\x07" not in result.output
+    assert "(stderr: boom \\x1b[2J\\x1b]0;owned\\x07 \\x1b[31mred)" in result.stdout
+
+
+def test_an_output_cap_is_an_option_and_named_in_the_failure(
+    runner: CliRunner, project: Project
+) -> None:
+    command = harness("misbehave.py", "big-stdout")
+    result = run(runner, project, command, "--jobs", "1", "--max-output-mb", "1")
+    assert result.exit_code == 1, result.output
+    assert (
+        "stdout reached the 1 MiB output cap (--max-output-mb); nothing past the cap was kept"
+        in result.stdout
+    )
+    again = run(runner, project, command, "--jobs", "1", "--max-output-mb", "8")
+    assert again.exit_code == 0, again.output
+
+
+def test_a_disk_that_refuses_a_trace_fails_that_trial_alone_and_a_rerun_retries_it(
+    project: Project,
+) -> None:
+    """The runner's own writes refused, as on a full disk: RLIMIT_FSIZE on the runner makes
+    writing a 3 MiB trace fail (EFBIG) where the old runner died with exit 3."""
+    command = harness("misbehave.py", "big-stdout-on", "q2")
+    argv = [sys.executable, "-m", "flightdeck", "experiment", "run", str(project.suite)]
+    argv += ["--arm", "arm1", "--harness", command, "--jobs", "2", "--max-output-mb", "4"]
+    # A soft limit of 2.5 MiB on the runner's files (the harness may raise its own to 4 MiB).
+    limited = ["prlimit", f"--fsize={5 << 19}:unlimited", "--", *argv]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    done = subprocess.run(limited, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "  q2: could not write its trace traces/demo-v1/arm1/q2.log: File too large" in (
+        done.stdout
+    )
+    assert sorted(a["id"] for a in answer_lines(project)) == ["q1", "q3", "q4"]
+    again = subprocess.run(
+        argv[:-2] + ["--max-output-mb", "8"], capture_output=True, text=True, env=env, check=False
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "resuming: 3 of 4 questions already answered" in again.stderr
+    assert sorted(a["id"] for a in answer_lines(project)) == ["q1", "q2", "q3", "q4"]
+
+
 def test_a_scored_arm_runs_again_only_to_the_same_answers(
     runner: CliRunner, project: Project
 ) -> None:
@@ -421,12 +508,17 @@ def test_a_scored_arm_runs_again_only_to_the_same_answers(
         + "\n"
     )
     # `dvc repro -f` removes the stage's outputs: the deterministic rerun gives the same bytes.
+    meta_path = project.suite / "answers" / "arm1.meta.json"
+    first_date = json.loads(meta_path.read_text())["date"]
     answers.unlink()
-    (project.suite / "answers" / "arm1.meta.json").unlink()
     again = run(runner, project, REPO_SEARCH)
     assert again.exit_code == 0, again.output
     assert answers.read_bytes() == scored
     assert not (project.suite / "answers" / ".arm1.rerun.jsonl").exists()
+    # (#21) the summary names the real file, and the same answers keep their date
+    assert f"answers: {answers}\n" in again.stdout
+    assert ".rerun" not in again.output
+    assert json.loads(meta_path.read_text())["date"] == first_date
     # A scored arm with a question left to answer would change: refused before any trial.
     answers.write_bytes(b"".join(scored.splitlines(keepends=True)[:-1]))
     result = runner.invoke(
@@ -446,9 +538,31 @@ def test_a_scored_arm_runs_again_only_to_the_same_answers(
         cli, ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", REPO_SEARCH]
     )
     assert differs.exit_code == 2, differs.output
+    rerun = project.suite / "answers" / ".arm1.rerun.jsonl"
     assert differs.stderr.endswith(
-        f"error: {answers}: arm 'arm1' was scored on D2; this run's answers differ (kept in "
-        ".arm1.rerun.jsonl): its answers cannot change, so run them under a new arm name\n"
+        f"error: {answers}: arm 'arm1' was scored on D2; this run's answers differ from the "
+        f"scored ones (this run's are in {rerun}, to compare; arm1.jsonl is left as it was): "
+        "its answers cannot change, so run them under a new arm name\n"
     )
     assert not answers.exists()
     assert (project.suite / "answers" / ".arm1.rerun.jsonl").read_bytes() == scored
+
+
+def test_a_rerun_keeps_the_committed_meta_date(tmp_path: Path) -> None:
+    """(#21) `dvc repro -f` removes the meta too: the date comes from its committed version."""
+    from tests.gitrepo import git_env
+
+    from flightdeck.arms.run_files import previous_meta_date
+
+    folder = tmp_path / "answers"
+    folder.mkdir()
+    meta = folder / "arm1.meta.json"
+    meta.write_text(json.dumps({"runner": "harness", "date": "2026-11-20T10:00:00Z"}))
+    env = git_env()
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "meta"]):
+        subprocess.run(["git", "-C", str(tmp_path), *args], env=env, check=True)
+    meta.write_text(json.dumps({"runner": "harness", "date": "2026-11-21T10:00:00Z"}))
+    assert previous_meta_date(meta) == "2026-11-21T10:00:00Z"  # the file, while it is there
+    meta.unlink()
+    assert previous_meta_date(meta) == "2026-11-20T10:00:00Z"  # then git's
+    assert previous_meta_date(tmp_path / "nowhere" / "x.meta.json") is None

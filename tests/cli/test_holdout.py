@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from tests.builders import Project
 
 from flightdeck.cli import cli
-from flightdeck.cli.holdout import _as_text
+from flightdeck.cli.holdout import scan_lines
 from flightdeck.holdouts.leaks import ScanResult
 from flightdeck.holdouts.registry import register_suite
 from flightdeck.suite.records import CANARY_PREFIX
@@ -113,6 +113,7 @@ def test_json_output(runner: CliRunner, holdouts: Path, traces: Path) -> None:
         "unregistered": 0,
         "skipped_sealed_keys": [],
         "manifest": str(holdouts / "manifest.json"),
+        "scans": str(holdouts / "scans.jsonl"),
     }
     # In a pipeline the JSON goes to a file; the hit must still reach the person.
     assert result.stderr.splitlines()[0] == (f"{gz}:3: {canary(1)} suite demo-v1 question q1")
@@ -260,6 +261,6 @@ def test_scanning_the_whole_project_skips_the_sealed_keys(
 def test_a_long_list_of_skipped_keys_is_cut_short_in_text() -> None:
     skipped = tuple(Path(f"suites/s{n}/keys.jsonl") for n in range(7))
     result = ScanResult((), 0, {}, 3, 30, 30, 0, 9, sealed_keys=skipped)
-    assert _as_text(Path("holdouts"), result, [])[-1] == (
+    assert scan_lines(Path("holdouts"), result, [])[-1] == (
         "skipped 7 sealed keys files: " + ", ".join(str(p) for p in skipped[:5]) + ", and 2 more"
     )

@@ -257,3 +257,51 @@ def test_a_scored_arm_keeps_its_provenance_when_reimported(
     again = [*common(project, source), "--date", "2026-11-20", "--snapshot", str(moved)]
     result = invoke(runner, *again, "--model", "chat-model-1", "--replace")
     assert result.exit_code == 0, result.output
+
+
+def import_csv(runner: CliRunner, project: Project, answer: str, name: str = "long.csv") -> Result:
+    folder = attachments(project.root, FILES_AS_OF)
+    source = project.root / name
+    quoted = '"' + answer.replace('"', '""') + '"'
+    source.write_text(f"id,answer,citations\nq2,short,\nq1,{quoted},sdlc/{ADR}\n")
+    return invoke(
+        runner,
+        *common(project, source),
+        "--model",
+        "chat-model-1",
+        "--date",
+        "2026-11-20",
+        "--snapshot",
+        str(folder),
+    )
+
+
+def test_a_one_mebibyte_csv_answer_is_imported_whole(runner: CliRunner, project: Project) -> None:
+    # (#25) the csv module's default cell limit is 128 KiB; a long pasted reply is real
+    line = 'Postgres, for "JSONB" support; see the ADR.\n'
+    answer = (line * (2**20 // len(line) + 1))[: 2**20]
+    assert len(answer.encode()) == 2**20
+    result = import_csv(runner, project, answer)
+    assert result.exit_code == 0, result.output
+    records = [
+        json.loads(text)
+        for text in (project.suite / "answers" / "projects.jsonl").read_text().splitlines()
+    ]
+    assert [r["id"] for r in records] == ["q1", "q2"]
+    assert records[0]["answer"] == answer
+
+
+def test_an_answer_over_the_limit_is_refused_by_name(runner: CliRunner, project: Project) -> None:
+    from flightdeck.arms.people_rows import ANSWER_LIMIT
+
+    seal_suite(project)
+    result = import_csv(runner, project, "x" * (ANSWER_LIMIT + 1))
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"error: {project.root / 'long.csv'}:3: a cell is longer than the answer-size limit "
+        "(16 Mi characters); is this the right file?\n"
+    )
+    assert not (project.suite / "answers" / "projects.jsonl").exists()
+    import csv
+
+    assert csv.field_size_limit() == 128 * 1024  # the process-wide setting is put back

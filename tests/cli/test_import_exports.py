@@ -11,6 +11,7 @@ from tests.builders import FILES_AS_OF, Project, labels_for, sha
 
 from flightdeck.arms.people_rows import sniff_delimiter
 from flightdeck.cli import cli
+from flightdeck.scoring.fabricated import SPLIT as FABRICATED_SPLIT
 from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.knowledge import seal
@@ -169,4 +170,11 @@ def test_a_repository_outside_as_of_is_kept_warned_and_scored_fabricated(
     assert scored.exit_code == 0, scored.output
     citations = json.loads(Path("m.json").read_text())["arms"]["projects"]["citations"]
     # infra/... is fabricated; the URL matches q2's valid URL source, so it is valid
-    assert citations == {"valid": 4, "fabricated": 1, "stale": 0, "unsupported": 0}
+    assert citations == {
+        "valid": 4,
+        "fabricated": 1,
+        "stale": 0,
+        "unsupported": 0,
+        **dict.fromkeys(FABRICATED_SPLIT, 0),
+        "fabricated_no_such_file": 1,  # (#21) a repository outside as_of: nothing there
+    }

@@ -29,8 +29,12 @@ def git_init(folder: Path) -> Path:
     return folder
 
 
+# A pin as a team passes it: flightdeck's repository at one full commit.
+PIN = "git+https://github.com/acme/flightdeck@0123456789abcdef0123456789abcdef01234567"
+
+
 def init(runner: CliRunner, *args: str) -> Result:
-    return runner.invoke(cli, ["init", *args, "--no-dvc"])
+    return runner.invoke(cli, ["init", *args, "--no-dvc", "--install", PIN])
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -56,7 +60,9 @@ def test_init_writes_the_project_files(runner: CliRunner, tmp_path: Path) -> Non
     assert params["suite"] == "team-gold-v1"
     assert set(params) >= {"repos", "harnesses", "people", "arms", "baseline", "candidate"}
     workflow = yaml.safe_load((root / ".github/workflows/knowledge-evals.yml").read_text())
-    steps = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["evals"]["steps"])
+    steps = " ".join(
+        str(step.get("run", "")) for job in workflow["jobs"].values() for step in job["steps"]
+    )
     for command in (
         "dvc repro",
         "dvc metrics diff --md",
@@ -128,15 +134,19 @@ def test_init_outside_a_git_repository_is_refused(runner: CliRunner, tmp_path: P
 def test_init_runs_dvc_init_once(runner: CliRunner, tmp_path: Path) -> None:
     root = git_init(tmp_path / "team")
     env = {"DVC_NO_ANALYTICS": "1", "DVC_SITE_CACHE_DIR": str(tmp_path / "site")}
-    result = runner.invoke(cli, ["init", str(root)], env=env)
+    result = runner.invoke(cli, ["init", str(root), "--install", PIN], env=env)
     assert result.exit_code == 0, result.output
     assert "ran dvc init" in result.output
     assert (root / ".dvc" / "config").is_file()
 
 
 def test_docs_ci_shows_the_workflow_init_writes() -> None:
-    from flightdeck import __version__
-    from flightdeck.project_init import template
+    from flightdeck.project_init import install_requirement, template
 
-    workflow = template("knowledge-evals.yml.tmpl").replace("__VERSION__", __version__)
+    pin = install_requirement(ROOT, PIN)
+    workflow = (
+        template("knowledge-evals.yml.tmpl")
+        .replace("__INSTALL_NOTE__", pin.note)
+        .replace("__INSTALL__", pin.requirement)
+    )
     assert workflow.rstrip() in (ROOT / "docs" / "ci.md").read_text()

@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 from tests.builders import FILES_LATER, Project, answer, labels_for, sha, write_jsonl
 
 from flightdeck.cli import cli
+from flightdeck.scoring.fabricated import SPLIT as FABRICATED_SPLIT
 from flightdeck.suite.records import CANARY_RE
 
 
@@ -337,7 +338,13 @@ def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     assert arm["answered"] == 4
     assert arm["correctness"]["value"] == 0.5
     assert arm["citation_validity"]["value"] == 1.0
-    assert arm["citations"] == {"valid": 4, "fabricated": 0, "stale": 0, "unsupported": 0}
+    assert arm["citations"] == {
+        "valid": 4,
+        "fabricated": 0,
+        "stale": 0,
+        "unsupported": 0,
+        **dict.fromkeys(FABRICATED_SPLIT, 0),
+    }
     assert arm["kappa"] == 1.0
     comp = metrics["comparisons"]["rag_vs_search"]
     assert set(comp) == {"correctness", "citation_validity"}
@@ -352,12 +359,13 @@ def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     report = (project.root / "reports" / "demo-v1.md").read_text()
     assert "| decision-why | 1 |" in report
     assert "What this set can show" in report
-    # Identical arms: the seeded interval is [0, 0], but no claim reads a zero-width bound.
-    # Tango's score bound at n = 4 is far above 15 points, so nothing is ruled out.
+    # Identical arms: the bootstrap is the single point 0, read as it is (issue 22: the half
+    # question that widened it made verdicts non-monotone). At n = 4 the calibrated rule can
+    # rule nothing out, so the upper bound it reads is held at +15, not below it.
     assert "baseline is not shown to lose by 15 points on citation validity.**" in report
     assert comp["citation_validity"]["ruled_out"] is False
-    assert comp["citation_validity"]["decision_hi"] > 0.15
-    assert comp["citation_validity"]["decision_lo"] < 0.0
+    assert comp["citation_validity"]["decision_hi"] >= 0.15
+    assert comp["citation_validity"]["decision_lo"] <= 0.0
     assert set(comp["correctness"]) >= {
         "decision_lo",
         "decision_hi",
@@ -411,7 +419,14 @@ def test_citation_classes_and_missing_answers(runner: CliRunner, project: Projec
     assert result.exit_code == 0, result.output
     assert "chat: meta missing" in result.stdout
     arm = json.loads((project.root / "metrics" / "demo-v1.json").read_text())["arms"]["chat"]
-    assert arm["citations"] == {"valid": 0, "fabricated": 1, "stale": 1, "unsupported": 1}
+    assert arm["citations"] == {
+        "valid": 0,
+        "fabricated": 1,
+        "stale": 1,
+        "unsupported": 1,
+        **dict.fromkeys(FABRICATED_SPLIT, 0),
+        "fabricated_opaque": 1,  # (#21) the fabricated one is an opaque uri
+    }
     assert arm["uncited"] == 1
     assert arm["missing"] == 1
     assert arm["answered"] == 3
@@ -637,6 +652,11 @@ def test_gate(runner: CliRunner, project: Project) -> None:
     assert report["failed"] == ["correctness", "citation_validity"]
     assert report["metrics"]["correctness"]["size"] <= 0.025
     assert report["metrics"]["correctness"]["decision_lo"] < -0.10  # Tango's, not [0, 0]
+    assert report["note"] == (  # issue 21: the gate says when n is too small to pass at all
+        "at n = 4 no table can pass a 10-point margin with a false pass of at most 2.5%, "
+        "however the candidate does: the smallest n at which one can is 5"
+    )
+    assert "note: at n = 4 no table can pass a 10-point margin" in invoke(runner, *gate).stdout
     # The plain percentile reading (params decision: percentile) still passes them.
     with (project.root / "params.yaml").open("a") as f:
         f.write("decision: percentile\n")

@@ -194,11 +194,11 @@ def test_a_pinned_mcp_server_joins_the_tools_and_records_its_snapshot(
     ]
     assert first_calls  # the stand-in searched through the MCP server, then read what it found
     got = answers(project, "llm-mcp")
-    # q2 "How do we deploy?": the search's best passage is the retired runbook's (BM25 on a
-    # tiny repository), which the stand-in reads and cites; its hash is still the file's
+    # q2 "How do we deploy?" (a how-to): the search's best passage is the current runbook
+    # (#24 weighs runbooks for how-to), which the stand-in reads and cites with the file's hash
     (cited,) = got["q2"]["citations"]
-    assert cited["uri"] == "sdlc/docs/runbooks/old/deploy-v0.md#L1-L3"
-    assert cited["sha256"] == sha(FILES_AS_OF["docs/runbooks/old/deploy-v0.md"])
+    assert cited["uri"] == "sdlc/docs/runbooks/deploy.md#L1-L4"
+    assert cited["sha256"] == sha(FILES_AS_OF["docs/runbooks/deploy.md"])
     meta = read_meta(project.suite / "answers" / "llm-mcp.meta.json").fields
     assert meta["provenance"]["mcp"] == [MCP]
     # the server's knowledge_snapshot resource, beside the as_of commits the workspace holds

@@ -85,9 +85,12 @@ def test_rate_every_answer_in_the_terminal(runner: CliRunner, rated: Project) ->
     assert {(lb["arm"], lb["id"]) for lb in got} == {(a, q) for a in ARMS for q in PATHS}
     assert all(lb["correct"] and lb["unsupported"] == [] for lb in got)
     assert all(
-        set(lb) == {"id", "rater", "correct", "unsupported", "answer_sha256", "time", "arm"}
+        set(lb)
+        == {"id", "rater", "correct", "unsupported", "answer_sha256", "time", "facts", "arm"}
         for lb in got
     )
+    # (#21) the facts ticked go into the label, one per required fact in the key's order
+    assert all(lb["facts"] == [True] * len(lb["facts"]) and lb["facts"] for lb in got)
 
 
 def test_the_item_shows_question_key_facts_and_cited_lines(

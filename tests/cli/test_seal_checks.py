@@ -110,7 +110,7 @@ def test_a_source_outside_the_scope_is_refused(runner: CliRunner, project: Proje
         runner,
         project,
         f"{project.suite / 'keys.jsonl'}:2: valid source 'sdlc/docs/runbooks/old/deploy-v0.md' "
-        "is outside question 'q2''s scope (sdlc/docs/runbooks/*.md), so no arm could read it; "
+        "is outside the scope of question 'q2' (sdlc/docs/runbooks/*.md), so no arm could read it; "
         "widen the scope or fix the uri",
     )
 

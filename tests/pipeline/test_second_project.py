@@ -74,7 +74,8 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Pipeline:
     project.git("init", "--quiet", "--initial-branch=main")
     (root / ".gitignore").write_text("node_modules/\n")
 
-    init = flightdeck(root, home, "init", "--suite", SUITE)
+    pin = "git+https://github.com/acme/flightdeck@0123456789abcdef0123456789abcdef01234567"
+    init = flightdeck(root, home, "init", "--suite", SUITE, "--install", pin)
     assert init.returncode == 0, init.stderr
     dvc_yaml = (root / "dvc.yaml").read_bytes()
 
@@ -177,7 +178,8 @@ def test_repro_runs_every_stage_of_the_params(team: Pipeline) -> None:
             "repo@infra",
             "run@lexical",
             "import@chat-export",
-            "canary-scan",
+            "canary-scan@lexical",
+            "canary-scan-import@chat-export",
             "score",
         ]
     )

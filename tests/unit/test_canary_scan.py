@@ -19,7 +19,7 @@ import pytest
 import zstandard
 
 from flightdeck.errors import InputError
-from flightdeck.holdouts import decode
+from flightdeck.holdouts import decode, search
 from flightdeck.holdouts import scan as engine
 from flightdeck.holdouts.leaks import Hit, canary_scan
 from flightdeck.holdouts.registry import register_suite
@@ -201,7 +201,7 @@ def test_a_file_named_twice_is_scanned_once(holdouts: Path, tmp_path: Path) -> N
 def test_a_file_full_of_canaries_lists_each_canary_first_and_counts_them_all(
     holdouts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(engine, "MAX_LISTED_PER_TASK", 3)
+    monkeypatch.setattr(search, "MAX_LISTED_PER_TASK", 3)
     path = write(tmp_path / "t.jsonl", (f"{C}\n" * 10 + f"{canary(12)}\n").encode())
     result = canary_scan(holdouts, [path])
     assert result.hits == (*(hit(C, path, n) for n in (1, 2, 3)), hit(canary(12), path, 11))

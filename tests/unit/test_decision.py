@@ -1,8 +1,8 @@
-"""The exact bootstrap, the calibrated level and the verdict, against stats-audit.md.
+"""The exact bootstrap, the calibrated level and the verdict, against the statistics audit.
 
-Reference values: the audit's section 5.3 regression cells (q in rational arithmetic, the
-order-statistic law pi), its alpha'(n) table (5.1), its sizes (2.2-2.4, 4.2) and its exact
-MDE table (2.1). Independent checks: exact integer arithmetic for q, a large seeded
+Reference values (docs/statistics.md, "References"): the first audit's regression cells (q in
+rational arithmetic, the order-statistic law pi), its alpha'(n) table, its sizes and its
+exact MDE table. Independent checks: exact integer arithmetic for q, a large seeded
 resampling with scipy.stats.bootstrap, real seeds of the tool's own bootstrap for the law of
 the seeded verdict, and a seeded simulation of suites for the calibrated rule's size.
 """
@@ -20,23 +20,15 @@ import scipy.stats
 
 from flightdeck.scoring import calibration
 from flightdeck.scoring.bootstrap import paired_bootstrap
-from flightdeck.scoring.calibration import (
-    EXACT_MAX_N,
-    all_cells_statistic,
-    calibrate,
-    cells,
-    null_weights,
-    rule_size,
-    statistic,
-)
-from flightdeck.scoring.decision import decide, seeded_claims
+from flightdeck.scoring.calibration import EXACT_MAX_N, calibrate, claims
+from flightdeck.scoring.decision import cells, decide, rule_size, seeded_claims
 from flightdeck.scoring.exact import (
     exact_pmf,
-    lower_bound,
     seeded_at_least,
     tail_below,
     threshold_index,
 )
+from flightdeck.scoring.regions import Problem, cell_weights, null_grid
 
 
 def suite_vectors(n: int, n10: int, n01: int) -> tuple[np.ndarray, np.ndarray]:
@@ -151,6 +143,18 @@ def test_seeded_law_matches_real_seeds() -> None:
     assert abs(hits / 2000 - law) <= 4 * math.sqrt(law * (1 - law) / 2000)
 
 
+def all_stat(n: int, threshold: float = 15.0) -> np.ndarray:
+    """q = P*(D* < t) of every table of `cells`."""
+    n10, n01 = cells(n)
+    return tail_below(n, n10, n01, threshold_index(n, threshold))
+
+
+def null_weights(n: int, threshold: float = 15.0) -> tuple[np.ndarray, np.ndarray]:
+    grid = null_grid(Problem(n, threshold, "shown"))
+    n10, n01 = cells(n)
+    return grid, cell_weights(n, n10, n01, grid + threshold / 100, grid)
+
+
 # alpha'(n) at t = 0.15, alpha = 2.5%, from the audit's table 5.1 (in %).
 AUDIT_LEVELS = {16: 0.86, 20: 0.83, 25: 1.13, 30: 1.47, 40: 1.32, 45: 1.75, 50: 1.91}
 AUDIT_LEVELS |= {60: 1.52, 100: 1.78}
@@ -175,7 +179,7 @@ def test_where_the_audit_level_is_higher_it_breaks_the_guarantee(n: int) -> None
     assert cal.size is not None
     assert cal.size <= 0.025
     assert 100 * cal.level < AUDIT_TOO_HIGH[n]
-    stat = all_cells_statistic(n, 15.0, "shown")
+    stat = all_stat(n)
     size, worst = rule_size(n, 15.0, (stat < AUDIT_TOO_HIGH[n] / 100).astype(float))
     assert size > 0.025
     assert worst >= 0.41  # p00 = 1 - 2 p01 - t <= 0.03
@@ -190,8 +194,8 @@ def test_n40_calibration_interval_and_size() -> None:
 
 
 def test_sizes_of_the_plain_rules_at_n40() -> None:
-    stat = all_cells_statistic(40, 15.0, "shown")
-    grid, weights = null_weights(40, 15.0)
+    stat = all_stat(40)
+    grid, weights = null_weights(40)
     exact_rule = weights @ (stat < 0.025)
     assert exact_rule[grid == 0][0] == pytest.approx(0.02992, abs=5e-6)
     assert exact_rule[np.isclose(grid, 0.05)][0] == pytest.approx(0.04263, abs=5e-5)
@@ -249,17 +253,16 @@ def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
     # exact size says; the plain reading (q < 2.5%) on the same suites does not.
     rng = np.random.default_rng(20261201)
     cal = calibrate(40, 15.0, 0.025, "shown")
-    grid, weights = null_weights(40, 15.0)
-    stat_all = all_cells_statistic(40, 15.0, "shown")
+    grid, weights = null_weights(40)
     draws = 40_000
     se = math.sqrt(0.025 * 0.975 / draws)
     plain = []
     for p01 in (0.0, 0.05, cal.worst_p01, 0.2, 0.4):
         assert p01 is not None
         counts = rng.multinomial(40, [p01 + 0.15, p01, 1 - 2 * p01 - 0.15], size=draws)
-        stat = statistic(40, counts[:, 0], counts[:, 1], 15.0, "shown")
-        rate = float(np.mean(stat < cal.level))
-        exact = float(weights[np.argmin(np.abs(grid - p01))] @ (stat_all < cal.level))
+        held, stat = claims(cal, counts[:, 0], counts[:, 1])
+        rate = float(np.mean(held))
+        exact = float(weights[np.argmin(np.abs(grid - p01))] @ claims(cal, *cells(40))[0])
         assert exact <= 0.025
         assert rate <= 0.025 + 3 * se, (p01, rate)
         assert abs(rate - exact) <= 4 * math.sqrt(exact * (1 - exact) / draws) + 1e-12
@@ -267,12 +270,12 @@ def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
     assert max(plain) > 0.025 + 3 * se  # the simulation would catch the uncalibrated rule
 
 
-def test_one_cell_alone_gives_the_same_bits_as_among_all_cells() -> None:
+def test_one_table_alone_claims_as_among_all_tables() -> None:
+    cal = calibrate(40, 15.0, 0.025, "shown")
     n10, n01 = cells(40)
-    every = all_cells_statistic(40, 15.0, "shown")
+    every = claims(cal, n10, n01)[0]
     for i in range(0, len(n10), 37):
-        alone = statistic(40, [n10[i]], [n01[i]], 15.0, "shown")[0]
-        assert alone == every[i]
+        assert claims(cal, [n10[i]], [n01[i]])[0][0] == every[i]
 
 
 def test_verdict_equals_its_bound_on_every_cell_at_n40() -> None:
@@ -303,77 +306,101 @@ def test_the_verdict_does_not_depend_on_line_order_or_seed() -> None:
     assert results[0] == results[1]
 
 
-def test_zero_discordance_never_gives_a_zero_width_claim() -> None:
-    # Two identical arms: the bootstrap is the single point 0, so the table is read with half
-    # a question in each discordant class. At n = 8 nothing is ruled out (the audit's
-    # degenerate "ruled out"), and the bounds have non-zero width.
+def test_identical_arms_are_read_as_they_are() -> None:
+    # Two identical arms: the bootstrap is the single point 0 and the table is read as it is
+    # (the half question that once widened it made verdicts non-monotone, issue 22). At n = 8
+    # nothing is ruled out; at n = 40 a 15-point loss is, within the calibrated size.
     d8, _ = decision(8, 0, 0)
-    assert d8.point_mass
     assert d8.ruled_out is not None
     assert not d8.ruled_out.holds
-    assert d8.shown.bound < 0 < d8.ruled_out.bound
-    # At n = 40, agreement on all 40 rules a 15-point loss out, from [-5, +5] points, and the
-    # calibration counts that cell: "ruled out" stays within its exact size.
     d40, _ = decision(40, 0, 0)
     assert d40.ruled_out is not None
     assert d40.ruled_out.holds
-    assert (d40.shown.bound, d40.ruled_out.bound) == (-0.05, 0.05)
     assert d40.ruled_out.size is not None
     assert d40.ruled_out.size <= 0.025
     # and the gate (10 points) passes identical arms at n = 40, not at n = 8.
-    gate = {"threshold": -10.0, "mirror": False, "power": False}
+    gate = {"threshold": -10.0, "mirror": False, "power": False, "by_score": True}
     assert decision(40, 0, 0, **gate)[0].shown.holds
     assert not decision(8, 0, 0, **gate)[0].shown.holds
 
 
 def test_ties_at_a_zero_tail_are_broken_by_the_observed_difference() -> None:
-    # At a negative threshold every n01 = 0 table has P*(D* < t) = 0 exactly. Taken as one tie
-    # group, the group is too likely under the null at n = 16 and no table could pass; broken
-    # by n10 - n01, the tables the candidate wins most pass, within the 2.5%.
-    cal = calibrate(16, -10.0, 0.025, "shown")
+    # "Ruled out" at 15 points: every table with no win has P*(D* >= t) = 0 exactly (no
+    # resample can win). Taken as one tie group it is too likely under the null at n = 16 and
+    # nothing could be ruled out; broken by n01 - n10, the tables the candidate loses most
+    # claim: (0, 5) is ruled out, identical arms (0, 0) are not.
+    cal = calibrate(16, 15.0, 0.025, "ruled_out")
     assert cal.level == 0.0
     assert cal.size is not None
     assert 0.0 < cal.size <= 0.025
-    assert decision(16, 5, 0, threshold=-10.0, mirror=False, power=False)[0].shown.holds
-    weak = decision(16, 1, 0, threshold=-10.0, mirror=False, power=False)[0]
-    assert weak.shown.p_exact == 0.0
-    assert not weak.shown.holds
-    assert weak.shown.bound < -0.10  # the bound agrees with the verdict even on a tie
+    strong = decision(16, 0, 5)[0].ruled_out
+    weak = decision(16, 0, 0)[0].ruled_out
+    assert strong is not None
+    assert weak is not None
+    assert strong.holds
+    assert weak.p_exact == 0.0
+    assert not weak.holds
+    assert weak.bound >= 0.15  # the bound agrees with the verdict even on a tie
 
 
 def test_the_calibration_is_cached_per_n_threshold_alpha(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # 12 points is not a shipped threshold: computed on demand, written atomically, read back.
     monkeypatch.setattr(calibration, "_MEMO", {})  # a fresh process
-    first = calibrate(30, 15.0, 0.025, "shown", cache_dir=tmp_path)
+    first = calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
+    assert first.source == "computed"
     files = list((tmp_path / "decision").iterdir())
-    assert len(files) == 1
+    assert [f.suffix for f in files] == [".json"]  # no temporary file left behind
     assert json.loads(files[0].read_text())["level"] == first.level
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("recomputed instead of read from the cache")
 
-    monkeypatch.setattr(calibration, "all_cells_statistic", refuse)
+    monkeypatch.setattr(calibration, "compute", refuse)
     monkeypatch.setattr(calibration, "_MEMO", {})  # another process: only the cache knows
-    assert calibrate(30, 15.0, 0.025, "shown", cache_dir=tmp_path) == first
+    again = calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
+    assert again == first
+    assert again.source == "cache"
     with pytest.raises(AssertionError, match="recomputed"):  # another alpha is another entry
-        calibrate(30, 15.0, 0.0125, "shown", cache_dir=tmp_path)
+        calibrate(30, 12.0, 0.0125, "shown", cache_dir=tmp_path)
     files[0].write_text("{not json")
     monkeypatch.setattr(calibration, "_MEMO", {})
     with pytest.raises(AssertionError, match="recomputed"):  # a broken entry is not trusted
-        calibrate(30, 15.0, 0.025, "shown", cache_dir=tmp_path)
+        calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
+    # The shipped thresholds come from the package's table, never computed.
+    assert calibrate(300, 15.0, 0.025, "shown").source == "table"
 
 
-def test_above_the_enumeration_limit_the_level_is_asymptotic() -> None:
+def test_above_the_exact_limit_nothing_is_claimed() -> None:
     cal = calibrate(EXACT_MAX_N + 1, 15.0, 0.025, "shown")
-    assert (cal.exact, cal.level, cal.size) == (False, 0.025, None)
-    d, _ = decision(1000, 420, 150)
-    assert not d.shown.exact
+    assert (cal.refused, cal.size, cal.claims_somewhere) == (True, None, False)
+    d, _ = decision(EXACT_MAX_N + 1, 1500, 0)  # +75 points: would be shown at any level
+    assert d.shown.refused
+    assert not d.shown.holds
+    assert d.ruled_out is not None
+    assert not d.ruled_out.holds
     assert d.shown.size is None
-    assert not d.min_detectable_exact
-    assert d.min_detectable is not None
-    assert d.shown.p_exact == pytest.approx(float(tail_below(1000, 420, 150, 150)))
-    assert d.shown.bound == lower_bound(1000, 420, 150, 0.025, 150) / 1000
+    assert d.min_detectable is None
+    assert d.shown.p_exact == pytest.approx(float(tail_below(EXACT_MAX_N + 1, 1500, 0, 301)))
+    assert (d.shown.bound, d.ruled_out.bound) == (-1.0, 1.0)  # no bound: the whole range
+    from flightdeck.params import Params
+    from flightdeck.scoring.report_comparison import rule_words
+
+    words = rule_words(Params(root=Path(".")), EXACT_MAX_N + 1)
+    assert words.startswith("The rule (`decision: calibrated`) makes no claim at n = 2001:")
+    assert "score a random subset of at most 2,000 questions" in words
+
+
+def test_between_the_table_and_the_limit_the_level_is_exact() -> None:
+    # n = 700 is above the shipped table: calibrated on demand, its size exact and <= 2.5%.
+    cal = calibrate(700, 15.0, 0.025, "shown")
+    assert cal.source == "computed"
+    assert cal.size is not None
+    assert 0.02 < cal.size <= 0.025
+    d, _ = decision(700, 200, 60)
+    assert d.shown.holds is bool(claims(cal, [200], [60])[0][0])
+    assert d.min_detectable_exact
 
 
 def test_bad_rule_is_refused() -> None:
@@ -385,9 +412,8 @@ def test_bad_rule_is_refused() -> None:
 
 
 def test_large_n_shortcuts_agree_with_the_full_sums() -> None:
-    from flightdeck.scoring.exact import WINDOW_ABOVE_N, window_pmf
+    from flightdeck.scoring.exact import window_pmf
 
-    assert WINDOW_ABOVE_N > EXACT_MAX_N  # calibrated levels never meet a shortcut
     # The seeded law from the atoms near the threshold equals the law from all 2n + 1.
     n, n10, n01 = 1000, 284, 98
     full = seeded_at_least(exact_pmf(n, n10, n01), n, 150 - 1e-6, resamples=10_000, quantile=0.025)
@@ -395,10 +421,12 @@ def test_large_n_shortcuts_agree_with_the_full_sums() -> None:
     window = seeded_at_least(pmf, n, 150 - 1e-6, resamples=10_000, quantile=0.025, start=start)
     assert 0.3 < float(full) < 0.7
     assert float(window) == pytest.approx(float(full), abs=1e-9)
-    # One cell at n = 5,000 sums a window of N10*; two cells at once sum everything.
-    alone = tail_below(5000, 1250, 470, 750)
+    # The windowed tail equals the sum over every N10* = a, and the full pmf's tail.
+    assert float(tail_below(n, n10, n01, 150)) == pytest.approx(
+        float(exact_pmf(n, n10, n01)[: 150 + n].sum()), rel=1e-10
+    )
     both = tail_below(5000, [1250, 1251], [470, 470], 750)
-    assert float(alone) == pytest.approx(float(both[0]), rel=1e-12)
+    assert float(tail_below(5000, 1250, 470, 750)) == pytest.approx(float(both[0]), rel=1e-12)
 
 
 def test_the_decision_does_not_import_scipy_stats() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from flightdeck.errors import InputError
-from flightdeck.holdouts.custody import custody
+from flightdeck.holdouts.custody import custody, describe_custody
 from flightdeck.holdouts.leaks import Hit, canary_scan, mark_void
 from flightdeck.holdouts.plan import ScanPlan, plan_scan
 from flightdeck.holdouts.registry import register_suite, suite_state, unvoid, void_evidence
@@ -166,10 +166,9 @@ def test_scanning_the_same_traces_again_keeps_the_first_evidence(
     before = manifest(holdouts)
     assert scan_and_mark(holdouts, trace) == []
     after = manifest(holdouts)
-    assert after["suites"] == before["suites"]
-    assert after["history"][:-1] == before["history"]
-    assert after["history"][-1]["event"] == "scan"
-    assert after["history"][-1]["hits"] == 1
+    assert after == before  # already void: the manifest is not rewritten
+    scans = [json.loads(line) for line in (holdouts / "scans.jsonl").read_text().splitlines()]
+    assert [(s["event"], s["hits"]) for s in scans] == [("scan", 1), ("scan", 1)]
 
 
 def test_every_scan_is_recorded_with_what_it_read_of_each_suite(
@@ -182,7 +181,12 @@ def test_every_scan_is_recorded_with_what_it_read_of_each_suite(
     (tmp_path / "other.log").write_text("x\n")
     assert scan_and_mark(holdouts, tmp_path / "traces") == []
     assert mark_void(holdouts, canary_scan(holdouts, [tmp_path / "other.log"])) == []
-    scans = [e for e in manifest(holdouts)["history"] if e["event"] == "scan"]
+    before = (holdouts / "manifest.json").read_bytes()
+    assert scan_and_mark(holdouts, tmp_path / "other.log") == []
+    assert (holdouts / "manifest.json").read_bytes() == before  # a clean scan: untouched
+    assert not any(e["event"] == "scan" for e in manifest(holdouts)["history"])
+    lines = (holdouts / "scans.jsonl").read_text().splitlines()
+    scans = [json.loads(line) for line in lines][:2]
     assert [(s["files"], s["bytes"], s["hits"], s["suites"]) for s in scans] == [
         (2, 17, 0, {"s1": {"files": 2, "bytes": 17, "hits": 0}}),
         (1, 2, 0, {}),
@@ -483,3 +487,36 @@ def test_a_malformed_manifest_is_an_input_error_naming_it(
         with pytest.raises(InputError, match=message) as caught:
             call()
         assert caught.value.path == str(tmp_path / "manifest.json")
+
+
+def test_last_scan_sums_the_newest_scan_of_each_set_of_paths(
+    holdouts: Path, tmp_path: Path
+) -> None:
+    """The pipeline scans one arm at a time: the report's line covers every arm."""
+    arms = [tmp_path / "traces" / "s1" / arm for arm in ("a", "b")]
+    for n, folder in enumerate(arms):
+        folder.mkdir(parents=True)
+        (folder / "q1.log").write_text("x" * (10 + n))
+    assert scan_and_mark(holdouts, arms[0]) == []
+    (arms[0] / "q2.log").write_text("y" * 5)
+    assert scan_and_mark(holdouts, arms[0]) == []  # the newer scan of the same paths counts
+    assert scan_and_mark(holdouts, arms[1]) == []
+    told = custody(holdouts, "s1")
+    assert told.last_scan is not None
+    assert (told.last_scan["files"], told.last_scan["bytes"], told.last_scan["scans"]) == (3, 26, 2)
+    assert describe_custody(told, holdouts / "manifest.json").endswith(
+        "3 files, 26 bytes, no hit (the newest scan of each of 2 sets of paths)"
+    )
+
+
+def test_a_newer_scan_of_overlapping_paths_stands_for_the_older(
+    holdouts: Path, tmp_path: Path
+) -> None:
+    arm = tmp_path / "traces" / "s1" / "a"
+    arm.mkdir(parents=True)
+    (arm / "q1.log").write_text("x" * 10)
+    assert scan_and_mark(holdouts, arm) == []
+    assert scan_and_mark(holdouts, tmp_path / "traces") == []  # holds the arm's folder
+    told = custody(holdouts, "s1")
+    assert told.last_scan is not None
+    assert (told.last_scan["files"], told.last_scan["scans"]) == (1, 1)  # not counted twice

@@ -1,4 +1,4 @@
-"""flightdeck.scoring.intervals against the published values of stats-audit.md table 5.3.
+"""flightdeck.scoring.intervals against the published values of docs/statistics.md, "References".
 
 Tables are (a, b, c, d): a both right, b only the candidate (n10), c only the baseline (n01),
 d both wrong; the difference is (b - c)/n. Each published limit is checked to the decimals it

@@ -252,3 +252,25 @@ def test_a_changed_sealed_suite_is_refused_from_python(
         call(project)
     assert not (project.root / "runs").exists()  # refused before any trial ran
     assert not suite.answers("person").exists()
+
+
+def test_a_suite_built_from_a_dict_opens_and_lists_its_arms(
+    tree: Callable[[dict[str, Any]], list[Path]], tmp_path: Path
+) -> None:
+    question = {"id": "q1", "question": "Why?", "kind": "decision-why", "as_of": {}, "scope": []}
+    tree(
+        {
+            "suites/gold-v1": {
+                "questions.jsonl": [question],
+                "keys.jsonl": "",
+                "answers/search.jsonl": [{"id": "q1", "answer": "a", "citations": []}],
+                "answers/.search.rerun.jsonl": "",  # a rerun's temporary file is no arm
+                "labels/search.jsonl": [],
+            }
+        }
+    )
+    suite = open_suite(tmp_path / "suites" / "gold-v1", project_root=tmp_path)
+    assert suite.name == "gold-v1"
+    assert suite.arms() == ["search"]
+    assert suite.labelled_arms() == ["search"]
+    assert suite.metrics_path == tmp_path / "metrics" / "gold-v1.json"

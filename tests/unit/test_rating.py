@@ -16,13 +16,15 @@ from tests.builders import Project, answer, build_project, sha
 from tests.gitrepo import make_git_repo
 
 from flightdeck.errors import InputError
-from flightdeck.rating.items import order_key
+from flightdeck.project import CACHE_FOLDER, open_suite
+from flightdeck.rating.items import ORDER_SECRET, order_key
 from flightdeck.rating.server import RatingServer
 from flightdeck.rating.session import RatingSession
 from flightdeck.suite.records import read_labels
 from flightdeck.suite.repos import RepoSet
 
 ARMS = ("arm-alpha", "arm-beta")
+PAGE = Path(__file__).resolve().parents[2] / "src" / "flightdeck" / "rating" / "page"
 CLOCK = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
@@ -54,9 +56,8 @@ def rated(project: Project) -> Project:
 
 def session(project: Project, rater: str = "ada") -> RatingSession:
     repos = {"sdlc": project.repo, "big": project.root / "repos" / "big"}
-    return RatingSession(
-        project.suite, rater, RepoSet(repos, project.root / "cache"), clock=lambda: CLOCK
-    )
+    suite = open_suite(project.suite, project_root=project.root)  # its cache: the order secret
+    return RatingSession(suite, rater, RepoSet(repos, project.root / "cache"), clock=lambda: CLOCK)
 
 
 def labels_of(project: Project, arm: str) -> list[dict[str, Any]]:
@@ -83,16 +84,53 @@ def test_order_is_seeded_by_suite_and_rater(rated: Project) -> None:
     assert len(ada) == 8
     expected = sorted(
         ((arm, q) for arm in ARMS for q in ("q1", "q2", "q3", "q4")),
-        key=lambda pair: order_key("demo-v1", "ada", *pair),
+        key=lambda pair: order_key("demo-v1", "ada", *pair, secret=secret_of(rated)),
     )
     assert ada == [f"{'alpha' if arm == ARMS[0] else 'beta'} says {q}" for arm, q in expected]
 
 
-def test_order_key_is_sha256_of_canonical_json() -> None:
-    # sha256(b'["s","r","a","q"]'), computed by hand with hashlib
-    import hashlib
+def secret_of(project: Project) -> bytes:
+    return (project.root / CACHE_FOLDER / ORDER_SECRET).read_bytes()
 
-    assert order_key("s", "r", "a", "q") == hashlib.sha256(b'["s","r","a","q"]').hexdigest()
+
+def test_order_key_is_hmac_sha256_of_canonical_json() -> None:
+    import hashlib
+    import hmac
+
+    message = b'["s","r","a","q"]'
+    assert order_key("s", "r", "a", "q", secret=b"k") == (
+        hmac.new(b"k", message, hashlib.sha256).hexdigest()
+    )
+
+
+def test_two_projects_with_the_same_names_get_unrelated_orders(tmp_path: Path) -> None:
+    """Same suite, rater, arms and answers: only the projects' secrets differ."""
+    orders, secrets = [], []
+    for name in ("one", "two"):
+        project = with_answers(build_project(tmp_path / name))
+        with session(project) as rater:
+            orders.append([rater.view(i).answer for i in range(rater.total)])
+        secrets.append(secret_of(project))
+        with session(project) as again:  # the secret persists: a restart keeps the order
+            assert [again.view(i).answer for i in range(again.total)] == orders[-1]
+    assert sorted(orders[0]) == sorted(orders[1])
+    assert orders[0] != orders[1]
+    assert secrets[0] != secrets[1]
+    assert all(len(s) == 32 for s in secrets)
+    unkeyed = sorted(orders[0], key=lambda text: text)  # nothing public predicts either order
+    assert unkeyed not in orders
+
+
+def test_the_page_never_holds_the_order_secret(rated: Project) -> None:
+    with session(rated) as rater:
+        secret = secret_of(rated)
+        shown = json.dumps([rater.view(i).to_json() for i in range(rater.total)])
+        page = "".join(p.read_text() for p in PAGE.iterdir() if p.is_file())
+    for text in (shown, page):
+        assert secret.hex() not in text
+        assert secret.hex().upper() not in text
+        assert secret.decode("latin-1") not in text
+    assert (rated.root / CACHE_FOLDER / ORDER_SECRET).stat().st_mode & 0o077 == 0
 
 
 def test_views_and_ids_never_name_the_arm(rated: Project) -> None:
@@ -163,7 +201,7 @@ def test_lines_are_read_at_as_of_not_head(rated: Project) -> None:
         pytest.param("big.txt#L100-L102", 97, 105, [100, 101, 102], "", id="span-with-context"),
         pytest.param("big.txt#L1", 1, 4, [1], "", id="first-line"),
         pytest.param("big.txt#L5000", 4997, 5000, [5000], "", id="last-line"),
-        pytest.param("big.txt", 1, 40, [], "no span cited; the first 40 of 5000 lines", id="head"),
+        pytest.param("big.txt", 1, 40, [], "", id="whole-file-first-page"),
         pytest.param(
             "big.txt#L4999-L5010",
             4996,
@@ -180,14 +218,7 @@ def test_lines_are_read_at_as_of_not_head(rated: Project) -> None:
             "the span starts past the end of the file (5000 lines)",
             id="starts-past-end",
         ),
-        pytest.param(
-            "big.txt#L1-L1000",
-            1,
-            303,
-            list(range(1, 301)),
-            "span of 1000 lines cut to its first 300",
-            id="long-span-cut",
-        ),
+        pytest.param("big.txt#L1-L1000", 1, 40, list(range(1, 41)), "", id="long-span-first-page"),
     ],
 )
 def test_cited_line_windows(
@@ -515,7 +546,12 @@ def test_label_then_next_over_http(server: RatingServer, rated: Project) -> None
     assert reply["labelled"] == 1
     assert len(all_labels(rated)) == 1
     back = call(api(server, "/api/item?pos=0"))
-    assert back["own"] == {"correct": True, "unsupported": [], "time": "2026-11-30T12:00:00Z"}
+    assert back["own"] == {
+        "correct": True,
+        "unsupported": [],
+        "time": "2026-11-30T12:00:00Z",
+        "facts": None,
+    }
 
 
 @pytest.mark.parametrize(
@@ -639,11 +675,11 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
 
 def test_arm_limits_the_items_to_that_arm(rated: Project) -> None:
     repos = RepoSet({"sdlc": rated.repo})
-    with RatingSession(rated.suite, "ada", repos, arm="arm-beta") as s:
+    with RatingSession(rated.suite, "ada", repos, arms=["arm-beta"]) as s:
         assert s.total == 4
         assert {s.view(i).answer for i in range(4)} == {f"beta says q{n}" for n in range(1, 5)}
     with pytest.raises(InputError, match=r"--arm: no answers for arm 'gamma'; the arms are "):
-        RatingSession(rated.suite, "ada", repos, arm="gamma")
+        RatingSession(rated.suite, "ada", repos, arms=["gamma"])
 
 
 def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Project) -> None:

@@ -1,7 +1,7 @@
-"""The score task reads the compared arms first and bootstraps them while the rest are read.
+"""The score task reads the arms in the order given, then draws the comparison.
 
-What a user sees must not change with that order: the numbers, the arms' order in every
-output, and which error is reported when several arms are bad.
+What a user sees does not depend on that order: the numbers, the arms' order in every
+output, and which error is reported when several arms are bad (the first in the order).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_reading_order_changes_no_number_and_no_arm_order(suite: Path) -> None:
     params = params_at(suite.parents[1])
     arms = ["search", "projects", "retrieval"]
     ahead = compute_scores(suite, arms, params=params, baseline="search", candidate="retrieval")
-    # the same comparison with the compared arms first in the list: read in the same order
+    # the same comparison with the compared arms first in the list
     plain = compute_scores(
         suite,
         ["search", "retrieval", "projects"],
@@ -39,6 +39,7 @@ def test_reading_order_changes_no_number_and_no_arm_order(suite: Path) -> None:
         candidate="retrieval",
     )
     assert list(ahead.arms) == arms
+    assert list(plain.arms) == ["search", "retrieval", "projects"]
     (a,), (b,) = ahead.comparisons, plain.comparisons
     for metric in ("correctness", "citation_validity"):
         x, y = a.metrics[metric], b.metrics[metric]
@@ -59,7 +60,7 @@ def test_the_first_bad_arm_in_the_given_order_is_the_one_reported(suite: Path) -
             baseline="search",
             candidate="retrieval",
         )
-    assert caught.value.path == str(answers / "projects.jsonl")  # not retrieval's, read first
+    assert caught.value.path == str(answers / "projects.jsonl")  # not retrieval's, also bad
     assert "missing field 'answer'" in str(caught.value)
     assert "\n" not in str(caught.value)
 

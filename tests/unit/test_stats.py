@@ -1,7 +1,7 @@
 """scoring.stats and scoring.bootstrap against published tables, hand-worked cases and oracles.
 
 Oracles: statsmodels (Wilson intervals, kappa), scikit-learn (kappa), scipy.stats.bootstrap
-(the paired bootstrap, draw for draw). Timings live in benchmarks/, never here.
+(the paired bootstrap, in distribution) and the exact bootstrap law. Timings live in benchmarks/, never here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from flightdeck.scoring.bootstrap import BootstrapResult, paired_bootstrap, paired_bootstrap_many
+from flightdeck.scoring.bootstrap import BootstrapResult, paired_bootstrap
 from flightdeck.scoring.stats import (
     Kappa,
     Proportion,
@@ -215,13 +215,7 @@ def test_kappa_rejects_bad_input(a: list[object], b: list[object], match: str) -
 
 
 def _scipy_bootstrap(
-    c: np.ndarray,
-    b: np.ndarray,
-    *,
-    resamples: int,
-    confidence: float,
-    rng: np.random.Generator,
-    batch: int | None,
+    c: np.ndarray, b: np.ndarray, *, resamples: int, confidence: float, rng: np.random.Generator
 ) -> scipy.stats._resampling.BootstrapResult:
     return scipy.stats.bootstrap(
         (c, b),
@@ -231,7 +225,6 @@ def _scipy_bootstrap(
         method="percentile",
         n_resamples=resamples,
         confidence_level=confidence,
-        batch=batch,
         rng=rng,
     )
 
@@ -243,57 +236,86 @@ def _arms(n: int, seed: int, *, binary: bool = True) -> tuple[np.ndarray, np.nda
     return rng.random(n), rng.normal(size=n)
 
 
+def _exact_law(c: np.ndarray, b: np.ndarray) -> dict[int, float]:
+    """P*(n·D* = k) of the paired bootstrap of 0/1 scores, from the definition.
+
+    Resampling n questions draws (N10, N01, N_rest) ~ Multinomial(n; n10/n, n01/n, rest/n),
+    and n·D* = N10 - N01; summed over every (N10, N01) with scipy's multinomial pmf.
+    """
+    n = len(c)
+    n10, n01 = int(np.sum((c == 1) & (b == 0))), int(np.sum((c == 0) & (b == 1)))
+    p = [n10 / n, n01 / n, (n - n10 - n01) / n]
+    law: dict[int, float] = {}
+    for x in range(n + 1):
+        for y in range(n + 1 - x):
+            mass = float(scipy.stats.multinomial.pmf([x, y, n - x - y], n, p))
+            law[x - y] = law.get(x - y, 0.0) + mass
+    return law
+
+
 @pytest.mark.parametrize(
-    ("n", "resamples", "confidence", "batch", "chunk", "binary"),
+    ("n10", "n01", "n11", "n00", "seed"),
     [
-        pytest.param(2, 5, 0.95, None, None, True, id="n=2"),
-        pytest.param(3, 7, 0.9, 2, 3, True, id="odd-sizes"),
-        pytest.param(40, 1000, 0.95, None, 7, True, id="n=40"),
-        pytest.param(1001, 999, 0.8, 100, 64, True, id="n-not-multiple-of-8"),
-        pytest.param(4000, 2000, 0.95, 300, 128, True, id="many-chunks"),
-        pytest.param(37, 500, 0.95, 13, 50, False, id="floats"),
-        pytest.param(1000, 300, 0.99, None, 7, False, id="floats-many-chunks"),
+        pytest.param(2, 1, 1, 1, 1, id="n=5"),
+        pytest.param(5, 2, 3, 2, 2, id="n=12"),
+        pytest.param(14, 6, 12, 8, 3, id="n=40"),
+        pytest.param(0, 3, 0, 7, 4, id="one-sided"),
     ],
 )
-def test_bootstrap_equals_scipy_draw_for_draw(
-    n: int, resamples: int, confidence: float, batch: int | None, chunk: int | None, binary: bool
-) -> None:
-    c, b = _arms(n, n, binary=binary)
-    ours_rng, scipy_rng = np.random.default_rng(11), np.random.default_rng(11)
-    ours = paired_bootstrap(
-        c, b, resamples=resamples, confidence=confidence, rng=ours_rng, chunk=chunk
-    )
-    theirs = _scipy_bootstrap(
-        c, b, resamples=resamples, confidence=confidence, rng=scipy_rng, batch=batch
-    )
-    assert np.array_equal(ours.distribution, theirs.bootstrap_distribution)
-    assert (ours.lo, ours.hi) == (theirs.confidence_interval.low, theirs.confidence_interval.high)
-    assert ours.diff == c.mean() - b.mean()
-    # Both advanced the generator by the same draws, so what comes next is the same too.
-    assert ours_rng.random() == scipy_rng.random()
+def test_bootstrap_follows_the_exact_law(n10: int, n01: int, n11: int, n00: int, seed: int) -> None:
+    # 200,000 resamples against the exact law: a chi-square goodness of fit over the atoms
+    # with an expected count of at least 5 (the rarer ones pooled), at a fixed seed.
+    c = np.array([1.0] * n10 + [0.0] * n01 + [1.0] * n11 + [0.0] * n00)
+    b = np.array([0.0] * n10 + [1.0] * n01 + [1.0] * n11 + [0.0] * n00)
+    n = len(c)
+    resamples = 200_000
+    drawn = paired_bootstrap(c, b, resamples=resamples, confidence=0.95, rng=seed).distribution
+    k = np.rint(drawn * n).astype(int)
+    assert np.allclose(k / n, drawn, atol=1e-12, rtol=0)  # every value is (N10 - N01) / n
+    law = _exact_law(c, b)
+    atoms = sorted(a for a, p in law.items() if p * resamples >= 5)
+    observed = [int(np.sum(k == a)) for a in atoms]
+    expected = [law[a] * resamples for a in atoms]
+    # the rare atoms, pooled into the commonest one so that both sides sum to the resamples
+    top = int(np.argmax(expected))
+    observed[top] += resamples - sum(observed)
+    expected[top] += resamples - sum(expected)
+    pvalue = scipy.stats.chisquare(observed, expected).pvalue
+    assert pvalue > 1e-3, pvalue
 
 
-def test_default_chunk_bounds_the_index_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    # With a 4 KiB budget, n = 100 int32 indices per row give 4096 // 400 = 10 rows per chunk.
-    import flightdeck.scoring.bootstrap
+@pytest.mark.parametrize("binary", [True, False], ids=["0/1", "floats"])
+def test_bootstrap_has_the_law_of_scipy_resampling(binary: bool) -> None:
+    # In distribution, not draw for draw: a two-sample Kolmogorov-Smirnov test between ours
+    # and scipy.stats.bootstrap's paired resampling (20,000 resamples each, fixed seeds), and
+    # the percentile bounds within a few Monte Carlo standard errors.
+    c, b = _arms(60, 7, binary=binary)
+    ours = paired_bootstrap(c, b, resamples=20_000, confidence=0.9, rng=5)
+    theirs = _scipy_bootstrap(c, b, resamples=20_000, confidence=0.9, rng=np.random.default_rng(6))
+    ks = scipy.stats.ks_2samp(ours.distribution, theirs.bootstrap_distribution)
+    assert ks.pvalue > 1e-3, ks
+    spread = float(np.std(theirs.bootstrap_distribution))
+    assert abs(ours.lo - theirs.confidence_interval.low) < 0.1 * spread
+    assert abs(ours.hi - theirs.confidence_interval.high) < 0.1 * spread
+    assert ours.diff == pytest.approx(c.mean() - b.mean(), abs=1e-15)
 
-    monkeypatch.setattr(flightdeck.scoring.bootstrap, "_CHUNK_BYTES", 4096)
-    c, b = _arms(100, 8)
-    drawn: list[tuple[int, ...]] = []
+
+def test_bootstrap_draws_one_multinomial_over_the_outcome_patterns() -> None:
+    # The whole draw is rng.multinomial(n, pattern shares, size=resamples): a generator
+    # that records its calls sees that one call, over the (at most) four 0/1 patterns.
+    calls: list[tuple[object, ...]] = []
 
     class Recording(np.random.Generator):
-        def integers(self, *args: object, **kwargs: object) -> np.ndarray:  # type: ignore[override]
-            out: np.ndarray = super().integers(*args, **kwargs)  # type: ignore[call-overload]
-            drawn.append(out.shape)
+        def multinomial(self, n: object, pvals: object, size: object = None) -> np.ndarray:  # type: ignore[override]
+            calls.append((n, tuple(np.asarray(pvals)), size))
+            out: np.ndarray = super().multinomial(n, pvals, size)  # type: ignore[arg-type]
             return out
 
-    generator = Recording(np.random.PCG64(2))
-    ours = paired_bootstrap(c, b, resamples=95, confidence=0.95, rng=generator)
-    assert drawn == [(10, 100)] * 9 + [(5, 100)]
-    theirs = _scipy_bootstrap(
-        c, b, resamples=95, confidence=0.95, rng=np.random.default_rng(2), batch=None
-    )
-    assert np.array_equal(ours.distribution, theirs.bootstrap_distribution)
+    c = np.array([1, 1, 0, 0, 1, 0, 1, 1.0])
+    b = np.array([1, 0, 0, 1, 1, 0, 0, 0.0])
+    paired_bootstrap(c, b, resamples=300, confidence=0.95, rng=Recording(np.random.PCG64(1)))
+    # patterns in sorted order: (0,0) x2, (0,1) x1, (1,0) x3, (1,1) x2
+    assert calls == [(8, (2 / 8, 1 / 8, 3 / 8, 2 / 8), 300)]
 
 
 def test_bootstrap_with_an_int_seed_equals_default_rng_of_it() -> None:
@@ -306,27 +328,13 @@ def test_bootstrap_with_an_int_seed_equals_default_rng_of_it() -> None:
     assert np.array_equal(by_seed.distribution, by_generator.distribution)
 
 
-@pytest.mark.parametrize(
-    "bit_generator", [np.random.PCG64, np.random.MT19937, np.random.Philox, np.random.SFC64]
-)
-def test_chunking_does_not_change_the_draws(bit_generator: type[np.random.BitGenerator]) -> None:
-    # numpy's bounded integers below 2**32 come from next_uint32, whose buffered half-word lives
-    # in the bit generator's state, not in the call: splitting the draws cannot shift the stream.
-    c, b = _arms(333, 2)
-    results = [
-        paired_bootstrap(
-            c,
-            b,
-            resamples=101,
-            confidence=0.95,
-            rng=np.random.Generator(bit_generator(5)),
-            chunk=chunk,
-        )
-        for chunk in (None, 1, 2, 3, 50, 101, 1000)
-    ]
-    for other in results[1:]:
-        assert other == results[0]
-        assert np.array_equal(other.distribution, results[0].distribution)
+def test_the_order_of_questions_does_not_change_the_draws() -> None:
+    # The draw depends on the pattern counts only, so shuffling the questions changes nothing.
+    c, b = _arms(500, 4)
+    order = np.random.default_rng(0).permutation(500)
+    first = paired_bootstrap(c, b, resamples=1000, confidence=0.95, rng=3)
+    shuffled = paired_bootstrap(c[order], b[order], resamples=1000, confidence=0.95, rng=3)
+    assert np.array_equal(first.distribution, shuffled.distribution)
 
 
 def test_same_seed_gives_equal_floats_and_a_new_seed_does_not() -> None:
@@ -337,33 +345,6 @@ def test_same_seed_gives_equal_floats_and_a_new_seed_does_not() -> None:
     assert (first.diff, first.lo, first.hi) == (again.diff, again.lo, again.hi)
     assert np.array_equal(first.distribution, again.distribution)
     assert not np.array_equal(first.distribution, other.distribution)
-
-
-def test_many_pairs_equal_separate_calls_with_the_same_seed() -> None:
-    rng = np.random.default_rng(4)
-    arms = [(rng.random(500) < p).astype(float) for p in (0.7, 0.5, 0.4)]
-    scores = [rng.random(500) for _ in range(2)]
-    pairs = [(arms[0], arms[1]), (arms[0], arms[2]), (arms[2], arms[1]), (scores[0], scores[1])]
-    together = paired_bootstrap_many(pairs, resamples=700, confidence=0.9, rng=8, chunk=64)
-    for (c, b), result in zip(pairs, together, strict=True):
-        alone = paired_bootstrap(c, b, resamples=700, confidence=0.9, rng=8)
-        assert result == alone
-        assert np.array_equal(result.distribution, alone.distribution)
-
-
-def test_more_pairs_than_one_lookup_word_holds() -> None:
-    # 40 binary pairs = 80 vectors: more than the 64 bits of one lookup entry.
-    rng = np.random.default_rng(6)
-    pairs = [
-        ((rng.random(64) < 0.5).astype(float), (rng.random(64) < 0.5).astype(float))
-        for _ in range(40)
-    ]
-    together = paired_bootstrap_many(pairs, resamples=50, confidence=0.95, rng=1)
-    for (c, b), result in zip(pairs, together, strict=True):
-        theirs = _scipy_bootstrap(
-            c, b, resamples=50, confidence=0.95, rng=np.random.default_rng(1), batch=None
-        )
-        assert np.array_equal(result.distribution, theirs.bootstrap_distribution)
 
 
 @pytest.mark.parametrize(
@@ -392,10 +373,6 @@ def test_one_resample_is_its_own_interval() -> None:
     result = paired_bootstrap(c, b, resamples=1, confidence=0.95, rng=3)
     # scipy's linear quantile of one value: j = floor(p·1 + 1 - p) - 1 = 0, so lo = hi = it.
     assert result.lo == result.hi == result.distribution[0]
-    theirs = _scipy_bootstrap(
-        c, b, resamples=1, confidence=0.95, rng=np.random.default_rng(3), batch=None
-    )
-    assert result.lo == theirs.confidence_interval.low
 
 
 def test_result_distribution_is_read_only_and_outside_eq_and_repr() -> None:
@@ -434,7 +411,6 @@ def test_result_distribution_is_read_only_and_outside_eq_and_repr() -> None:
             r"resamples must be an integer >= 1, got 10.0",
             id="R-float",
         ),
-        pytest.param([1], [0], {"chunk": 0}, r"chunk must be an integer >= 1, got 0", id="chunk=0"),
         pytest.param([1], [0], {"rng": -1}, r"rng must be an integer >= 0, got -1", id="seed<0"),
         pytest.param(
             [1], [0], {"rng": "7"}, r"rng must be an integer >= 0, got '7'", id="seed-str"
@@ -447,15 +423,6 @@ def test_bootstrap_rejects_bad_input(
     options: dict[str, object] = {"resamples": 10, "confidence": 0.95, "rng": 0, **kwargs}
     with pytest.raises(ValueError, match=match):
         paired_bootstrap(c, b, **options)  # type: ignore[arg-type]
-
-
-def test_bootstrap_many_rejects_no_pairs_and_mixed_lengths() -> None:
-    with pytest.raises(ValueError, match="pairs is empty"):
-        paired_bootstrap_many([], resamples=10, confidence=0.95, rng=0)
-    with pytest.raises(ValueError, match="pair 1 has 3 questions but pair 0 has 2"):
-        paired_bootstrap_many(
-            [([1, 0], [0, 0]), ([1, 0, 1], [0, 0, 1])], resamples=10, confidence=0.95, rng=0
-        )
 
 
 # --- what the rule can detect ----------------------------------------------------------------

@@ -284,6 +284,7 @@ def suites(draw: st.DrawFn) -> tuple[list[Question], list[Key], list[Answer], li
     return questions, keys, answers, draw(st.permutations(labels))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(suites())
 def test_frames_agree_with_the_spec(
@@ -313,6 +314,7 @@ def test_frames_agree_with_the_spec(
         assert result.kappa == cohens_kappa([a[q] for q in both], [b[q] for q in both])
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.text(alphabet="ab#L1-:/ \n", max_size=12) | st.sampled_from(URIS), max_size=20))
 def test_strip_span_expression_is_the_python_rule(uris: list[str]) -> None:
@@ -347,6 +349,7 @@ def result_records(draw: st.DrawFn) -> list[dict[str, Any]]:
     return records
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(result_records())
 def test_encoded_results_are_msgspec_lines(records: list[dict[str, Any]]) -> None:

@@ -165,15 +165,15 @@ def check_meta(path: Path, meta: dict[str, Any], has_answers: bool) -> dict[str,
             path,
             None,
             f"the arm's answers ran with sandbox {sandbox_terms(was)}, not "
-            f"{sandbox_terms(meta['sandbox'])}; rerun with the same --sandbox, --network and "
-            "--pass-env, or use a new arm name",
+            f"{sandbox_terms(meta['sandbox'])}; rerun with the same --sandbox, --network, "
+            "--pass-env and --bind, or use a new arm name",
         )
     snapshot = old.get("knowledge_snapshot") if "provenance" in old else meta["knowledge_snapshot"]
     return {
         **old,
         "knowledge_snapshot": snapshot,
         "last_run": meta["date"],
-        "sandbox": was if was is not None else meta["sandbox"],
+        "sandbox": meta["sandbox"],  # the same terms; its caps and paths are this run's
     }
 
 
@@ -184,4 +184,6 @@ def sandbox_terms(value: Any) -> str:
     if value.get("mode") == "none":
         return "none"
     names = ",".join(value.get("pass_env") or []) or "-"
-    return f"bwrap (network {'on' if value.get('network') else 'off'}, env {names})"
+    terms = f"bwrap (network {'on' if value.get('network') else 'off'}, env {names}"
+    binds = value.get("bind") or []
+    return terms + (f", bind {','.join(binds)})" if binds else ")")

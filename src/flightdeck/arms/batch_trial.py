@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from flightdeck.arms import sandbox
+from flightdeck.arms.limits import prlimit_argv
 from flightdeck.arms.protocol import ENV_WORKSPACE, HarnessResult, ProtocolError, task_record
 from flightdeck.arms.trial import TrialControl, TrialOutcome, TrialSpec
 from flightdeck.arms.trial_output import (
@@ -67,7 +68,6 @@ def run_batches(
     spec: TrialSpec,
     cache: WorkspaceCache,
     control: TrialControl,
-    *,
     jobs: int,
     record: Callable[[TrialOutcome], TrialOutcome],
     on_trial: Callable[[TrialOutcome], None] | None = None,
@@ -216,16 +216,19 @@ class _Batch:
         batch = {"jobs": self.jobs, "timeout": self.spec.timeout, "trials": trials}
         (out / "batch.json").write_text(json.dumps(batch, ensure_ascii=False), encoding="utf-8")
         if confined:
-            home, root, batch_path = "/tmp", sandbox.WORKSPACE, f"{sandbox.OUT}/batch.json"
+            home, tmp = policy.home, "/tmp"
+            root, batch_path = sandbox.WORKSPACE, f"{sandbox.OUT}/batch.json"
         else:
-            home = str((scratch / "home").resolve())
+            home = tmp = str((scratch / "home").resolve())
             os.mkdir(home)
             root, batch_path = str(out.resolve()), str((out / "batch.json").resolve())
         env = sandbox.harness_env(
-            policy, self.spec.path, {ENV_BATCH: batch_path, ENV_WORKSPACE: root}, home
+            policy, self.spec.path, {ENV_BATCH: batch_path, ENV_WORKSPACE: root}, home, tmp
         )
         if not confined:
-            return list(self.spec.argv), env
+            return prlimit_argv(
+                policy.prlimit, policy.limits, processes=False
+            ) + self.spec.argv, env
         cwd = (self.spec.cwd or Path.cwd()).resolve()
         return sandbox.bwrap_argv(policy, self.spec.argv, mounts=mounts, out_dir=out, cwd=cwd), env
 
@@ -254,7 +257,9 @@ class _Batch:
         elif reason is None:
             with tempfile.TemporaryFile() as nothing:
                 try:
-                    result = collect_result(question, folder, nothing)
+                    result = collect_result(
+                        question, folder, nothing, self.spec.policy.limits.output_bytes
+                    )
                 except ProtocolError as exc:
                     reason = str(exc)
         changed = self.verify(question, workspace) if self.verify is not None else None
@@ -285,7 +290,8 @@ class _Batch:
             if outputs is None:
                 empty = stack.enter_context(tempfile.TemporaryFile())
                 outputs = (empty, empty)
-            write_trace(trace, header, folder or Path(os.devnull), outputs)
+            cap = spec.policy.limits.output_bytes
+            write_trace(trace, header, folder or Path(os.devnull), outputs, cap)
         self.last_trace = trace
         shown = trace.relative_to(spec.root) if trace.is_relative_to(spec.root) else trace
         ok = reason is None and result is not None

@@ -20,10 +20,12 @@ with ``--pass-env`` and its network with ``--network``.
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from flightdeck.provider_env import ProviderEnv, provider_env
 
@@ -65,7 +67,7 @@ class HarnessNeeds:
     def dry_run(self) -> bool:
         return self.provider is not None and self.provider.dry_run
 
-    def meta(self, *, network: bool, environ: Mapping[str, str]) -> dict[str, Any]:
+    def meta(self, network: bool, environ: Mapping[str, str]) -> dict[str, Any]:
         """The meta's record: what the model needs and what the arm got (names, never values)."""
         record: dict[str, Any] = {
             "harness": f"flightdeck experiment agent {self.agent}",
@@ -90,6 +92,30 @@ def harness_needs(argv: Sequence[str]) -> HarnessNeeds | None:
             mcp = any(a == "--mcp" or a.startswith("--mcp=") for a in rest)
             return HarnessNeeds(argv[i + 2], model, provider_env(model), mcp)
     return None
+
+
+class _Settings(Protocol):
+    @property
+    def network(self) -> bool | None: ...
+
+    @property
+    def pass_env(self) -> tuple[str, ...]: ...
+
+
+S = TypeVar("S", bound=_Settings)
+
+
+def widened(config: S, needs: HarnessNeeds | None) -> S:
+    """A run's settings with what the model agent needs: its variables (those set) and, when
+    the operator left the network unset (``None``), the network if the model is reached over it.
+    """
+    network = config.network
+    if network is None:
+        network = needs is not None and needs.network
+    extra = needs.pass_env(os.environ) if needs is not None else ()
+    return dataclasses.replace(  # type: ignore[type-var]
+        config, network=network, pass_env=config.pass_env + extra
+    )
 
 
 def _option(argv: Sequence[str], name: str) -> str | None:

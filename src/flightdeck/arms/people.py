@@ -44,7 +44,7 @@ from flightdeck.arms.snapshot import (
 )
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.jsonl import sha256_file, write_json, write_jsonl
+from flightdeck.jsonl import encode_document, encode_lines, sha256_bytes, sha256_file
 from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name
 from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.records import (
@@ -53,6 +53,7 @@ from flightdeck.suite.records import (
     read_questions,
 )
 from flightdeck.suite.repos import RepoSet
+from flightdeck.suite.staging import write_together
 from flightdeck.version import __version__
 
 
@@ -192,12 +193,9 @@ def import_answers(
         records[row.id] = {"id": row.id, "answer": row.answer, "citations": citations}
 
     ordered = [records[qid] for qid in questions if qid in records]
-    from flightdeck.jsonl import encode_lines, sha256_bytes
-
     suite.require_unchanged_if_scored(arm, sha256_bytes(encode_lines(ordered)))
     provenance = {"by": by, "date": date, "model": model, "knowledge_snapshot": snapshot}
     _require_same_provenance_if_scored(suite, arm, meta_path, provenance)
-    write_jsonl(answers_path, ordered)
     meta = {
         "runner": "person",
         **provenance,
@@ -208,7 +206,11 @@ def import_answers(
         "via": "flightdeck knowledge import-answers",
         "flightdeck_version": __version__,
     }
-    write_json(meta_path, meta)
+    # answers and meta appear together or not at all, even if the import is killed (#25)
+    write_together(
+        suite.answers_folder,
+        {answers_path.name: encode_lines(ordered), meta_path.name: encode_document(meta)},
+    )
     return ImportResult(
         suite.name,
         arm,
@@ -259,16 +261,20 @@ def _require_same_provenance_if_scored(
             raise InputError(
                 meta_path,
                 None,
-                f"arm {arm!r} was scored on {scored[2]} with {what}; a scored arm's provenance "
-                f"cannot change: give the same {flag}, or import under a new arm name",
+                f"arm {arm!r} was scored on {scored.scored_at} with {what}; a scored arm's "
+                f"provenance cannot change: give the same {flag}, or import under a new arm name",
             )
 
 
 def _outside_hash(snapshot_dir: Path | None, pair: tuple[str, str]) -> str:
-    """The snapshot's bytes of a file outside as_of, if the folder holds it; else of nothing."""
-    if snapshot_dir is not None and (snapshot_dir / pair[0] / pair[1]).is_file():
-        return sha256_file(snapshot_dir / pair[0] / pair[1])
-    return EMPTY_SHA256
+    """The snapshot's bytes of a file outside as_of, if the folder holds it; else of nothing.
+
+    Looked up in the folder's listing, as every other citation is (a path too long for the
+    file system, or one through a symlinked folder, is simply not in the snapshot).
+    """
+    if snapshot_dir is None:
+        return EMPTY_SHA256
+    return hash_from_folder(snapshot_dir, [pair]).get(pair, EMPTY_SHA256)
 
 
 def _checked_rows(

@@ -1,12 +1,15 @@
 """A person's answers file read as rows: JSONL, or a CSV as spreadsheets export it.
 
 Real exports are taken as they come (#15): a CSV's delimiter (``,`` ``;`` or tab) is sniffed,
-a byte-order mark is dropped, and a bad row names its file and line. What the rows mean (the
-suite's ids, the citations' hashes) is :mod:`flightdeck.arms.people`'s to check.
+a byte-order mark is dropped, and a bad row names its file and line. An answer may be as long
+as a person can paste (a chat product's long reply), up to :data:`ANSWER_LIMIT` characters in
+either format (the csv module's own limit, 128 KiB a cell, would call it "not CSV"). What the
+rows mean (the suite's ids, the citations' hashes) is :mod:`flightdeck.arms.people`'s to check.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import re
@@ -19,6 +22,10 @@ from flightdeck.jsonl import read_jsonl
 from flightdeck.suite.records import SHA256_RE
 
 CSV_SEPARATORS = re.compile(r"[\s;|]+")
+# The longest answer (or CSV cell) an import takes, in characters: far above any reply a
+# person pastes (a 1 MiB one is tested), low enough that a wrong file is refused, not stored.
+ANSWER_LIMIT = 16 << 20
+_TOO_LONG = f"is longer than the answer-size limit ({ANSWER_LIMIT >> 20} Mi characters)"
 JSONL_FIELDS = ("id", "answer", "citations")
 
 
@@ -51,7 +58,8 @@ def read_rows_with_format(path: Path) -> tuple[list[Row], str | None]:
     if suffix in (".csv", ".tsv"):
         text = _csv_text(path)
         delimiter = sniff_delimiter(text)
-        return list(_csv_rows(path, text, delimiter)), delimiter
+        with _cells_up_to(ANSWER_LIMIT):
+            return list(_csv_rows(path, text, delimiter)), delimiter
     raise InputError(path, None, "unknown format; give a .jsonl, .csv or .tsv file")
 
 
@@ -67,6 +75,8 @@ def _jsonl_rows(path: Path) -> Iterator[Row]:
             raise InputError(path, line, "id must be a non-empty string; give the question's id")
         if not isinstance(answer, str):
             raise InputError(path, line, "answer must be a string; write the answer's text")
+        if len(answer) > ANSWER_LIMIT:
+            raise InputError(path, line, f"answer {_TOO_LONG}; is this the right file?")
         raw = obj.get("citations", [])
         if not isinstance(raw, list):
             raise InputError(path, line, "citations must be a list of uris or {uri} objects")
@@ -136,6 +146,8 @@ def _csv_rows(path: Path, text: str, delimiter: str) -> Iterator[Row]:
         header = [name.strip().lower() for name in next(reader)]
     except StopIteration:
         raise InputError(path, 1, "empty file; the first row names the columns") from None
+    except csv.Error as exc:  # e.g. an unclosed quote in the header row
+        raise InputError(path, 1, f"not CSV ({exc}); check the header row's quoting") from None
     for name in ("id", "answer"):
         if name not in header:
             raise InputError(path, 1, f"no {name!r} column; name the columns id,answer,citations")
@@ -156,4 +168,16 @@ def _csv_rows(path: Path, text: str, delimiter: str) -> Iterator[Row]:
             citations = tuple(Citation(u, None) for u in CSV_SEPARATORS.split(uris) if u)
             yield Row(start, qid, cells[index["answer"]], citations)
     except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise InputError(path, line, f"a cell {_TOO_LONG}; is this the right file?") from None
         raise InputError(path, line, f"not CSV ({exc}); check the quoting") from None
+
+
+@contextlib.contextmanager
+def _cells_up_to(limit: int) -> Iterator[None]:
+    """The csv module's cell limit (one setting for the whole process) raised while reading."""
+    old = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)

@@ -7,15 +7,20 @@ scored arm's answers change only when a rerun gives the same bytes.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import fcntl
 import json
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, dumps_line, writing_to
 from flightdeck.project import Suite
+
+if TYPE_CHECKING:
+    from flightdeck.arms.trial import TrialOutcome
 
 
 def repair_torn_line(path: Path) -> str | None:
@@ -61,12 +66,29 @@ class Appender:
                 self._handle.write(b"\n")
 
     def append(self, record: Any) -> None:
-        self._handle.write((dumps_line(record) + "\n").encode())
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        """Write one record whole; on failure (a full disk) cut the file back to before it."""
+        data = (dumps_line(record) + "\n").encode()
+        size = self._handle.seek(0, os.SEEK_END)
+        try:
+            self._handle.write(data)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        except OSError:
+            self._handle = _reopened(self._handle, size)
+            raise
 
     def close(self) -> None:
         self._handle.close()
+
+
+def _reopened(handle: IO[bytes], size: int) -> IO[bytes]:
+    """The file reopened and truncated to ``size``: a torn record must not join the next one."""
+    name = handle.name
+    with contextlib.suppress(OSError):
+        handle.close()  # the buffered rest of the record is dropped with the handle
+    fresh: IO[bytes] = open(name, "ab+")  # noqa: SIM115 - Appender.close closes it
+    fresh.truncate(size)
+    return fresh
 
 
 class RunLock:
@@ -106,15 +128,42 @@ def settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> Non
     from flightdeck.jsonl import sha256_file
 
     scored = suite.read_ledger()[arm]
-    if rerun.is_file() and sha256_file(rerun) == scored[1]:
+    if rerun.is_file() and sha256_file(rerun) == scored.answers_sha256:
         os.replace(rerun, answers_path)
         return
     raise InputError(
         answers_path,
         None,
-        f"arm {arm!r} was scored on {scored[2]}; this run's answers differ (kept in "
-        f"{rerun.name}): its answers cannot change, so run them under a new arm name",
+        f"arm {arm!r} was scored on {scored.scored_at}; this run's answers differ from the scored "
+        f"ones (this run's are in {rerun}, to compare; {answers_path.name} is left as "
+        "it was): its answers cannot change, so run them under a new arm name",
     )
+
+
+def previous_meta_date(meta_path: Path) -> str | None:
+    """The ``date`` of a scored arm's meta: the file's, else its last committed version's.
+
+    A rerun that reproduces a scored arm's answers byte for byte keeps the date they were
+    first produced (#21); ``dvc repro -f`` removes the meta too, so git has it.
+    """
+    text: str | None = None
+    if meta_path.is_file():
+        text = meta_path.read_text(encoding="utf-8")
+    else:
+        import subprocess
+
+        proc = subprocess.run(
+            ["git", "-C", str(meta_path.parent), "show", f"HEAD:./{meta_path.name}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        text = proc.stdout if proc.returncode == 0 else None
+    try:
+        date = json.loads(text)["date"] if text else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    return date if isinstance(date, str) else None
 
 
 def sort_answers(path: Path, order: list[str]) -> None:
@@ -124,3 +173,21 @@ def sort_answers(path: Path, order: list[str]) -> None:
     keyed = sorted(lines, key=lambda line: rank.get(json.loads(line).get("id"), len(rank)))
     if keyed != lines:
         atomic_write(path, b"".join(keyed))
+
+
+def record_outcome(
+    outcome: TrialOutcome, answers: Appender, ledger: Appender, run: str
+) -> TrialOutcome:
+    """Record a trial: the answer, then the ledger entry.
+
+    A failed write (a full disk) fails that trial alone.
+    """
+    if outcome.record is not None:
+        try:
+            answers.append(outcome.record)
+        except OSError as exc:
+            reason = f"could not record its answer: {exc.strerror or exc}"
+            outcome = dataclasses.replace(outcome, ok=False, reason=reason, record=None)
+    with contextlib.suppress(OSError):  # the ledger is a log; the answer is what counts
+        ledger.append({"run": run, **outcome.ledger_entry()})
+    return outcome

@@ -18,8 +18,13 @@ Guarantees:
 - a failed trial (timeout, non-zero exit, output that is not the result JSON, a citation
   outside the question's ``as_of``) is recorded with its reason in ``runs/<suite>/<arm>.jsonl``
   and never stops the others;
-- every trial leaves ``traces/<suite>/<arm>/<id>.log``: stdout, stderr and the harness's
-  ``FLIGHTDECK_TRACE`` log, for the canary scan.
+- every trial leaves ``traces/<suite>/<arm>/<id>.log``: stdout, stderr, the result file and
+  the harness's ``FLIGHTDECK_TRACE`` log, each at most the output cap; the runner scans it for
+  registered canaries as it lands (:mod:`flightdeck.arms.leak_check`): a hit fails the trial
+  and voids the suite;
+- a trial over a cap (:mod:`flightdeck.arms.limits`), with output that is no result (any
+  bytes), or whose trace or answer cannot be written (a full disk) fails alone, with a
+  one-line reason; the others run, and a rerun retries only it.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import os
+import secrets
 import signal
 import threading
 from collections import Counter
@@ -49,11 +55,15 @@ from flightdeck.arms.arm_meta import (
     with_provenance,
 )
 from flightdeck.arms.batch_trial import run_batches
-from flightdeck.arms.harness_needs import HarnessNeeds, harness_needs
+from flightdeck.arms.harness_needs import harness_needs, widened
+from flightdeck.arms.leak_check import LeakCheck
+from flightdeck.arms.limits import Limits
 from flightdeck.arms.run_files import (
     Appender,
     RunLock,
     answers_for_scored_arm,
+    previous_meta_date,
+    record_outcome,
     repair_torn_line,
     settle_rerun,
     sort_answers,
@@ -66,6 +76,7 @@ from flightdeck.errors import InputError
 from flightdeck.jsonl import write_json
 from flightdeck.project import (
     CACHE_FOLDER,
+    STATE_FOLDER,
     WORKSPACES_FOLDER,
     check_arm_name,
     open_suite,
@@ -89,10 +100,13 @@ class RunConfig:
     model: str | None = None
     by: str | None = None  # who ran the arm, for the meta; None: git's user.name
     sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
-    network: bool | None = None  # reach the network; None: if the harness's model needs it
-    pass_env: tuple[str, ...] = ()  # environment variables the harness gets (and its model's)
+    network: bool | None = None  # reach the network; None: as the harness's --model needs
+    pass_env: tuple[str, ...] = ()  # environment variables the harness gets
+    bind: tuple[Path, ...] = ()  # host paths the harness may read (--bind), read-only
+    limits: Limits = field(default_factory=Limits)  # per-trial caps
     holdouts: Path | None = None  # masked from the harness; None: <root>/holdouts
     workspace_cache_mb: int = DEFAULT_CAP_MB
+    scratch: bool = False  # (#21) write under .flightdeck/scratch/<suite>/, apart from the pipeline
 
 
 @dataclass(frozen=True)
@@ -156,9 +170,13 @@ def run_experiment(
     path = harness_path()
     argv = parse_command(config.command, path)
     suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
+    suite = suite.with_scratch(config.arm) if config.scratch else suite  # (#21)
     suite.require_intact()
-    needs = harness_needs(argv)
-    policy = sandbox_policy(config, argv, path, needs)
+    # Before the policy and any trial: nothing of the cache is ever readable, first run included.
+    (config.root / STATE_FOLDER).mkdir(parents=True, exist_ok=True)
+    needs = harness_needs(argv)  # (#21) a built-in model agent's variables and network
+    policy = sandbox_policy(widened(config, needs), argv, path)
+    leaks = LeakCheck([config.holdouts or config.root / "holdouts", config.root / "holdouts"])
     questions = read_questions(suite.questions)
     answers_path = suite.answers(config.arm)
     meta_path = suite.meta(config.arm)
@@ -188,9 +206,9 @@ def run_experiment(
             "knowledge_snapshot": snapshot(questions),
             "flightdeck_version": __version__,
             "sandbox": policy.meta(),
-        }
-        if needs is not None:
-            meta["harness_needs"] = needs.meta(network=policy.network, environ=os.environ)
+            "canary_check": leaks.describe(),
+        } | ({} if needs is None else {"harness_needs": needs.meta(policy.network, os.environ)})
+        meta["date"] = (answers_path != scored_path and previous_meta_date(meta_path)) or date
         meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
         repos.require_commits(
@@ -202,7 +220,7 @@ def run_experiment(
             write_json(meta_path, meta)
         if on_start is not None:
             on_start(len(pending), len(questions))
-        run_id = f"{date}-{os.getpid()}"
+        run_id = f"{date}-{os.getpid()}-{secrets.token_hex(3)}"  # two runs in one second differ
         spec = TrialSpec(
             argv, config.command, config.timeout, traces_dir, config.root, path, policy
         )
@@ -213,7 +231,7 @@ def run_experiment(
             config,
             run_id,
             (answers_path, runs_path, meta_path),
-            meta,
+            (meta, leaks),
             on_trial,
             needs is not None and needs.batch,
         )
@@ -230,7 +248,7 @@ def run_experiment(
         len(questions),
         len(done),
         tuple(outcomes),
-        answers_path,
+        scored_path,  # a rerun is in place by now (settle_rerun): name the real file (#21)
         meta_path,
         runs_path,
         traces_dir,
@@ -241,27 +259,24 @@ def run_experiment(
     )
 
 
-def sandbox_policy(
-    config: RunConfig, argv: list[str], path: str, needs: HarnessNeeds | None = None
-) -> sandbox.SandboxPolicy:
-    """The arm's sandbox, from the run's settings (bwrap tried once before any trial).
+def policy_request(config: RunConfig) -> sandbox.PolicyRequest:
+    """What the arm asks of its sandbox (the one place a built-in arm may widen it)."""
+    return sandbox.PolicyRequest(
+        config.sandbox, bool(config.network), config.pass_env, config.bind, config.limits
+    )
 
-    A built-in model harness's ``needs`` add its model's variables and, unless the operator
-    set the network, open it when the model is reached over it.
-    """
-    network = config.network
-    if network is None:
-        network = needs is not None and needs.network
+
+def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.SandboxPolicy:
+    """The arm's sandbox, from the run's settings (bwrap tried once before any trial)."""
     return sandbox.policy_for(
-        config.sandbox,
-        network=network,
-        pass_env=config.pass_env + (needs.pass_env(os.environ) if needs is not None else ()),
+        policy_request(config),
         root=config.root,
         suite_dir=config.suite_dir,
         repos=list(config.repos.values()),
         holdouts=config.holdouts if config.holdouts is not None else config.root / "holdouts",
         argv=argv,
         path=path,
+        cwd=Path.cwd().resolve(),
     )
 
 
@@ -272,7 +287,7 @@ def _run_all(
     config: RunConfig,
     run_id: str,
     paths: tuple[Path, Path, Path],
-    meta: dict[str, Any],
+    state: tuple[dict[str, Any], LeakCheck],
     on_trial: Callable[[TrialOutcome], None] | None,
     batched: bool = False,
 ) -> tuple[list[TrialOutcome], dict[str, int], int]:
@@ -280,6 +295,7 @@ def _run_all(
     if not pending:
         return [], {}, 0
     answers_path, runs_path, meta_path = paths
+    meta, leaks = state
     checked = spec.policy.mode == "none"  # the sandbox mounts workspaces read-only
     cache = WorkspaceCache(
         repos,
@@ -293,15 +309,6 @@ def _run_all(
     control = TrialControl()
     ordered = commit_order(repos, pending)
     cache.plan(ordered)
-
-    def record(outcome: TrialOutcome) -> TrialOutcome:
-        with record_lock:  # answer first: the ledger entry is a log, the answer is the result
-            if outcome.ok and outcome.provenance is not None:
-                outcome = _record_provenance(outcome, meta, meta_path)
-            if outcome.record is not None:
-                answers.append(outcome.record)
-            ledger.append({"run": run_id, **outcome.ledger_entry()})
-        return outcome
 
     def one(question: Question) -> TrialOutcome | None:
         if control.stop.is_set():
@@ -326,20 +333,23 @@ def _run_all(
                 cache.release(held[0])
         return record(outcome)
 
+    def record(outcome: TrialOutcome) -> TrialOutcome:
+        leaked = leaks.check(spec.root / outcome.trace, outcome.trace)
+        if leaked is not None:
+            outcome = dataclasses.replace(outcome, ok=False, reason=leaked, record=None)
+        with record_lock:  # answer first: the ledger entry is a log, the answer is the result
+            if outcome.ok and outcome.provenance is not None:
+                outcome = _record_provenance(outcome, meta, meta_path)
+            return record_outcome(outcome, answers, ledger, run_id)
+
     outcomes: list[TrialOutcome] = []
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs)
     previous = _interrupt_on_sigterm()
     try:
         if batched:  # one process for many questions, each still a trial (arms/batch_trial.py)
+            verify = cache.verify if checked else None
             outcomes = run_batches(
-                ordered,
-                spec,
-                cache,
-                control,
-                jobs=config.jobs,
-                record=record,
-                on_trial=on_trial,
-                verify=cache.verify if checked else None,
+                ordered, spec, cache, control, config.jobs, record, on_trial, verify
             )
         futures = [pool.submit(one, q) for q in ordered if not batched]
         for future in concurrent.futures.as_completed(futures):

@@ -1,19 +1,24 @@
 """The bubblewrap sandbox a harness runs in: the ``bwrap`` command line and its environment.
 
-A trial's harness sees the machine's file system read-only (every top-level folder bound
-read-only onto bubblewrap's own root, which is then remounted read-only), with:
+The sandbox is an allow-list: bubblewrap starts from an empty root, and a trial's harness sees
+only what :mod:`flightdeck.arms.sandbox_paths` lists, read-only (the system's runtime, the
+needed parts of ``/etc``, the harness's installation, flightdeck's own, paths named on its
+command line, folders named with ``--bind``), plus:
 
 - its workspace read-only at :data:`WORKSPACE` (one bind per repository);
-- its result and trace files in :data:`OUT`, the only writable folder besides a private,
-  empty ``/tmp``;
-- the suite folders, the repositories (and their ``.git``), the project's own git folder,
-  the holdouts folder, the project cache (``.flightdeck/``) and the scored results
-  (``results/``: which cited uris are valid sources) masked: an empty tmpfs over a
-  folder, ``/dev/null`` over a file;
-- no network unless the arm asks for it, new user, pid, ipc, uts and cgroup namespaces,
-  every capability dropped (so root inside cannot remount the workspace writable), and
-  ``--die-with-parent`` (a killed runner leaves no harness running);
+- its out folder at :data:`OUT` (result and trace files), the only writable host folder;
+- a private, empty, size-limited ``/tmp``, ``$HOME`` (at the host's ``$HOME`` path, so a
+  tool's ``--bind ~/.config/tool`` lands where it looks) and ``/dev/shm``;
+- no network unless the arm asks for it (``--network`` shares the host's network namespace:
+  every service of this machine, loopback included, and the internet); new user, pid, ipc,
+  uts and cgroup namespaces, every capability dropped, ``--die-with-parent``;
+- the caps of :mod:`flightdeck.arms.limits`, set by ``prlimit`` inside the sandbox;
 - only the environment variables :func:`harness_env` names.
+
+Nothing else of the host exists inside: no project root, no other checkout, no ``/var``,
+``/run``, ``/srv``, ``/opt``, ``/mnt``, ``/media``, ``/sys``, no host ``/tmp``, so no host unix
+socket file either; with the network off, the host's abstract unix sockets (which belong to a
+network namespace) are gone too.
 
 Why bubblewrap: it is the unprivileged namespace sandbox that Flatpak and agent CLIs use, a
 single Debian package with no daemon, and it sets the whole sandbox up from its arguments,
@@ -26,23 +31,39 @@ import functools
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flightdeck.arms import sandbox_paths as paths
+from flightdeck.arms.limits import Limits, prlimit_argv
 from flightdeck.errors import InputError
-from flightdeck.project import STATE_FOLDER
 
 WORKSPACE = "/flightdeck/workspace"
 OUT = "/flightdeck/out"
+FALLBACK_HOME = "/flightdeck/home"
 MODES = ("bwrap", "none")
 NO_SANDBOX_NOTE = "arm ran without a sandbox"
+NETWORK_OFF = "off: its own network namespace (loopback only; no host socket, no internet)"
+NETWORK_HOST = (
+    "host: shares this machine's network namespace, so every service it offers (loopback "
+    "ones included, and abstract unix sockets) and the internet are reachable"
+)
 # Environment variables every harness gets when set (locale and time zone), besides PATH,
 # HOME, TMPDIR and the FLIGHTDECK_* protocol variables; anything else must be named.
 LOCALE_ENV = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
-_UNDER_TMP = Path("/tmp")
+# Where a private $HOME may not go: over the runtime or the sandbox's own folders.
+_NOT_HOME = ("/", *paths.SYSTEM_TOPS, "/etc", "/proc", "/dev", "/tmp", "/flightdeck")
+
+
+@dataclass(frozen=True)
+class Bind:
+    """A host path bound read-only into the sandbox at ``dest``; ``origin`` says why."""
+
+    source: Path
+    dest: Path
+    origin: str  # "harness", "flightdeck", "command line" or "--bind"
 
 
 @dataclass(frozen=True)
@@ -52,10 +73,14 @@ class SandboxPolicy:
     mode: str = "bwrap"  # "bwrap" or "none"
     network: bool = False
     pass_env: tuple[str, ...] = ()
-    masked: tuple[Path, ...] = ()  # absolute paths hidden from the harness
-    visible: tuple[Path, ...] = ()  # absolute paths under /tmp bound back in, read-only
+    binds: tuple[Bind, ...] = ()
+    system: tuple[tuple[str, str, str], ...] = ()  # (kind, source, dest) of the runtime
+    withheld: tuple[str, ...] = ()  # automatic binds left out: they hold protected data
+    home: str = FALLBACK_HOME
+    limits: Limits = field(default_factory=Limits)
     bwrap: str = "bwrap"  # the executable, as found on PATH
     version: str | None = None
+    prlimit: str = "prlimit"
 
     def meta(self) -> dict[str, Any]:
         if self.mode == "none":
@@ -64,19 +89,29 @@ class SandboxPolicy:
                 "note": NO_SANDBOX_NOTE,
                 "network": True,
                 "pass_env": sorted(self.pass_env),
+                "limits": self.limits.meta(sandboxed=False),
             }
+        bound: dict[str, list[str]] = {}
+        for bind in self.binds:
+            shown = str(bind.dest)
+            if bind.source != bind.dest:
+                shown += f" (from {bind.source})"
+            bound.setdefault(bind.origin, []).append(shown)
         return {
             "mode": "bwrap",
             "bwrap_version": self.version,
+            "filesystem": "allow-list: only the paths below exist inside",
             "network": self.network,
+            "network_scope": NETWORK_HOST if self.network else NETWORK_OFF,
             "pass_env": sorted(self.pass_env),
-            "masked": [
-                "suite folders",
-                "repositories and .git",
-                "holdouts",
-                "project cache",
-                "scored results",
-            ],
+            "runtime": sorted(dest for _, _, dest in self.system),
+            "bound": {origin: sorted(found) for origin, found in sorted(bound.items())},
+            "bind": sorted(str(b.dest) for b in self.binds if b.origin == "--bind"),
+            "withheld": sorted(self.withheld),
+            "workspace": f"{WORKSPACE} (read-only)",
+            "out": f"{OUT} (read-write)",
+            "private": ["/tmp", self.home, "/dev/shm"],
+            "limits": self.limits.meta(sandboxed=True),
         }
 
 
@@ -126,29 +161,117 @@ def require_bwrap(path_env: str) -> BwrapStatus:
     return status
 
 
+def require_prlimit(path_env: str) -> str:
+    """util-linux's ``prlimit``, which sets a trial's caps; an error says how to get it."""
+    found = shutil.which("prlimit", path=path_env) or shutil.which("prlimit")
+    if found is None:
+        raise InputError(
+            "--max-output-mb",
+            None,
+            "prlimit is not installed; it sets each trial's output, memory and process caps "
+            "(apt-get install util-linux)",
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class PolicyRequest:
+    """What an arm asks of its sandbox; a built-in arm may widen ``network`` or ``pass_env``."""
+
+    mode: str
+    network: bool
+    pass_env: tuple[str, ...]
+    bind: tuple[Path, ...]
+    limits: Limits
+
+
 def policy_for(
-    mode: str,
+    request: PolicyRequest,
     *,
-    network: bool,
-    pass_env: Iterable[str],
     root: Path,
     suite_dir: Path,
     repos: list[Path],
     holdouts: Path,
     argv: Sequence[str],
     path: str,
+    cwd: Path,
 ) -> SandboxPolicy:
-    """An arm's sandbox: bwrap found and tried once, what it masks, what it lets through."""
-    if mode not in MODES:
-        raise InputError("--sandbox", None, f"{mode!r} is not a sandbox; use bwrap or none")
-    names = check_env_names(pass_env)
-    if mode == "none":
-        return SandboxPolicy("none", True, names)
+    """An arm's sandbox: bwrap found and tried once, and what it binds in."""
+    if request.mode not in MODES:
+        raise InputError("--sandbox", None, f"{request.mode!r} is not a sandbox; use bwrap or none")
+    names = check_env_names(request.pass_env)
+    limits = request.limits.check()
+    prlimit = require_prlimit(path)
+    if request.mode == "none":
+        return SandboxPolicy("none", True, names, limits=limits, prlimit=prlimit)
     status = require_bwrap(path)
     assert status.path is not None
-    masked = masked_paths(root=root, suite_dir=suite_dir, repos=repos, holdouts=holdouts)
-    visible = visible_paths(root, argv)
-    return SandboxPolicy("bwrap", network, names, masked, visible, status.path, status.version)
+    protected = paths.protected_paths(
+        root=root, suite_dir=suite_dir, repos=repos, holdouts=holdouts
+    )
+    binds, withheld = _binds(request.bind, argv, path, cwd, protected)
+    return SandboxPolicy(
+        "bwrap",
+        request.network,
+        names,
+        binds,
+        tuple(paths.system_binds()),
+        withheld,
+        private_home(os.environ.get("HOME", "")),
+        limits,
+        status.path,
+        status.version,
+        prlimit,
+    )
+
+
+def _binds(
+    named: Iterable[Path], argv: Sequence[str], path: str, cwd: Path, protected: Sequence[Path]
+) -> tuple[tuple[Bind, ...], tuple[str, ...]]:
+    """The binds of an arm: ``--bind`` ones checked (an error), automatic ones filtered."""
+    found: list[Bind] = []
+    for folder in named:
+        absolute = Path(os.path.abspath(folder))
+        if not absolute.exists():
+            raise InputError("--bind", None, f"{folder}: no such file or folder; check the path")
+        real = absolute.resolve()
+        guarded = paths.overlaps(real, protected)
+        if guarded is not None:
+            raise InputError(
+                "--bind",
+                None,
+                f"{folder} holds or lies in {guarded}, which a score depends on; bind a "
+                "folder that does not",
+            )
+        found.append(Bind(real, absolute, "--bind"))
+    withheld: list[str] = []
+    automatic = [(p, "harness") for p in paths.install_paths(argv[0], path)]
+    automatic += [(p, "flightdeck") for p in paths.flightdeck_paths()]
+    automatic += [(p, "command line") for p in paths.command_line_paths(argv, cwd)]
+    for named_path, origin in automatic:
+        if named_path.is_symlink() or not named_path.exists():
+            continue  # a link is recreated by its chain's last hop's bind; see bwrap_argv
+        real = named_path.resolve()
+        if paths.overlaps(real, protected) is not None:
+            withheld.append(str(named_path))
+            continue
+        found.append(Bind(real, named_path, origin))
+    links = [p for p, _ in automatic if p.is_symlink()]
+    found += [Bind(p, p, "link") for p in links]
+    unique: dict[Path, Bind] = {}
+    for bind in found:
+        unique.setdefault(bind.dest, bind)
+    return tuple(unique.values()), tuple(dict.fromkeys(withheld))
+
+
+def private_home(home: str) -> str:
+    """Where the private, empty $HOME goes: the host's $HOME path, unless that is unusable."""
+    if not home or not os.path.isabs(home):
+        return FALLBACK_HOME
+    normal = Path(os.path.normpath(home))
+    if any(normal == Path(top) or normal.is_relative_to(top) for top in _NOT_HOME[1:]):
+        return FALLBACK_HOME
+    return FALLBACK_HOME if normal == Path("/") else str(normal)
 
 
 def check_env_names(names: Iterable[str]) -> tuple[str, ...]:
@@ -179,10 +302,10 @@ def flightdeck_pythonpath() -> str | None:
 
 
 def harness_env(
-    policy: SandboxPolicy, path: str, protocol: Mapping[str, str], home: str
+    policy: SandboxPolicy, path: str, protocol: Mapping[str, str], home: str, tmp: str
 ) -> dict[str, str]:
     """The harness's whole environment: PATH, HOME, TMPDIR, locale, protocol, named ones."""
-    env = {"PATH": path, "HOME": home, "TMPDIR": home}
+    env = {"PATH": path, "HOME": home, "TMPDIR": tmp}
     for name in LOCALE_ENV:
         if name in os.environ:
             env[name] = os.environ[name]
@@ -199,143 +322,6 @@ def harness_env(
     return env
 
 
-def masked_paths(
-    *,
-    root: Path,
-    suite_dir: Path,
-    repos: Iterable[Path],
-    holdouts: Path | None,
-    extra: Iterable[Path] = (),
-) -> tuple[Path, ...]:
-    """What a harness may not read: suites, repositories, git folders, holdouts, cache, results."""
-    found: list[Path] = []
-    suite = suite_dir.resolve()
-    found.append(suite)
-    # Siblings of the folder as given and as resolved (a suite may be a symlink elsewhere).
-    for parent in dict.fromkeys((suite.parent, suite_dir.absolute().parent)):
-        found += _suites_in(parent)
-    found += [Path(r).resolve() for r in repos]
-    if holdouts is not None:
-        found.append(holdouts.resolve())
-    # The default registry too: with `holdouts:` misspelt in params.yaml, the real one is here.
-    found.append((root / "holdouts").resolve())
-    found.append((root / STATE_FOLDER).resolve())
-    # Scored results say which cited uris are valid sources of each question: part of a key.
-    found.append((root / "results").resolve())
-    found += _git_dirs(root)
-    found += [Path(p).resolve() for p in extra]
-    found += _worktree_twins(root, found, suite)
-    unique: dict[Path, None] = {}
-    for path in found:
-        if path.exists() and path != Path("/"):
-            unique.setdefault(path, None)
-    return tuple(unique)
-
-
-def _suites_in(folder: Path) -> list[Path]:
-    """Suite folders (holding keys.jsonl or manifest.json) directly in ``folder``."""
-    if not folder.is_dir():
-        return []
-    return [
-        sibling.resolve()
-        for sibling in folder.iterdir()
-        if sibling.is_dir() and any((sibling / n).exists() for n in ("keys.jsonl", "manifest.json"))
-    ]
-
-
-def _worktree_twins(root: Path, masked: list[Path], suite: Path) -> list[Path]:
-    """The same paths in the project's other git worktrees: each holds its own copy of the keys.
-
-    A trial run in a worktree of the project could otherwise read the sealed keys (and the
-    holdouts, results and cache) of the main checkout, or of any other worktree, by path.
-    """
-    top = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    listed = subprocess.run(
-        ["git", "-C", str(root), "worktree", "list", "--porcelain"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if top.returncode != 0 or listed.returncode != 0:
-        return []
-    here = Path(top.stdout.strip()).resolve()
-    others = [
-        Path(line.removeprefix("worktree ")).resolve()
-        for line in listed.stdout.splitlines()
-        if line.startswith("worktree ")
-    ]
-    twins: list[Path] = []
-    for other in others:
-        if other == here:
-            continue
-        for path in masked:
-            if path.is_relative_to(here) and path != here:
-                twins.append(other / path.relative_to(here))
-        if suite.is_relative_to(here):
-            twins += _suites_in(other / suite.parent.relative_to(here))
-    return twins
-
-
-def _git_dirs(root: Path) -> list[Path]:
-    """The project's own git folders (its history holds the keys): work tree's and common."""
-    proc = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "--absolute-git-dir", "--git-common-dir"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        return []
-    dirs = []
-    for line in proc.stdout.splitlines():
-        path = Path(line) if Path(line).is_absolute() else root / line
-        dirs.append(path.resolve())
-    dot_git = root / ".git"
-    if dot_git.exists():
-        dirs.append(dot_git.resolve())
-    return dirs
-
-
-def visible_paths(root: Path, argv: Sequence[str]) -> tuple[Path, ...]:
-    """Paths under /tmp the harness needs (the project, its cwd, its script): bound back in."""
-    import flightdeck
-
-    candidates = [root, Path.cwd(), *(Path(a) for a in argv if os.sep in a)]
-    if sys.prefix != sys.base_prefix:
-        candidates.append(Path(sys.prefix))
-    # Where flightdeck itself is imported from: an editable install's src/ lies outside the
-    # virtualenv, and a clone under /tmp would otherwise vanish under the private /tmp.
-    candidates.append(Path(flightdeck.__file__).resolve().parents[1])
-    found: dict[Path, None] = {}
-    for path in candidates:
-        try:
-            resolved = path.resolve()
-        except OSError:
-            continue
-        if resolved.is_relative_to(_UNDER_TMP) and resolved != _UNDER_TMP and resolved.exists():
-            found.setdefault(resolved, None)
-    return tuple(found)
-
-
-def _reachable_masks(policy: SandboxPolicy) -> list[Path]:
-    """Masks that exist inside the sandbox, outermost only (a mask inside a mask is moot)."""
-    kept: list[Path] = []
-    for path in sorted(policy.masked, key=lambda p: len(p.parts)):
-        if any(path.is_relative_to(k) for k in kept):
-            continue
-        if path.is_relative_to(_UNDER_TMP) and not any(
-            path.is_relative_to(v) for v in policy.visible
-        ):
-            continue  # under the private /tmp: not there to begin with
-        kept.append(path)
-    return kept
-
-
 def bwrap_argv(
     policy: SandboxPolicy,
     command: Sequence[str],
@@ -344,34 +330,37 @@ def bwrap_argv(
     out_dir: Path,
     cwd: Path,
 ) -> list[str]:
-    """The full ``bwrap ... -- command`` for one trial.
+    """The full ``bwrap ... -- prlimit ... -- command`` for one trial.
 
     ``mounts`` are ``(name, tree)``: each tree is bound read-only at ``WORKSPACE/name``.
     """
-    argv = [policy.bwrap]
-    for entry in sorted(os.listdir("/")):
-        top = Path("/") / entry
-        if entry in ("proc", "dev", "tmp"):
-            continue
-        if top.is_symlink():
-            argv += ["--symlink", os.readlink(top), str(top)]
-        elif top.is_dir():
-            argv += ["--ro-bind", str(top), str(top)]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    for path in policy.visible:
-        argv += ["--ro-bind", str(path), str(path)]
-    for path in _reachable_masks(policy):
-        if path.is_dir():
-            argv += ["--tmpfs", str(path)]
-        else:
-            argv += ["--ro-bind", "/dev/null", str(path)]
+    argv = [policy.bwrap, "--unshare-all"]
+    if policy.network:
+        argv.append("--share-net")
+    argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
+    for kind, source, dest in policy.system:
+        argv += ["--symlink", source, dest] if kind == "link" else ["--ro-bind", source, dest]
+    size = str(policy.limits.tmp_mb << 20)
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm"]
+    argv += ["--remount-ro", "/dev", "--size", size, "--perms", "1777", "--tmpfs", "/tmp"]
+    argv += ["--size", size, "--perms", "0700", "--tmpfs", policy.home]
     argv += ["--dir", WORKSPACE]
     for name, tree in mounts:
         argv += ["--ro-bind", str(tree), f"{WORKSPACE}/{name}"]
-    argv += ["--bind", str(out_dir), OUT, "--remount-ro", "/"]
-    argv += ["--unshare-all", "--cap-drop", "ALL", "--die-with-parent", "--new-session"]
-    if policy.network:
-        argv.append("--share-net")
-    argv += ["--chdir", str(cwd), "--"]
+    argv += ["--bind", str(out_dir), OUT]
+    bound: list[Path] = [Path(p) for p in paths.SYSTEM_TOPS]
+    for bind in sorted(policy.binds, key=lambda b: (len(b.dest.parts), str(b.dest))):
+        if bind.source == bind.dest and paths.covered(bind.dest, bound):
+            continue  # inside a folder bound already, at its own path
+        if bind.origin == "link":
+            argv += ["--symlink", os.readlink(bind.dest), str(bind.dest)]
+            continue
+        argv += ["--ro-bind", str(bind.source), str(bind.dest)]
+        if bind.source == bind.dest:
+            bound.append(bind.dest)
+    if not paths.covered(cwd, bound):
+        argv += ["--dir", str(cwd)]
+    argv += ["--remount-ro", "/", "--chdir", str(cwd), "--"]
+    argv += prlimit_argv(policy.prlimit, policy.limits, processes=True)
     argv += list(command)
     return argv

@@ -25,6 +25,14 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from flightdeck.arms import sandbox
+from flightdeck.arms.limits import (
+    escape_control,
+    file_over,
+    folder_usage,
+    limit_hint,
+    out_folder_over,
+    prlimit_argv,
+)
 from flightdeck.arms.protocol import (
     ENV_RESULT,
     ENV_TASK,
@@ -49,6 +57,7 @@ if TYPE_CHECKING:
     from flightdeck.arms.workspace import Workspace
 
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL when a trial times out
+POLL = 0.2  # seconds between two looks at the size of a running trial's out folder
 
 
 @dataclass(frozen=True)
@@ -124,17 +133,22 @@ def _signal_group(pgid: int, signum: int) -> None:
 
 
 def _tail_line(handle: IO[bytes]) -> str:
+    """The last line of a harness's stderr, short, with control characters escaped."""
     handle.seek(0, os.SEEK_END)
     handle.seek(max(0, handle.tell() - 4096))
-    lines = handle.read().decode("utf-8", "replace").strip().splitlines()
+    lines = handle.read(4096).decode("utf-8", "replace").strip().splitlines()
     if not lines:
         return ""
-    last = lines[-1].strip()
+    last = escape_control(lines[-1].strip())
     return last if len(last) <= 160 else last[:157] + "..."
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
-    """Wait for the harness; on timeout SIGTERM its group, SIGKILL after a grace. True if so."""
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None, out: Path, cap: int) -> str:
+    """Wait for the harness: "" when it exited, "timeout" or "out" when it was killed.
+
+    On timeout its group gets SIGTERM, then SIGKILL after a grace; an out folder that grows
+    past ``cap`` bytes gets SIGKILL at once (it is looked at every :data:`POLL` seconds).
+    """
     done, fired = threading.Event(), threading.Event()
 
     def expire() -> None:
@@ -148,13 +162,23 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
         timer = threading.Timer(timeout, expire)
         timer.daemon = True
         timer.start()
+    over = False
     try:
-        proc.wait()
+        while True:
+            try:
+                proc.wait(POLL)
+                break
+            except subprocess.TimeoutExpired:
+                if folder_usage(out, cap) > cap:
+                    over = True
+                    _signal_group(proc.pid, signal.SIGKILL)
     finally:
         done.set()
         if timer is not None:
             timer.cancel()
-    return fired.is_set()
+    if over or folder_usage(out, cap) > cap:
+        return "out"
+    return "timeout" if fired.is_set() else ""
 
 
 def run_trial(
@@ -195,11 +219,16 @@ def run_trial(
                 exit_code, reason = _start_and_wait(
                     question, workspace, scratch, spec, control, stdout, stderr
                 )
+                capped = _over_cap(spec, out, stdout, stderr)
+                if capped is not None:  # a stream or file at the cap explains any failure
+                    reason = capped
                 if reason is None:
                     reason = check_out(out)
                 if reason is None:
                     try:
-                        result = collect_result(question, out, stdout)
+                        result = collect_result(
+                            question, out, stdout, spec.policy.limits.output_bytes
+                        )
                     except ProtocolError as exc:
                         reason = str(exc)
                 changed = verify(question, workspace) if verify is not None else None
@@ -213,7 +242,11 @@ def run_trial(
             header = trace_header(
                 question, spec.command, spec.policy, workspace, result, exit_code, reason, seconds
             )
-            write_trace(trace, header, out, (stdout, stderr))
+            try:
+                write_trace(trace, header, out, (stdout, stderr), spec.policy.limits.output_bytes)
+            except OSError as exc:  # a full disk fails this trial, not the run
+                result = None
+                reason = f"could not write its trace {shown_trace}: {exc.strerror or exc}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     ok = reason is None
@@ -230,6 +263,24 @@ def run_trial(
         result.usage,
         result.provenance,
     )
+
+
+def _over_cap(spec: TrialSpec, out: Path, stdout: IO[bytes], stderr: IO[bytes]) -> str | None:
+    """Why the trial broke an output cap (a stream or an out file at the cap), else None."""
+    limits = spec.policy.limits
+    for what, handle in (("stdout", stdout), ("stderr", stderr)):
+        reason = file_over(os.fstat(handle.fileno()).st_size, limits, what)
+        if reason is not None:
+            return reason
+    for name, what in (("result.json", "FLIGHTDECK_RESULT"), ("trace.log", "FLIGHTDECK_TRACE")):
+        try:
+            info = os.lstat(out / name)
+        except OSError:
+            continue
+        reason = file_over(max(info.st_size, info.st_blocks * 512), limits, what)
+        if reason is not None:
+            return reason
+    return None
 
 
 def _stdin_for(task: bytes) -> IO[bytes]:
@@ -254,11 +305,11 @@ def _command(
     policy = spec.policy
     out = scratch / "out"
     if policy.mode == "bwrap":
-        where, out_shown, home = sandbox.WORKSPACE, sandbox.OUT, "/tmp"
+        where, out_shown, home, tmp = sandbox.WORKSPACE, sandbox.OUT, policy.home, "/tmp"
     else:
         assert workspace.path is not None
         where, out_shown = str(workspace.path.resolve()), str(out.resolve())
-        home = str((scratch / "home").resolve())
+        home = tmp = str((scratch / "home").resolve())
         os.mkdir(home)
     protocol = {
         ENV_TASK: task,
@@ -266,9 +317,9 @@ def _command(
         ENV_RESULT: f"{out_shown}/result.json",
         ENV_TRACE: f"{out_shown}/trace.log",
     }
-    env = sandbox.harness_env(policy, spec.path, protocol, home)
+    env = sandbox.harness_env(policy, spec.path, protocol, home, tmp)
     if policy.mode != "bwrap":
-        return spec.argv, env
+        return prlimit_argv(policy.prlimit, policy.limits, processes=False) + spec.argv, env
     cwd = (spec.cwd or Path.cwd()).resolve()
     argv = sandbox.bwrap_argv(policy, spec.argv, mounts=workspace.mounts, out_dir=out, cwd=cwd)
     return argv, env
@@ -301,8 +352,9 @@ def _start_and_wait(
         except OSError as exc:
             return None, f"could not start the harness: {exc.strerror or exc}"
     control.add(proc.pid)
+    limits = spec.policy.limits
     try:
-        timed_out = _wait(proc, spec.timeout)
+        killed = _wait(proc, spec.timeout, scratch / "out", limits.output_bytes)
     finally:
         _signal_group(proc.pid, signal.SIGKILL)  # whatever it left running
         control.discard(proc.pid)
@@ -311,12 +363,17 @@ def _start_and_wait(
         with contextlib.suppress(ValueError):  # bwrap exits 128 + N for a signal N
             signal.Signals(code - 128)
             code = 128 - code
-    if timed_out:
+    if killed == "out":
+        return code, out_folder_over(limits)
+    if killed == "timeout":
         return code, f"timed out after {spec.timeout:g} s; its process group was killed"
     if control.stop.is_set():
         return code, "killed: the run was interrupted"
     if code != 0:
+        if code == -signal.SIGXFSZ:
+            return code, file_over(limits.output_bytes, limits, "a file it wrote")
         what = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
         last = _tail_line(stderr)
-        return code, what + (f" (stderr: {last})" if last else "")
+        hint = limit_hint(last, limits, sandboxed=spec.policy.mode == "bwrap")
+        return code, what + (f" (stderr: {last})" if last else "") + hint
     return code, None

@@ -1,8 +1,11 @@
 """What a trial leaves behind: the result its harness wrote, and the trace flightdeck keeps.
 
 The harness's out files are read outside the sandbox, so they are opened without following a
-symlink, only when regular, and never past 64 MB. The trace (a header, stdout, stderr and the
-harness's own log) is written atomically under a file name any question id can have.
+symlink, only when regular, and never past the output cap. The trace (a header, stdout,
+stderr, the harness's result file and its own log, each at most the cap) is written
+atomically under a file name any question id can have. Any output decodes to a result or a
+one-line :class:`ProtocolError`: invalid UTF-8, an integer too long for Python's int
+conversion, a lone surrogate, a nesting too deep.
 """
 
 from __future__ import annotations
@@ -10,12 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import stat
 import urllib.parse
 from collections import Counter
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from flightdeck.arms import sandbox
 from flightdeck.arms.protocol import (
@@ -24,16 +26,16 @@ from flightdeck.arms.protocol import (
     HarnessResult,
     ProtocolError,
     check_result,
-    decode_output,
 )
 from flightdeck.clock import utc_now
 from flightdeck.jsonl import atomic_writer
+from flightdeck.strict_json import JSONProblem, loads_strict
 from flightdeck.suite.records import Question
 
 if TYPE_CHECKING:
     from flightdeck.arms.workspace import Workspace
 
-_READ_LIMIT = 64 << 20  # a result larger than this is not read
+_QUOTED = 80  # characters of a bad output line a failure quotes
 _LISTED = 20  # entries of a list the trace header shows before "and N more"
 
 
@@ -52,13 +54,13 @@ def trace_file_name(question_id: str) -> str:
     return name + ".log"
 
 
-def _read_output(handle: IO[bytes], where: str) -> str:
-    handle.seek(0, os.SEEK_END)
-    if handle.tell() > _READ_LIMIT:
-        raise ProtocolError(f"{where} is larger than {_READ_LIMIT >> 20} MB; print only the result")
+def _read_output(handle: IO[bytes], where: str, cap: int) -> str:
     handle.seek(0)
+    data = handle.read(cap + 1)  # never more than the cap, whatever the file claims
+    if len(data) > cap:
+        raise ProtocolError(f"{where} is larger than {cap >> 20} MiB; print only the result")
     try:
-        return handle.read().decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProtocolError(f"{where} is not UTF-8 (byte {exc.start + 1})") from None
 
@@ -95,19 +97,41 @@ def check_out(out: Path) -> str | None:
     return None
 
 
-def collect_result(question: Question, out: Path, stdout: IO[bytes]) -> HarnessResult:
+def collect_result(question: Question, out: Path, stdout: IO[bytes], cap: int) -> HarnessResult:
     """The result from FLIGHTDECK_RESULT when the harness wrote it, else from stdout."""
     where = "FLIGHTDECK_RESULT"
     result = _open_out(out / "result.json", where)
     if result is None:
-        text = _read_output(stdout, "stdout")
+        text = _read_output(stdout, "stdout", cap)
         where = "stdout"
     else:
         with result:
-            text = _read_output(result, where)
+            text = _read_output(result, where, cap)
         if not text:
-            text, where = _read_output(stdout, "stdout"), "stdout"
-    return check_result(decode_output(text, where), question)
+            text, where = _read_output(stdout, "stdout", cap), "stdout"
+    return check_result(decode_result(text, where), question)
+
+
+def decode_result(text: str, where: str) -> Any:
+    """The JSON value of a harness's output (the whole text, else its last non-blank line),
+    decoded strictly: any refusal is a one-line :class:`ProtocolError`, never a crash."""
+    stripped = text.strip()
+    if not stripped:
+        raise ProtocolError(f"{where} is empty; print the result JSON or write FLIGHTDECK_RESULT")
+    last = stripped.splitlines()[-1].strip()
+    problems: list[JSONProblem] = []
+    for candidate in dict.fromkeys((stripped, last)):
+        try:
+            return loads_strict(candidate.encode("utf-8", "surrogatepass"))
+        except JSONProblem as exc:
+            problems.append(exc)
+    # A log line before the result makes the whole a syntax error; say what the last one is.
+    problem = next((p for p in problems if p.kind != "syntax"), problems[0])
+    if problem.kind == "syntax":
+        detail = problem.what.removeprefix("not JSON (").removesuffix(")")
+        shown = last if len(last) <= _QUOTED else last[: _QUOTED - 3] + "..."
+        raise ProtocolError(f"{where} is not the result JSON ({detail}): {shown!r}")
+    raise ProtocolError(f"{where} is not the result JSON: it {problem.what}")
 
 
 def _listed(items: list[str]) -> str:
@@ -153,23 +177,37 @@ def trace_header(
     return "\n".join(lines) + "\n"
 
 
-def write_trace(path: Path, header: str, out: Path, outputs: tuple[IO[bytes], IO[bytes]]) -> None:
-    """Write the trial's trace atomically: the header, stdout, stderr, the harness's own log."""
+def _copy(source: IO[bytes], target: IO[bytes], cap: int) -> None:
+    """Copy at most ``cap`` bytes: nothing past the output cap reaches a trace."""
+    left = cap
+    while left > 0:
+        block = source.read(min(left, 1 << 20))
+        if not block:
+            break
+        target.write(block)
+        left -= len(block)
+
+
+def write_trace(
+    path: Path, header: str, out: Path, outputs: tuple[IO[bytes], IO[bytes]], cap: int
+) -> None:
+    """Write the trial's trace atomically: header, stdout, stderr, result file, own log."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_writer(path) as handle:
         handle.write(header.encode())
         for title, output in zip(("stdout", "stderr"), outputs, strict=True):
             handle.write(f"==> {title} <==\n".encode())
             output.seek(0)
-            shutil.copyfileobj(output, handle)
+            _copy(output, handle, cap)
             handle.write(b"\n")
-        handle.write(b"==> FLIGHTDECK_TRACE <==\n")
-        try:
-            log = _open_out(out / "trace.log", ENV_TRACE)
-        except ProtocolError as exc:
-            handle.write(f"(not copied: {exc})".encode())
-        else:
-            if log is not None:
-                with log:
-                    shutil.copyfileobj(log, handle)
-        handle.write(b"\n")
+        for name, where in (("result.json", ENV_RESULT), ("trace.log", ENV_TRACE)):
+            handle.write(f"==> {where} <==\n".encode())
+            try:
+                log = _open_out(out / name, where)
+            except ProtocolError as exc:
+                handle.write(f"(not copied: {exc})".encode())
+            else:
+                if log is not None:
+                    with log:
+                        _copy(log, handle, cap)
+            handle.write(b"\n")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from flightdeck.project import Project
+    from flightdeck.facade import Project
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -80,6 +80,13 @@ def stats_options(func: F) -> F:
             default=None,
             help="Holdouts folder whose manifest may mark the suite void [params: holdouts/].",
         ),
+        click.option(
+            "--holdouts-reason",
+            default=None,
+            metavar="TEXT",
+            help="Why --holdouts names another folder than params.yaml; needed to score a suite "
+            "that params' holdouts mark void, and printed in the report.",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -94,7 +101,7 @@ def open_project(
     ``near`` is the suite folder: without ./params.yaml, the nearest one above it is used.
     Warnings about params.yaml (unknown keys) go to stderr.
     """
-    from flightdeck.project import Project
+    from flightdeck.facade import Project
 
     project = Project.open(params_file, near=near, repos=repo, **overrides)
     for warning in project.params.warnings:

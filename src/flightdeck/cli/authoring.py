@@ -25,21 +25,30 @@ from flightdeck.cli._options import open_project, params_options, suite_argument
 )
 @click.option("--force", is_flag=True, help="Replace files that already exist.")
 @click.option("--no-dvc", is_flag=True, help="Do not run `dvc init` when .dvc/ is missing.")
-def init_command(folder: Path, suite: str, force: bool, no_dvc: bool) -> None:
+@click.option(
+    "--install",
+    metavar="PIN",
+    default=None,
+    help="What CI installs: git+https://HOST/OWNER/REPO@<full commit>, or the path of a "
+    "flightdeck_evals wheel committed here [the commit this flightdeck was installed from].",
+)
+def init_command(folder: Path, suite: str, force: bool, no_dvc: bool, install: str | None) -> None:
     """Write params.yaml, the generic dvc.yaml, a CI workflow and the folders a project needs.
 
     Run it in a git repository. It never overwrites a file (exit 2, naming it) unless
     --force; .gitignore entries are appended, never duplicated. A team then edits
-    params.yaml only: dvc.yaml is written once.
+    params.yaml only: dvc.yaml is written once. The CI workflow installs flightdeck pinned
+    to one commit (or a wheel you committed), never a name from the package index.
 
     \b
     Example:
         flightdeck init
-        flightdeck init ../team-evals --suite team-gold-v1
+        flightdeck init ../team-evals --suite team-gold-v1 \\
+            --install git+https://github.com/OWNER/flightdeck@<40-hex commit>
     """
     from flightdeck.project_init import init_project
 
-    result = init_project(folder, suite=suite, force=force, dvc=not no_dvc)
+    result = init_project(folder, suite=suite, force=force, dvc=not no_dvc, install=install)
     for path in result.written:
         click.echo(f"wrote {(folder / path).as_posix()}")
     if result.gitignore_added:
@@ -109,17 +118,16 @@ def check_command(
         flightdeck knowledge check suites/knowledge-gold-v1
         flightdeck knowledge check suites/knowledge-gold-v1 --repo sdlc=../sdlc
     """
-    from flightdeck.tasks.knowledge import check
-
     project = open_project(params_file, repo, near=suite)
-    problems = check(project.at(suite), repos=project.repos)
+    checking = project.suite(suite)
+    problems = checking.check()
     for problem in problems[:CHECK_LIMIT]:
         click.echo(f"error: {problem}", err=True)
     if len(problems) > CHECK_LIMIT:
         click.echo(f"error: ... and {len(problems) - CHECK_LIMIT} more problems", err=True)
     if problems:
         ctx.exit(2)
-    if (suite / "manifest.json").exists():
+    if checking.manifest.exists():
         click.echo(f"{suite}: every seal check passes; it is sealed and its files are intact")
         return
     click.echo(f"{suite}: every seal check passes; seal it with `flightdeck knowledge seal`")
@@ -161,11 +169,10 @@ def seal_command(
     Example:
         flightdeck knowledge seal suites/knowledge-gold-v1 --holdouts holdouts
     """
-    from flightdeck.tasks.knowledge import seal
-
     project = open_project(params_file, repo, near=suite, holdouts=holdouts)
     holdouts = project.holdouts
-    result = seal(project.at(suite), repos=project.repos, holdouts=holdouts, unchecked=unchecked)
+    sealing = project.suite(suite)
+    result = sealing.seal(unchecked=unchecked)
     if result.unchecked_repos:
         click.echo(
             "warning: sealed --unchecked: sources not checked in repositories not at hand: "
@@ -175,18 +182,18 @@ def seal_command(
     if result.already:
         click.echo(
             f"{result.suite} is already sealed, intact and registered in "
-            f"{holdouts / 'manifest.json'}; nothing to do"
+            f"{project.holdouts_manifest}; nothing to do"
         )
         return
     if result.registered_only:
         click.echo(
             f"{result.suite} was already sealed and intact; registered its canaries in "
-            f"{holdouts / 'manifest.json' if holdouts else '?'}"
+            f"{project.holdouts_manifest if holdouts else '?'}"
         )
         return
     click.echo(
         f"sealed {result.suite}: {result.questions} questions, "
-        f"{result.checked_sources} sources checked at as_of; wrote {suite / 'manifest.json'}"
+        f"{result.checked_sources} sources checked at as_of; wrote {sealing.manifest}"
     )
     if holdouts is not None:
-        click.echo(f"canaries registered in {holdouts / 'manifest.json'}")
+        click.echo(f"canaries registered in {project.holdouts_manifest}")

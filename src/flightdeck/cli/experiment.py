@@ -89,10 +89,52 @@ def experiment() -> None:
     "model agent gets its model's variables without it.",
 )
 @click.option(
+    "--bind",
+    "bind",
+    multiple=True,
+    metavar="PATH",
+    type=click.Path(exists=True, path_type=Path),
+    help="Let the sandboxed harness read PATH (repeat) [params: harness_sandbox.<arm>.bind].",
+)
+@click.option(
+    "--max-output-mb",
+    type=click.IntRange(min=1),
+    default=64,
+    show_default=True,
+    help="Cap on each file a trial writes (result, log, stdout, stderr) and its out folder.",
+)
+@click.option(
+    "--max-tmp-mb",
+    type=click.IntRange(min=1),
+    default=256,
+    show_default=True,
+    help="Size of the sandbox's private /tmp, $HOME and /dev/shm, each.",
+)
+@click.option(
+    "--max-memory-mb",
+    type=click.IntRange(min=1),
+    default=8192,
+    show_default=True,
+    help="Address space cap per harness process (RLIMIT_AS).",
+)
+@click.option(
+    "--max-processes",
+    type=click.IntRange(min=1),
+    default=1024,
+    show_default=True,
+    help="Cap on the sandbox's processes and threads (RLIMIT_NPROC; not for root).",
+)
+@click.option(
     "--workspace-cache-mb",
     type=click.IntRange(min=1),
     default=None,
     help="Disk cap for the run's workspaces, in MiB [default: 4096].",
+)
+@click.option(
+    "--scratch",
+    is_flag=True,
+    help="A scratch run: write under .flightdeck/scratch/<suite>/, apart from the pipeline's "
+    "tracked files [also for an arm params.yaml's pipeline does not name].",
 )
 @params_options
 @json_option
@@ -109,7 +151,13 @@ def run_command(
     sandbox: str | None,
     network: bool | None,
     pass_env: tuple[str, ...],
+    bind: tuple[Path, ...],
+    max_output_mb: int,
+    max_tmp_mb: int,
+    max_memory_mb: int,
+    max_processes: int,
     workspace_cache_mb: int | None,
+    scratch: bool,
     params_file: Path | None,
     repo: tuple[str, ...],
     as_json: bool,
@@ -124,8 +172,18 @@ def run_command(
     traces/<suite>/<arm>/<id>.log. The meta file records who ran the arm: --by, else git's
     user.name in the project (on CI, where neither is set, name the person or the job).
 
+    The sandbox shows the harness only the system's runtime, its own installation, paths on
+    its command line and --bind paths, all read-only, plus its workspace, its out folder and
+    a private /tmp and $HOME. --network shares this machine's network (loopback services
+    included). A trial over a cap (--max-output-mb and the others) fails, naming the cap; a
+    trial whose output holds a registered canary fails and voids the suite.
+
     A sealed suite whose questions or keys changed is refused; an unsealed one only gets a
     warning, since its answers cannot be scored until it is sealed.
+
+    A scratch run (--scratch, or an arm that params.yaml's harnesses, people and arms do not
+    name when it names harnesses) writes all of the above under .flightdeck/scratch/<suite>/,
+    which no pipeline stage reads, so the committed pipeline stays up to date.
 
     \b
     Example:
@@ -136,13 +194,22 @@ def run_command(
         flightdeck experiment run suites/knowledge-demo-v1 --arm llm-claude \\
             --harness "python examples/llm_harness.py" --network --pass-env ANTHROPIC_API_KEY
     """
+    from flightdeck.arms.limits import Limits
     from flightdeck.arms.runner import RunConfig, run_experiment
     from flightdeck.arms.workspace import DEFAULT_CAP_MB
+    from flightdeck.project import SCRATCH_FOLDER
 
     project = open_project(params_file, repo, near=suite)
     warn_if_unsealed(suite)
     params = project.params
     arm_sandbox = params.harness_sandbox.get(arm, {})
+    scratch = scratch or project.is_scratch_arm(arm)
+    if scratch:
+        click.echo(
+            f"scratch run: {arm} writes under {project.root / SCRATCH_FOLDER}, apart from the "
+            "pipeline (not an arm of params.yaml)",
+            err=True,
+        )
     config = RunConfig(
         suite_dir=suite,
         arm=arm,
@@ -156,8 +223,11 @@ def run_command(
         sandbox=sandbox or arm_sandbox.get("sandbox") or params.sandbox,
         network=network if network is not None else arm_sandbox.get("network"),
         pass_env=tuple(arm_sandbox.get("pass_env", ())) + pass_env,
+        bind=tuple(project.root / b for b in arm_sandbox.get("bind", ())) + bind,
+        limits=Limits(max_output_mb, max_tmp_mb, max_memory_mb, max_processes),
         holdouts=params.holdouts,
         workspace_cache_mb=workspace_cache_mb or DEFAULT_CAP_MB,
+        scratch=scratch,
     )
     progress = _Progress(quiet=as_json)
     try:
@@ -191,7 +261,7 @@ class _Progress:
         if self.bar is not None:
             self.bar.update(1)
         elif not self.quiet:
-            status = "ok" if outcome.ok else f"failed: {outcome.reason}"
+            status = "ok" if outcome.ok else f"failed: {_shown(outcome.reason)}"
             click.echo(f"{outcome.id}: {status} ({outcome.seconds:.2f} s)", err=True)
 
     def finish(self) -> None:
@@ -244,8 +314,16 @@ def _print_summary(result: RunResult) -> None:
     if result.failed:
         click.echo(f"{len(result.failed)} failed (recorded in {result.runs_path}):")
         for outcome in result.failed:
-            click.echo(f"  {outcome.id}: {outcome.reason} [trace: {outcome.trace.as_posix()}]")
+            reason = _shown(outcome.reason)
+            click.echo(f"  {_shown(outcome.id)}: {reason} [trace: {outcome.trace.as_posix()}]")
         click.echo("Rerun the same command to retry only the failed and missing questions.")
+
+
+def _shown(text: str | None) -> str:
+    """Harness-made text for the terminal: control characters escaped, so none acts there."""
+    from flightdeck.arms.limits import escape_control
+
+    return escape_control(text or "")
 
 
 def _print_usage(outcomes: tuple[TrialOutcome, ...]) -> None:

@@ -67,13 +67,14 @@ def repo_search_command(workspace: Path, question: str | None, passages: str) ->
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
     from flightdeck.jsonl import atomic_write
 
-    text = question if question is not None else _read_task()["question"]
+    task = {"question": question} if question is not None else _read_task()
+    text, kind = task["question"], task.get("kind")  # the kind steers the whole-passage mode
     trace_path = os.environ.get(ENV_TRACE)
     if trace_path:
         with open(trace_path, "a", encoding="utf-8") as trace:
-            result = search(workspace, text, trace=trace, passages=passages)
+            result = search(workspace, text, trace=trace, passages=passages, kind=kind)
     else:
-        result = search(workspace, text, passages=passages)
+        result = search(workspace, text, passages=passages, kind=kind)
     output = json.dumps(result.to_json(), ensure_ascii=False)
     if os.environ.get(ENV_RESULT):
         atomic_write(Path(os.environ[ENV_RESULT]), output + "\n")

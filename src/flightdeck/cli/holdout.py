@@ -78,8 +78,9 @@ def canary_scan_command(
     Trials leave their traces in traces/<suite>/<arm>/. Every suite with a hit is marked void
     in DIR/manifest.json, with the first hit and the count as evidence. The registered suites'
     sealed keys.jsonl files (matching their manifest.json) hold the canaries by design: they
-    are skipped and listed. Every scan, clean or not, is recorded in DIR/manifest.json, so the
-    report can say when a suite's traces were last scanned. With --json, hits are also printed
+    are skipped and listed. Every scan, clean or not, is recorded in DIR/scans.jsonl, so the
+    report can say when a suite's traces were last scanned; a clean scan leaves
+    DIR/manifest.json (a pipeline dependency) as it was. With --json, hits are also printed
     on stderr. Exit 0 when clean, 1 on any hit, 2 on bad input.
 
     \b
@@ -102,16 +103,18 @@ def canary_scan_command(
         result, newly_void = scan_and_void(holdouts_dir, plan, jobs=jobs)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
-        for line in _as_text(holdouts_dir, result, newly_void) if not result.clean else ():
+        for line in scan_lines(holdouts_dir, result, newly_void) if not result.clean else ():
             click.echo(line, err=True)  # a hit must not hide in a pipeline's JSON output
     else:
-        for line in _as_text(holdouts_dir, result, newly_void):
+        for line in scan_lines(holdouts_dir, result, newly_void):
             click.echo(line)
     if not result.clean:
         ctx.exit(1)
 
 
 def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> dict[str, object]:
+    from flightdeck.holdouts.manifest import manifest_path
+
     return {
         "clean": result.clean,
         "hit_count": result.hit_count,
@@ -135,11 +138,14 @@ def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> d
         "canaries": result.canaries,
         "unregistered": result.unregistered,
         "skipped_sealed_keys": [str(path) for path in result.sealed_keys],
-        "manifest": str(holdouts_dir / "manifest.json"),
+        "manifest": str(manifest_path(holdouts_dir)),
+        "scans": str(holdouts_dir / "scans.jsonl"),
     }
 
 
-def _as_text(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> list[str]:
+def scan_lines(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> list[str]:
+    from flightdeck.holdouts.manifest import manifest_path
+
     lines = [
         f"{hit.file}:{hit.line}: {hit.canary} suite {hit.suite} question {hit.question_id}"
         for hit in result.hits
@@ -157,7 +163,7 @@ def _as_text(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> l
         lines.append(
             f"{_plural(result.hit_count, 'canary hit')} in {_plural(files_hit, 'file')} "
             f"(of {scanned}); "
-            f"void in {holdouts_dir / 'manifest.json'}:"
+            f"void in {manifest_path(holdouts_dir)}:"
         )
         for suite, count in result.suite_counts.items():
             state = "newly void" if suite in newly_void else "already void"

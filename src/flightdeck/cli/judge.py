@@ -126,7 +126,11 @@ def _print(r: dict[str, Any]) -> None:
         )
     facts = r["facts"]
     if facts["available"]:
-        click.echo(f"  facts: kappa {num(facts['kappa'])} on {facts['n']} fact verdicts")
+        click.echo(
+            f"  facts: kappa {num(facts['kappa'])}, agreement {num(facts['agreement'])} on "
+            f"{facts['n']} fact verdicts of {facts['answers']} answers"
+            + (f" ({facts['reason']})" if facts["reason"] else "")
+        )
     else:
         click.echo(f"  facts: {facts['reason']}")
     for d in r["disagreements"]:

@@ -66,11 +66,9 @@ def status_command(
         flightdeck knowledge status suites/knowledge-demo-v1
         flightdeck knowledge status suites/knowledge-demo-v1 --json
     """
-    from flightdeck.tasks.knowledge import status
-
     project = open_project(params_file, repo, near=suite, holdouts=holdouts, min_raters=min_raters)
     params = project.params
-    st = status(project.at(suite), params=params)
+    st = project.suite(suite).status()
     if as_json:
         data = dataclasses.asdict(st)
         if data.get("custody"):
@@ -103,11 +101,11 @@ def status_command(
 
         click.echo(f"{mark(True)}not void (canaries registered for the scan)")
         if st.custody is not None:
-            words = describe_custody(st.custody, params.holdouts / "manifest.json")
+            words = describe_custody(st.custody, project.holdouts_manifest)
             click.echo(f"{mark(st.custody.last_scan is not None)}{words}")
     else:
         click.echo(
-            f"{mark(False)}not registered in {params.holdouts / 'manifest.json'}: a leaked key "
+            f"{mark(False)}not registered in {project.holdouts_manifest}: a leaked key "
             "would go unnoticed (seal with --holdouts)"
         )
     if not st.arms:
@@ -210,14 +208,11 @@ def score_command(
             --baseline baseline-repo-search --candidate baseline-projects
     """
     from flightdeck.scoring.report import score_lines
-    from flightdeck.tasks.knowledge import score
 
     project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
     params = project.params
-    result = score(
-        project.at(suite),
+    result = project.suite(suite).score(
         list(arms or params.arms),
-        params=params,
         baseline=baseline,
         candidate=candidate,
         metrics=json_path,
@@ -227,7 +222,7 @@ def score_command(
     )
     if result.holdouts != "sealed":
         click.echo(
-            f"warning: {result.suite} is not registered in {params.holdouts / 'manifest.json'}; "
+            f"warning: {result.suite} is not registered in {project.holdouts_manifest}; "
             "a leaked key would go unnoticed (seal with --holdouts)",
             err=True,
         )
@@ -282,12 +277,11 @@ def gate_command(
     """
     from flightdeck.scoring.metrics import gate_json
     from flightdeck.scoring.report import gate_lines
-    from flightdeck.tasks.knowledge import gate
 
     project = open_project(
         params_file, repo, near=suite, gate_margin=gate_margin, judge=judge, **overrides
     )
-    result = gate(project.at(suite), pinned=pinned, candidate=candidate, params=project.params)
+    result = project.suite(suite).gate(pinned=pinned, candidate=candidate)
     if as_json:
         click.echo(json.dumps(gate_json(result), indent=2, sort_keys=True))
     else:

@@ -24,7 +24,7 @@ from flightdeck.cli._options import (
 
 if TYPE_CHECKING:
     from flightdeck.rating.agreement import SuiteAgreement
-    from flightdeck.rating.session import ItemView, RatingSession
+    from flightdeck.rating.session import CitationView, ItemView, RatingSession
     from flightdeck.scoring.stats import Kappa
 
 
@@ -38,7 +38,12 @@ if TYPE_CHECKING:
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=0, help="Port to serve on [a free one]."
 )
-@click.option("--arm", default=None, help="Rate only this arm's answers.")
+@click.option(
+    "--arm",
+    "arms",
+    multiple=True,
+    help="Also rate this arm (repeatable), mixed blind with the rest [params.yaml arms].",
+)
 @click.option(
     "--adjudicate",
     is_flag=True,
@@ -54,7 +59,7 @@ def rate_command(
     tui: bool,
     no_browser: bool,
     port: int,
-    arm: str | None,
+    arms: tuple[str, ...],
     adjudicate: bool,
     review: bool,
     params_file: Path | None,
@@ -67,21 +72,30 @@ def rate_command(
     at any time (Ctrl-C) and the next run resumes at your first unrated answer. Every
     action has a button (mouse and touch) as well as a key. Once all are rated the page
     lists your labels to revise any of them (a revision rewrites the label in place) until
-    you press Finish; --review reopens that list later. --arm rates one arm only;
-    --adjudicate shows a third rater only the answers the first two split on. A sealed
-    suite whose questions or keys changed is refused; an unsealed one gets a warning.
+    you press Finish; --review reopens that list later. The arms rated are params.yaml's
+    `arms` (the ones the decision scores; every arm when it names none) plus each --arm,
+    all mixed blind; --adjudicate shows a third rater only the answers the first two split
+    on. A sealed suite whose questions or keys changed is refused; an unsealed one gets a
+    warning.
 
     \b
     Example:
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater ada
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater bob --tui
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater cy --adjudicate
+        flightdeck knowledge rate suites/knowledge-gold-v1 --rater ada --arm scratch-run
     """
+    from flightdeck.project import as_suite
+    from flightdeck.rating.agreement import choose_arms
     from flightdeck.rating.session import RatingSession
 
     project = open_project(params_file, repo, near=suite)
     warn_if_unsealed(suite)
-    with RatingSession(suite, rater, project.repos, arm=arm, adjudicate=adjudicate) as session:
+    choice = choose_arms(as_suite(suite).arms(), scored=project.params.arms, asked=arms)
+    with RatingSession(
+        suite, rater, project.repos, arms=choice.arms, adjudicate=adjudicate
+    ) as session:
+        _say_choice(choice.not_yet, choice.left_out)
         if session.first_unlabelled() is None and not (review and not tui):
             click.echo(f"nothing left to rate: {rater} has rated all {session.total} answers")
             return
@@ -92,6 +106,17 @@ def rate_command(
             _rate_in_terminal(session)
         else:
             _rate_in_browser(session, port=port, open_page=not no_browser)
+
+
+def _say_choice(not_yet: tuple[str, ...], left_out: tuple[str, ...]) -> None:
+    """Name the arms left out of this pass, on stderr, so a missing one is never a surprise."""
+    if not_yet:
+        click.echo(f"note: params.yaml arms with no answers yet: {', '.join(not_yet)}", err=True)
+    if left_out:
+        click.echo(
+            f"note: not in params.yaml arms, left out: {', '.join(left_out)} (--arm NAME adds one)",
+            err=True,
+        )
 
 
 def browser_available() -> bool:
@@ -141,11 +166,23 @@ def _prompt_items(session: RatingSession) -> None:
     while position is not None:
         view = session.view(position)
         _show(view)
-        facts: list[int] | str = click.prompt(
-            "Facts present (numbers like 1 3, all, none; b back, q quit)",
-            default=_facts_default(view),
-            value_proc=partial(_parse_choice, n=len(view.facts), allow_nav=True),
-        )
+        pages = {c.number: c.page for c in view.citations if c.pages > 1}
+        more = " m N more lines of citation N," if pages else ""
+        while True:
+            facts: list[int] | str = click.prompt(
+                f"Facts present (numbers like 1 3, all, none;{more} b back, q quit)",
+                default=_facts_default(view),
+                value_proc=partial(_parse_choice, n=len(view.facts), allow_nav=True),
+            )
+            if not (isinstance(facts, str) and facts.startswith("m")):
+                break
+            number = int(facts[1:]) if facts[1:] else min(pages, default=0)
+            if number not in pages:
+                click.echo("  that citation has no more lines to page through")
+                continue
+            cite = view.citations[number - 1]
+            pages[number] = (pages[number] + 1) % cite.pages  # after the last, the first again
+            _show_citation(session.citation_page(position, number, pages[number]))
         if facts == "b":
             position = max(0, position - 1)
             continue
@@ -160,7 +197,8 @@ def _prompt_items(session: RatingSession) -> None:
                 default=_flags_default(view),
                 value_proc=partial(_parse_numbers, n=len(view.citations)),
             )
-        result = session.save(position, correct, unsupported)
+        ticks = [n in facts for n in range(1, len(view.facts) + 1)]
+        result = session.save(position, correct, unsupported, ticks)
         click.echo("saved" if result.written else "unchanged")
         position = result.next_position
     click.echo(f"done: all {session.total} answers rated by {session.rater}")
@@ -169,6 +207,9 @@ def _prompt_items(session: RatingSession) -> None:
 def _facts_default(view: ItemView) -> str | None:
     if view.own is None:
         return None  # no default: an accidental Enter must not mark a fact absent
+    if view.own.facts is not None:  # the facts ticked last time (#21)
+        ticked = [str(n) for n, on in enumerate(view.own.facts, start=1) if on]
+        return "all" if len(ticked) == len(view.facts) else " ".join(ticked) or "none"
     return "all" if view.own.correct else "none"
 
 
@@ -183,6 +224,9 @@ def _parse_choice(text: str, *, n: int, allow_nav: bool = False) -> list[int] | 
     words = text.replace(",", " ").lower().split()
     if allow_nav and words in (["b"], ["q"]):
         return words[0]
+    paging = "".join(words)
+    if allow_nav and paging[:1] == "m" and (paging == "m" or paging[1:].isdigit()):
+        return paging  # "m2": the next page of citation 2's lines
     return _parse_numbers(text, n=n)
 
 
@@ -218,14 +262,23 @@ def _show(view: ItemView) -> None:
         click.echo(f"  {line}")
     click.echo("Citations:" if view.citations else "Citations: none")
     for cite in view.citations:
-        click.echo(f"  [{cite.number}] {cite.uri}" + (f"  ({cite.note})" if cite.note else ""))
-        for shown in cite.lines:
-            mark = ">" if shown.cited else " "
-            click.echo(f"    {mark}{shown.number:>5} | {shown.text}")
+        _show_citation(cite)
     if view.own is not None:
         flagged = ", ".join(str(n) for n in view.own.unsupported) or "none"
         verdict = "correct" if view.own.correct else "not correct"
         click.echo(f"Your label: {verdict}; unsupported citations: {flagged}")
+
+
+def _show_citation(cite: CitationView) -> None:
+    click.echo(f"  [{cite.number}] {cite.uri}" + (f"  ({cite.note})" if cite.note else ""))
+    for shown in cite.lines:
+        mark = ">" if shown.cited else " "
+        click.echo(f"    {mark}{shown.number:>5} | {shown.text}")
+    if cite.pages > 1 and cite.lines:
+        click.echo(
+            f"    lines {cite.lines[0].number}-{cite.lines[-1].number} of {cite.first}-"
+            f"{cite.last} (page {cite.page + 1} of {cite.pages}); m{cite.number} for more"
+        )
 
 
 # --- agreement -------------------------------------------------------------------------
@@ -233,19 +286,33 @@ def _show(view: ItemView) -> None:
 
 @click.command("agreement")
 @suite_argument
-@click.option("--arm", "arms", multiple=True, help="Only this arm (repeatable) [every arm].")
+@click.option("--arm", "arms", multiple=True, help="Also this arm (repeatable) [params.yaml arms].")
 @json_option
-def agreement_command(suite: Path, arms: tuple[str, ...], as_json: bool) -> None:
+@params_options
+def agreement_command(
+    suite: Path,
+    arms: tuple[str, ...],
+    as_json: bool,
+    params_file: Path | None,
+    repo: tuple[str, ...],
+) -> None:
     """Compare raters: kappa and agreement per pair, prevalence, disagreements to settle.
+
+    The arms are params.yaml's `arms` (every arm when it names none) plus each --arm.
 
     \b
     Example:
         flightdeck knowledge agreement suites/knowledge-gold-v1
         flightdeck knowledge agreement suites/knowledge-gold-v1 --arm baseline-projects --json
     """
-    from flightdeck.rating.agreement import suite_agreement
+    from flightdeck.project import as_suite
+    from flightdeck.rating.agreement import agreement_arms, choose_arms, suite_agreement
 
-    result = suite_agreement(suite, arms=arms or None)
+    project = open_project(params_file, repo, near=suite)
+    found = agreement_arms(as_suite(suite, keys=False))
+    choice = choose_arms(found, scored=project.params.arms, asked=arms)
+    result = suite_agreement(suite, arms=choice.arms)
+    _say_choice(choice.not_yet, choice.left_out)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.holdouts.manifest import load_manifest, manifest_path, require_folder
+from flightdeck.errors import InputError
+from flightdeck.holdouts.manifest import (
+    load_manifest,
+    manifest_path,
+    require_folder,
+    scan_events,
+)
 from flightdeck.holdouts.registry import SuiteState
 
 if TYPE_CHECKING:
@@ -22,8 +28,9 @@ if TYPE_CHECKING:
 class Custody:
     """What the holdouts registry can truthfully say about one suite's traces.
 
-    ``last_scan`` is the newest recorded scan that read files under the suite's own folder
-    (``{"at", "files", "bytes", "hits", "paths"}``), or None when none did; ``unvoided`` the
+    ``last_scan`` sums, over each set of paths scanned, the newest recorded scan that read
+    files under the suite's own folder (``{"at", "files", "bytes", "hits", "paths",
+    "scans"}``; ``at`` the newest), or None when none did; ``unvoided`` the
     newest unvoid of the suite (``{"at", "by", "why"}``), or None; ``evidence`` what voided
     it (as :func:`~flightdeck.holdouts.registry.void_evidence` gives it) when it is void.
     """
@@ -52,16 +59,50 @@ def custody(holdouts_dir: Path, suite: str) -> Custody:
     else:
         state = "void" if entry["status"] == "void" else "sealed"
     evidence = dict(entry["evidence"]) if state == "void" else None
-    history = manifest["history"]
-    last_scan = unvoided = None
-    for event in history:
-        if event.get("event") == "scan" and suite in event.get("suites", {}):
-            mine = event["suites"][suite]
-            if mine.get("files"):
-                last_scan = {"at": event["at"], "paths": event.get("paths", []), **mine}
-        elif event.get("event") == "unvoid" and event.get("suite") == suite:
+    unvoided = None
+    newest: dict[tuple[str, ...], dict[str, Any]] = {}  # per set of paths, its newest scan
+    for event in scan_events(holdouts_dir, manifest):
+        mine = event["suites"].get(suite)
+        if mine is not None and mine.get("files"):
+            newest[tuple(event.get("paths", []))] = {"at": event["at"], **mine}
+    last_scan = _combined(newest)
+    for event in manifest["history"]:
+        if event.get("event") == "unvoid" and event.get("suite") == suite:
             unvoided = {k: event.get(k) for k in ("at", "by", "why")}
     return Custody(state, last_scan, unvoided, evidence)
+
+
+def _combined(newest: dict[tuple[str, ...], dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest scan of each set of paths, summed: the pipeline scans one arm at a time.
+
+    Sets of paths that overlap (the same path, or one inside another: a manual scan of
+    ``traces/`` and the pipeline's scan of ``traces/<suite>/<arm>``) are not summed: the
+    newer one stands for both, so a file is never counted twice. ``scans`` says how many
+    scans were summed.
+    """
+    kept: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    for paths, scan in sorted(newest.items(), key=lambda item: item[1]["at"], reverse=True):
+        if not any(_overlap(paths, other) for other, _ in kept):
+            kept.append((paths, scan))
+    if not kept:
+        return None
+    scans = [scan for _, scan in kept]
+    return {
+        "at": scans[0]["at"],
+        "paths": [path for paths, _ in kept for path in paths],
+        "files": sum(scan["files"] for scan in scans),
+        "bytes": sum(scan.get("bytes", 0) for scan in scans),
+        "hits": sum(scan.get("hits", 0) for scan in scans),
+        "scans": len(scans),
+    }
+
+
+def _overlap(one: tuple[str, ...], two: tuple[str, ...]) -> bool:
+    def within(a: str, b: str) -> bool:
+        a, b = a.rstrip("/"), b.rstrip("/")
+        return a == b or a.startswith(b + "/")
+
+    return any(within(a, b) or within(b, a) for a in one for b in two)
 
 
 def describe_custody(told: Custody, manifest: Path) -> str:
@@ -77,9 +118,11 @@ def describe_custody(told: Custody, manifest: Path) -> str:
     else:
         hits = scan.get("hits", 0)
         found = "no hit" if not hits else f"{hits} {'hit' if hits == 1 else 'hits'}"
+        several = scan.get("scans", 1) > 1
         words = (
             f"last canary scan: {_day(scan['at'])}, {_count(scan['files'], 'file')}, "
             f"{size_words(scan['bytes'])}, {found}"
+            + (f" (the newest scan of each of {scan['scans']} sets of paths)" if several else "")
         )
     if told.unvoided is not None:
         u = told.unvoided
@@ -116,6 +159,32 @@ def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Cust
             require_folder(params.holdouts)
         return Custody("no-manifest", None, None)
     return custody(params.holdouts, suite)
+
+
+def void_in_params_holdouts(params: Params, suite: str) -> dict[str, Any] | None:
+    """The evidence of a void that params.yaml's holdouts folder records, when --holdouts
+    names another folder (#25); None when it does not, or records no void for ``suite``."""
+    theirs = params.holdouts_in_params
+    if not params.holdouts_elsewhere or theirs is None or not theirs.is_dir():
+        return None
+    return custody(theirs, suite).evidence
+
+
+def refuse_void_elsewhere(params: Params, suite: str) -> None:
+    """--holdouts naming another folder never bypasses a void params.yaml's folder records,
+    unless --holdouts-reason says why (the report then prints both and the reason)."""
+    evidence = void_in_params_holdouts(params, suite)
+    if evidence is None or params.holdouts_reason is not None:
+        return
+    theirs = params.holdouts_in_params
+    raise InputError(
+        "--holdouts",
+        None,
+        f"{params.holdouts} is not params.yaml's holdouts folder ({theirs}), whose manifest "
+        f"marks suite {suite!r} void ({describe_void(evidence)}); score with params' holdouts "
+        "(a void suite's keys are spent: seal a new version), or give --holdouts-reason TEXT "
+        "to score anyway with the reason recorded in the report",
+    )
 
 
 def describe_void(evidence: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ into one line (:func:`describe`). Line numbers are counted only where a hit was 
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 from collections.abc import Callable, Iterator
@@ -22,7 +23,15 @@ PIECE = 1 << 20  # decompressed text per search: stays in the cache
 _RAW_BLOCK = 64 << 10  # compressed bytes per decoder call (output <= ratio x this)
 COUNT_BLOCK = 1 << 20  # newline counting: blocks, each with at most MAX_HOPS finds
 MAX_HOPS = 2048
-SUFFIXES = {".gz": "gzip", ".tgz": "gzip", ".zst": "zstd", ".bz2": "bz2", ".xz": "xz"}
+SUFFIXES = {
+    ".gz": "gzip",
+    ".tgz": "gzip",
+    ".zst": "zstd",
+    ".bz2": "bz2",
+    ".xz": "xz",
+    ".zip": "zip",
+}
+MAX_NESTING = 4  # compressed streams inside compressed streams, read through this deep
 
 
 def ignore(_done: int) -> None:
@@ -30,9 +39,16 @@ def ignore(_done: int) -> None:
 
 
 def sniff(path: str | Path) -> str:
-    """``plain``, or the compression that the file's first bytes announce."""
+    """``plain``, ``zip``, or the compression that the file's first bytes announce."""
     with open(path, "rb") as handle:
         head = handle.read(10)
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    return sniff_bytes(head)
+
+
+def sniff_bytes(head: bytes) -> str:
+    """``plain``, or the compression that a stream's first (up to 10) bytes announce."""
     if head.startswith(b"\x1f\x8b"):
         return "gzip"
     if head.startswith(b"\x28\xb5\x2f\xfd"):
@@ -59,16 +75,89 @@ class CorruptError(Exception):
 def decompressed(path: str, kind: str, chunk_size: int, report: Progress) -> Iterator[bytes]:
     """Decompressed text in pieces of at most ``min(chunk_size, 1 MiB)``, which stay in the
     cache (16 MiB pieces run a third slower); reports the compressed bytes read.
+
+    A stream whose text is itself compressed (gzip in gzip, xz in zstd, ...) is read through,
+    up to :data:`MAX_NESTING` deep. A zip file's members are read in order as one text, each
+    member (itself read through nested compression) starting on a new line.
     """
     piece = min(chunk_size, PIECE)
-    decode = {"gzip": _gzip_pieces, "zstd": _zstd_pieces}.get(kind, _stdlib_pieces)
+    if kind == "zip":
+        yield from _zip_pieces(path, piece, report)
+        return
     with open(path, "rb") as raw:
         done = 0
-        for data in decode(raw, piece, kind):
-            position = raw.tell()
-            report(position - done)
-            done = position
-            yield data
+
+        def reported(pieces: Iterator[bytes]) -> Iterator[bytes]:
+            nonlocal done
+            for data in pieces:
+                position = raw.tell()
+                report(position - done)
+                done = position
+                yield data
+
+        yield from _nested(reported(_pieces(raw, piece, kind)), piece, 1)
+
+
+def _pieces(raw: BinaryIO, piece: int, kind: str) -> Iterator[bytes]:
+    decode = {"gzip": _gzip_pieces, "zstd": _zstd_pieces}.get(kind, _stdlib_pieces)
+    return decode(raw, piece, kind)
+
+
+def _nested(pieces: Iterator[bytes], piece: int, depth: int) -> Iterator[bytes]:
+    """The pieces, or, when they start with a compression's magic bytes, what they decompress to."""
+    head = b""
+    for data in pieces:
+        head += data
+        if len(head) >= 10:
+            break
+    inner = sniff_bytes(head[:10]) if depth < MAX_NESTING else "plain"
+    if inner == "plain":
+        if head:
+            yield head
+        yield from pieces
+        return
+    stream = _Stream(head, pieces)
+    yield from _nested(_pieces(stream, piece, inner), piece, depth + 1)  # type: ignore[arg-type]
+
+
+class _Stream(io.RawIOBase):
+    """A readable file over pieces of bytes, for a decoder reading a decompressed stream."""
+
+    def __init__(self, first: bytes, rest: Iterator[bytes]) -> None:
+        self._buffer = first
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        while not self._buffer:
+            chunk = next(self._rest, None)
+            if chunk is None:
+                return 0
+            self._buffer = chunk
+        size = min(len(target), len(self._buffer))
+        target[:size] = self._buffer[:size]
+        self._buffer = self._buffer[size:]
+        return size
+
+
+def _zip_pieces(path: str, piece: int, report: Progress) -> Iterator[bytes]:
+    """Every member of a zip file, in order, each read through nested compression."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if info.is_dir():
+                continue
+            with archive.open(info) as member:
+                last = b"\n"
+                for data in _nested(iter(lambda: member.read(piece), b""), piece, 1):
+                    last = data[-1:] or last
+                    yield data
+                if last != b"\n":
+                    yield b"\n"
+            report(info.compress_size)
 
 
 def _gzip_pieces(raw: BinaryIO, piece: int, _kind: str) -> Iterator[bytes]:

@@ -5,7 +5,7 @@ The scan is two calls: :func:`canary_scan` only reads and returns a :class:`Scan
 (:func:`scan_and_void`), after :func:`~flightdeck.holdouts.plan.plan_scan` (which files, how
 many bytes) for its progress bar. A ``scan`` event (one per ``canary-scan``, clean or not)
 records the paths, files, bytes and hits, and per registered suite the files and bytes it
-read under that suite's own folder.
+read under that suite's own folder, in ``DIR/scans.jsonl``, beside the manifest.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 from flightdeck.clock import utc_now
 from flightdeck.holdouts import scan as engine
 from flightdeck.holdouts.manifest import (
+    append_scan,
     load_manifest,
     locked_manifest,
     manifest_path,
@@ -157,17 +158,19 @@ def scan_and_void(
 def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
     """Record the scan, mark every suite with a hit void; return the suites newly voided.
 
-    Every scan is recorded in the history (when, which paths, files and bytes read, hits,
-    and per suite what of its traces it covered), so a report can say when a suite's traces
-    were last scanned, and never claims a scan that did not run. A suite that is already void
-    keeps its first evidence.
+    Every scan is recorded in ``DIR/scans.jsonl`` (when, which paths, files and bytes read,
+    hits, and per suite what of its traces it covered), so a report can say when a suite's
+    traces were last scanned, and never claims a scan that did not run. Only a newly void
+    suite changes the manifest (its status, evidence and a ``void`` event): the manifest is a
+    pipeline dependency, and a manual scan that found nothing must not stale the pipeline. A
+    suite that is already void keeps its first evidence.
     """
     path = manifest_path(holdouts_dir)
     newly: list[str] = []
     with locked_manifest(holdouts_dir):
         manifest = load_manifest(path, missing_ok=False)
         now = utc_now()
-        manifest["history"].append(_scan_event(result, now))
+        append_scan(holdouts_dir, _scan_event(result, now))  # apart: see manifest.SCANS
         for suite, count in result.suite_counts.items():
             entry = manifest["suites"].get(suite)
             if entry is None or entry["status"] == "void":
@@ -186,7 +189,8 @@ def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
                 {"event": "void", "suite": suite, "at": now, "evidence": evidence}
             )
             newly.append(suite)
-        write_manifest(path, manifest)
+        if newly:  # a clean scan leaves the manifest, a pipeline dependency, as it was
+            write_manifest(path, manifest)
     return newly
 
 

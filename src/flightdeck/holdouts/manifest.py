@@ -9,6 +9,13 @@
                             }},
      "history": [{"event": "registered" | "void" | "unvoid" | "scan", "at": ..., ...}, ...]}
 
+Every canary scan, clean or not, is recorded apart, one JSON line per scan in
+``DIR/scans.jsonl`` (:func:`append_scan`): the manifest is a dependency of the pipeline's
+canary-scan and score stages, and a manual scan that only looked must not make the committed
+pipeline stale. A scan with a hit changes the manifest (the suite is void), as it must.
+Manifests written before the split keep their ``scan`` events in the history; readers take
+both (:func:`scan_events`).
+
 The registry (:mod:`flightdeck.holdouts.registry`), the leak scan
 (:mod:`flightdeck.holdouts.leaks`) and custody read and change it only through here, so
 the file has one reader that checks it and one writer.
@@ -20,19 +27,46 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, locked_folder, read_json
-from flightdeck.suite.records import CANARY_RE, SHA256_RE
+from flightdeck.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
+from flightdeck.suite.schema import Canary, Sha256
 
 MANIFEST = "manifest.json"
+SCANS = "scans.jsonl"
 FORMAT = 1
-_EVIDENCE_KEYS = {"canary": str, "question_id": str, "file": str, "line": int, "count": int}
 
 
 def manifest_path(holdouts_dir: Path) -> Path:
     return holdouts_dir / MANIFEST
+
+
+def scans_path(holdouts_dir: Path) -> Path:
+    return holdouts_dir / SCANS
+
+
+def append_scan(holdouts_dir: Path, event: dict[str, Any]) -> None:
+    """Record one scan in ``DIR/scans.jsonl`` (call under :func:`locked_manifest`)."""
+    append_jsonl(scans_path(holdouts_dir), event)
+
+
+def scan_events(holdouts_dir: Path, manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every recorded scan, oldest first: the manifest's own (before scans.jsonl), then the file's.
+
+    A line of scans.jsonl that is not a scan record is an :class:`InputError` naming it.
+    """
+    events = [e for e in manifest["history"] if e.get("event") == "scan"]
+    path = scans_path(holdouts_dir)
+    if not path.exists():
+        return events
+    for number, event in read_jsonl(path):
+        if event.get("event") != "scan" or not isinstance(event.get("suites"), dict):
+            raise InputError(path, number, "not a scan record; restore the file from git")
+        events.append(event)
+    return events
 
 
 def require_folder(holdouts_dir: Path) -> None:
@@ -105,13 +139,81 @@ def load_manifest(path: Path, *, missing_ok: bool) -> dict[str, Any]:
     return manifest
 
 
+# --- the file's shape: msgspec Structs are the rule, the messages name the entry -----------
+# Entries may carry fields beyond these (history events grow with the scanner); the fields
+# named here must have these types.
+
+
+class _Evidence(msgspec.Struct, frozen=True):
+    canary: str
+    question_id: str
+    file: str
+    line: int
+    count: int
+
+
+class _Suite(msgspec.Struct, frozen=True):
+    manifest_sha256: Sha256
+    status: Literal["sealed", "void"]
+    evidence: _Evidence | None = None
+
+
+class _Canary(msgspec.Struct, frozen=True):
+    suite: str
+    question_id: str
+
+
+class _ScanOfSuite(msgspec.Struct, frozen=True):
+    files: int
+    bytes: int
+    hits: int
+
+
+class _Event(msgspec.Struct, frozen=True):
+    event: str
+    at: str
+    suite: str | None = None
+    suites: dict[str, _ScanOfSuite] = {}
+    paths: list[str] = []
+    by: str | None = None
+    why: str | None = None
+
+
+class _File(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    format: Literal[1]
+    canaries: dict[Canary, _Canary]
+    suites: dict[str, _Suite]
+    history: list[_Event]
+
+
 def _problem(manifest: dict[str, Any]) -> str | None:
-    """What is wrong with a loaded manifest, or None."""
-    if manifest.get("format") != FORMAT:
+    """What is wrong with a loaded manifest, or None: its Struct first, then the rules
+    between entries (a void suite's evidence, each canary's suite)."""
+    try:
+        checked = msgspec.convert(manifest, _File)
+    except msgspec.ValidationError:
+        return _where(manifest)
+    for name, entry in checked.suites.items():
+        if entry.status == "void" and entry.evidence is None:
+            return f"suites.{name} is void but its evidence is incomplete"
+    for canary, owner in checked.canaries.items():
+        if owner.suite not in checked.suites:
+            return f"canaries.{canary} names suite {owner.suite!r}, which is not in suites"
+    return None
+
+
+def _where(manifest: dict[str, Any]) -> str:
+    """Which entry msgspec refused, named (its own errors write ``[...]`` for a key).
+
+    Each part is held against its own field's type, taken from the Structs above, in the
+    order a person reads the file.
+    """
+    types = {f.name: f.type for f in msgspec.structs.fields(_File)}
+    if _fails(manifest.get("format"), types["format"]):
         return f"format must be {FORMAT}, got {manifest.get('format')!r}"
-    extra = set(manifest) - {"format", "canaries", "suites", "history"}
+    extra = sorted(set(manifest) - set(types))
     if extra:
-        return f"unknown field {sorted(extra)[0]!r}"
+        return f"unknown field {extra[0]!r}"
     suites, canaries, history = (manifest.get(k) for k in ("suites", "canaries", "history"))
     if not isinstance(suites, dict) or not isinstance(canaries, dict):
         return "suites and canaries must be objects"
@@ -120,23 +222,33 @@ def _problem(manifest: dict[str, Any]) -> str | None:
     for name, entry in suites.items():
         if not isinstance(entry, dict):
             return f"suites.{name} must be an object"
-        if not isinstance(entry.get("manifest_sha256"), str) or not SHA256_RE.match(
-            entry["manifest_sha256"]
-        ):
-            return f"suites.{name}.manifest_sha256 must be 64 hex digits"
-        if entry.get("status") not in ("sealed", "void"):
-            return f"suites.{name}.status must be sealed or void, got {entry.get('status')!r}"
-        evidence = entry.get("evidence")
-        if entry["status"] == "void" and not (
-            isinstance(evidence, dict)
-            and all(isinstance(evidence.get(k), t) for k, t in _EVIDENCE_KEYS.items())
-        ):
-            return f"suites.{name} is void but its evidence is incomplete"
+        for field in msgspec.structs.fields(_Suite):
+            value = entry.get(field.name)
+            if (field.required or value is not None) and _fails(value, field.type):
+                return f"suites.{name}" + _SUITE_FIELD[field.name].format(value=value)
     for canary, entry in canaries.items():
-        if not CANARY_RE.match(canary):
+        if _fails(canary, Canary):
             return f"canaries: {canary!r} is not a canary"
-        if not isinstance(entry, dict) or not isinstance(entry.get("question_id"), str):
-            return f"canaries.{canary} must be an object with a question_id"
-        if entry.get("suite") not in suites:
-            return f"canaries.{canary} names suite {entry.get('suite')!r}, which is not in suites"
-    return None
+        if _fails(entry, _Canary):
+            return f"canaries.{canary} must be an object with a question_id and a suite"
+    for number, event in enumerate(history):
+        try:
+            msgspec.convert(event, _Event)
+        except msgspec.ValidationError as exc:
+            return f"history[{number}]: {exc}"
+    raise AssertionError("a rule of the holdouts manifest has no message")
+
+
+_SUITE_FIELD = {
+    "manifest_sha256": ".manifest_sha256 must be 64 hex digits",
+    "status": ".status must be sealed or void, got {value!r}",
+    "evidence": " is void but its evidence is incomplete",
+}
+
+
+def _fails(value: Any, type_: Any) -> bool:
+    try:
+        msgspec.convert(value, type_)
+    except msgspec.ValidationError:
+        return True
+    return False

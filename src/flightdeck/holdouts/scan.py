@@ -1,10 +1,13 @@
 """Find canary tails in files at disk speed: the engine of ``holdout canary-scan``.
 
-Every canary is ``CANARY_PREFIX`` followed by 32 lowercase hex digits. The prefix holds only
-``[A-Z-]`` and the tail only hex, so a canary reads the same inside a JSON-escaped string, on a
-CRLF line or in a line of any length. The scan searches raw bytes for the long shared prefix
-(``find`` skips ahead by about the needle's length), looks the 32 bytes after it up in a set of
-registered tails, and carries ``len(canary) - 1`` bytes over every chunk boundary.
+Every canary is ``CANARY_PREFIX`` followed by 32 lowercase hex digits, and every encoding the
+scan sees through turns that prefix into fixed strings known in advance
+(:mod:`flightdeck.holdouts.needles`). One Hyperscan pass over the raw bytes looks for all of
+them at once; where one fires, the bytes around it are decoded
+(:mod:`flightdeck.holdouts.confirm`) and the tail found there is looked up in the set of
+registered tails. A canary counts once, at the raw offset where its encoded form starts, in
+the piece of the file that holds that offset; pieces overlap by :data:`MARGIN` bytes so that
+a canary over a chunk boundary is decoded whole.
 
 Plain files are read through ``mmap`` windows of ``chunk_size`` bytes (no copy; memory stays
 bounded by the window, not the file) and split into ranges of a few chunks, so that several
@@ -23,9 +26,8 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.holdouts.decode import (
@@ -40,17 +42,12 @@ from flightdeck.holdouts.decode import (
     sniff,
     text_views,
 )
+from flightdeck.holdouts.needles import EXTENT, PREFIX, database
+from flightdeck.holdouts.search import MARGIN, Found, search_view
 from flightdeck.holdouts.workers import Runner, ScanState, available_cores
-from flightdeck.suite.records import CANARY_PREFIX
 
-PREFIX = CANARY_PREFIX.encode("ascii")
-TAIL_LEN = 32
-CANARY_LEN = len(PREFIX) + TAIL_LEN
-CARRY = CANARY_LEN - 1  # bytes kept over a chunk boundary
 CHUNK_SIZE = 16 << 20
 CHUNKS_PER_RANGE = 4  # a large plain file splits into ranges of this many chunks
-MAX_LISTED_PER_TASK = 1000  # hits listed per task, beyond each tail's first; all are counted
-_HEX = frozenset(b"0123456789abcdef")
 
 __all__ = ["CHUNK_SIZE", "PREFIX", "Match", "Progress", "TailScan", "scan_tails"]
 
@@ -92,16 +89,6 @@ class _Piece:
     end: int
 
 
-@dataclass(slots=True)
-class _Found:
-    index: int
-    hits: list[tuple[int, bytes]] = field(default_factory=list)
-    counts: dict[bytes, int] = field(default_factory=dict)
-    unregistered: int = 0
-    scanned: int = 0
-    error: str | None = None  # InputError does not pickle; the parent raises it
-
-
 def scan_tails(
     files: Sequence[Path],
     tails: frozenset[bytes],
@@ -121,7 +108,8 @@ def scan_tails(
     sizes = [_size(path) for path in files]
     range_size = chunk_size * CHUNKS_PER_RANGE
     tasks = _batch(_plan(files, sizes, range_size), range_size, jobs)
-    found: list[_Found] = []
+    found: list[Found] = []
+    database()  # compiled once here: forked workers inherit it instead of compiling their own
     with Runner(ScanState(tails, chunk_size, on_progress or ignore), jobs) as runner:
         for result in runner.map(_scan_task, tasks, stop=lambda r: r.error is not None):
             if result.error is not None:
@@ -202,10 +190,10 @@ def _batch(pieces: list[_Piece], range_size: int, jobs: int) -> list[list[_Piece
     return [tasks[n] for n in order]
 
 
-def _scan_task(task: list[_Piece], state: ScanState) -> list[_Found]:
+def _scan_task(task: list[_Piece], state: ScanState) -> list[Found]:
     results = []
     for piece in task:
-        found = _Found(piece.index)
+        found = Found(piece.index)
         kind = piece.kind
         try:
             kind = sniff(piece.path) if kind == "auto" else kind
@@ -216,7 +204,7 @@ def _scan_task(task: list[_Piece], state: ScanState) -> list[_Found]:
     return results
 
 
-def _scan_piece(piece: _Piece, kind: str, state: ScanState, found: _Found) -> None:
+def _scan_piece(piece: _Piece, kind: str, state: ScanState, found: Found) -> None:
     path = piece.path
     if piece.start == piece.end:  # an empty file, whatever its name
         return
@@ -228,49 +216,44 @@ def _scan_piece(piece: _Piece, kind: str, state: ScanState, found: _Found) -> No
         return
     carry = b""
     base = 0  # text offset of data[0]
+    seen: set[int] = set()
+    own = 0  # canaries that start before data[own] were counted with the previous piece
     for data in decompressed(path, kind, state.chunk_size, state.report):
         data = carry + data
-        _search(data, 0, len(data) - CARRY, base, state.tails, found)
-        carry = data[-CARRY:] if len(data) > CARRY else data
-        base += len(data) - len(carry)
+        keep = max(own, len(data) - MARGIN)
+        search_view(data, own, keep, (0, len(data)), base, state, found, seen)
+        cut = max(0, keep - MARGIN)
+        carry = data[cut:]
+        own = keep - cut
+        base += cut
+    search_view(carry, own, len(carry), (0, len(carry)), base, state, found, seen)
     found.scanned = base + len(carry)
 
 
-def _scan_mapped(fd: int, piece: _Piece, state: ScanState, found: _Found) -> None:
-    """Search ``[piece.start, piece.end)`` through mmap windows that reach CARRY bytes beyond."""
+def _scan_mapped(fd: int, piece: _Piece, state: ScanState, found: Found) -> None:
+    """Search ``[piece.start, piece.end)`` through mmap windows that reach MARGIN bytes around."""
     granularity = mmap.ALLOCATIONGRANULARITY
     offset = piece.start
+    seen: set[int] = set()
     while offset < piece.end:
         stop = min(offset + state.chunk_size, piece.end)
         size = os.fstat(fd).st_size  # never map past the end: a shrunk file would SIGBUS
         if offset >= size:
             raise CorruptError(f"shrank to {size} bytes during the scan; scan it again")
-        map_start = offset - offset % granularity
-        map_end = min(stop + CARRY, size)
+        before = max(0, offset - MARGIN)
+        map_start = before - before % granularity
+        # the last chunk also decodes needles just past the piece: its canaries' ends
+        ends = min(stop + EXTENT, size) if stop == piece.end else stop
+        map_end = min(ends + MARGIN, size)
         window = mmap.mmap(fd, map_end - map_start, offset=map_start, access=mmap.ACCESS_READ)
+        owned = (piece.start - map_start, piece.end - map_start)
         try:
-            _search(window, offset - map_start, stop - map_start, map_start, state.tails, found)
+            lo, hi = offset - map_start, ends - map_start
+            search_view(window, lo, hi, owned, map_start, state, found, seen)
         finally:
             window.close()
         state.report(stop - offset)
         offset = stop
-
-
-def _search(view: Any, lo: int, hi: int, base: int, tails: frozenset[bytes], found: _Found) -> None:
-    """Record canaries whose prefix starts in ``view[lo:hi]``; ``view`` holds their tails."""
-    stop = min(hi + len(PREFIX) - 1, len(view))
-    find = view.find
-    position = find(PREFIX, lo, stop)
-    while position != -1:
-        tail = bytes(view[position + len(PREFIX) : position + CANARY_LEN])
-        if tail in tails:
-            seen = found.counts.get(tail, 0)
-            found.counts[tail] = seen + 1
-            if seen == 0 or len(found.hits) < MAX_LISTED_PER_TASK:
-                found.hits.append((base + position, tail))
-        elif len(tail) == TAIL_LEN and _HEX.issuperset(tail):
-            found.unregistered += 1
-        position = find(PREFIX, position + 1, stop)
 
 
 # ---- line numbers, counted only where hits were found --------------------------------------

@@ -90,6 +90,43 @@ def _kappa_json(kappa: Kappa) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class ArmChoice:
+    """Which arms a rater's work covers (#21): the decision's arms, plus any asked for.
+
+    ``arms`` is None when params.yaml names no arms and none were asked for: then every arm.
+    """
+
+    arms: tuple[str, ...] | None
+    not_yet: tuple[str, ...]  # params.yaml arms with nothing here yet
+    left_out: tuple[str, ...]  # arms here that are neither params.yaml's nor asked for
+
+
+def choose_arms(found: Sequence[str], *, scored: Sequence[str], asked: Sequence[str]) -> ArmChoice:
+    """params.yaml's ``scored`` arms that are here, plus the ``asked`` ones (``--arm``).
+
+    Rating load follows the decision: an arm params.yaml does not score (a scratch run) is
+    rated only when asked for, and then mixed blind with the rest. ``found`` are the arms
+    with files here; an asked arm must be one of them (the caller refuses it otherwise).
+    """
+    for arm in asked:
+        check_arm_name(arm)
+    if not scored and not asked:
+        return ArmChoice(None, (), ())
+    chosen = [a for a in scored if a in found] + [a for a in asked if a not in scored]
+    chosen = list(dict.fromkeys(chosen))
+    not_yet = tuple(a for a in scored if a not in found)
+    if not chosen:
+        raise InputError(
+            "params.yaml",
+            None,
+            f"none of its arms ({', '.join(scored)}) has answers here yet; run or import "
+            "them first, or name an arm with --arm",
+        )
+    left_out = tuple(a for a in found if a not in chosen) if scored else ()
+    return ArmChoice(tuple(chosen), not_yet, left_out)
+
+
 def suite_agreement(suite: Suite | Path, *, arms: Sequence[str] | None = None) -> SuiteAgreement:
     """Agreement for each arm of ``suite`` (or only ``arms``) that has answers or labels.
 
@@ -98,7 +135,7 @@ def suite_agreement(suite: Suite | Path, *, arms: Sequence[str] | None = None) -
     opened = as_suite(suite, keys=False)
     opened.require_intact()
     question_ids = [q.id for q in read_questions(opened.questions)]
-    found = sorted({*opened.labelled_arms(), *opened.arms()})
+    found = agreement_arms(opened)
     for arm in arms or ():
         check_arm_name(arm)
         if arm not in found:
@@ -119,6 +156,11 @@ def suite_agreement(suite: Suite | Path, *, arms: Sequence[str] | None = None) -
         )
         results.append(arm_agreement(arm, labels, answers, order=question_ids))
     return SuiteAgreement(opened.name, tuple(results))
+
+
+def agreement_arms(suite: Suite) -> list[str]:
+    """The arms agreement can read: those with labels or answers."""
+    return sorted({*suite.labelled_arms(), *suite.arms()})
 
 
 def arm_agreement(

@@ -28,7 +28,14 @@ from flightdeck.project import Suite, as_suite
 from flightdeck.rating.judgements import Judgement, current_judgements, judgements_path
 from flightdeck.rating.judges import judge_identity, resolve_judge
 from flightdeck.scoring.stats import cohens_kappa
-from flightdeck.suite.records import Answer, Label, read_answers, read_labels, read_questions
+from flightdeck.suite.records import (
+    Answer,
+    Label,
+    read_answers,
+    read_keys,
+    read_labels,
+    read_questions,
+)
 
 MIN_ANSWERS = 30
 
@@ -144,25 +151,52 @@ def _kappa_json(judge: Sequence[bool], people: Sequence[bool]) -> dict[str, Any]
     return {"n": k.n, "kappa": k.value, "agreement": k.agreement, "reason": k.reason}
 
 
-def _fact_level(rated: Sequence[Rated]) -> dict[str, Any]:
-    """Judge vs people per fact, where the people ticked facts (labels with ``facts``)."""
-    pairs = []
+def _fact_level(rated: Sequence[Rated], facts_of: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """Judge vs people per required fact, where people ticked facts (labels with ``facts``).
+
+    One pair per (answer, fact): the judge's ``present`` against the majority of the raters
+    who ticked facts on that answer (a tie counts as absent, as a tie counts as incorrect).
+    Cohen's kappa over those pairs; labels without ticks are left out and counted.
+    """
+    pairs: list[tuple[bool, bool]] = []
+    answers = without = 0
     for r in rated:
-        for label in r.labels:
-            ticks = getattr(label, "facts", None)  # labels carry no fact ticks (yet)
-            if not ticks:
-                continue
-            for verdict in r.judgement.facts:
-                if verdict.fact in ticks:
-                    pairs.append((verdict.present, bool(ticks[verdict.fact])))
+        ticked = [label for label in r.labels if label.facts is not None]
+        without += len(r.labels) - len(ticked)
+        if not ticked:
+            continue
+        answers += 1
+        verdicts = {v.fact: v.present for v in r.judgement.facts}
+        for i, fact in enumerate(facts_of[r.id]):
+            if fact not in verdicts:
+                continue  # the judge did not rule on it (a key changed since judging)
+            yes = sum(bool(label.facts[i]) for label in ticked if label.facts is not None)
+            pairs.append((verdicts[fact], 2 * yes > len(ticked)))
     if not pairs:
         return {
             "available": False,
-            "reason": "the people's labels carry no fact ticks (a label says correct or not, "
-            "not which facts it found), so fact-level agreement cannot be measured",
+            "reason": "no label on these answers carries fact ticks (a label rated before "
+            "flightdeck stored them says correct or not, not which facts it found; rate "
+            "again to add them), so fact-level agreement cannot be measured",
+            "labels_without_ticks": without,
         }
     k = _kappa_json([p[0] for p in pairs], [p[1] for p in pairs])
-    return {"available": True, **k}
+    return {"available": True, **k, "answers": answers, "labels_without_ticks": without}
+
+
+def check_fact_ticks(suite: Suite, rated: Sequence[Rated]) -> dict[str, tuple[str, ...]]:
+    """Each rated question's required facts; a label ticking another number is refused."""
+    facts_of = {k.id: k.required_facts for k in read_keys(suite.keys)}
+    for r in rated:
+        for label in r.labels:
+            if label.facts is not None and len(label.facts) != len(facts_of[r.id]):
+                raise InputError(
+                    suite.labels(r.arm),
+                    label.line,
+                    f"facts has {len(label.facts)} ticks, but question {r.id!r} has "
+                    f"{len(facts_of[r.id])} required facts; give one per fact, in the key's order",
+                )
+    return facts_of
 
 
 def calibrate(
@@ -227,7 +261,7 @@ def calibrate(
         "by_kind": by_kind,
         "arms": counts,
         "disagreements": disagreements,
-        "facts": _fact_level(rated),
+        "facts": _fact_level(rated, check_fact_ticks(suite, rated)),
         "calibrated": calibrated,
         "min_kappa": params.judge_min_kappa,
         "min_answers": MIN_ANSWERS,

@@ -1,22 +1,33 @@
 """What one rater rates, in a blind order seeded per rater: every answer of every arm.
 
-The order is the sort of SHA-256(``<suite>\\0<rater>\\0<arm>\\0<id>``): the same for one
-rater of one suite on every start (so a restart resumes where the rater stopped), different
-for each rater, with the arms interleaved. Each item gets an opaque id, an HMAC of the arm
-and the question id under a key drawn fresh at every start, so no id, address or page says
-which arm wrote the answer. The adjudication view keeps only the answers the first two
-raters split on. :class:`~flightdeck.rating.session.RatingSession` shows and labels them.
+The order is the sort of HMAC-SHA-256 of ``[suite, rater, arm, id]`` under the project's
+order secret (:func:`order_secret`: 32 random bytes in the project cache, created atomically
+on first use, never sent to the page, masked from harnesses with the rest of the cache): the
+same for one rater of one suite on every start (so a restart resumes where the rater
+stopped), different for each rater, with the arms interleaved. An unkeyed hash of public
+names would let anyone recompute the order and read the arm off each position; keyed, two
+projects with the same suite, rater and arm names get unrelated orders. Each item gets an
+opaque id, an HMAC of the arm and the question id under a key drawn fresh at every start, so
+no id, address or page says which arm wrote the answer. The adjudication view keeps only the
+answers the first two raters split on. :class:`~flightdeck.rating.session.RatingSession`
+shows and labels them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import os
+import secrets
+import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import canonical_json
-from flightdeck.project import Suite
+from flightdeck.jsonl import canonical_json, writing_to
+from flightdeck.project import CACHE_FOLDER, Suite
 from flightdeck.rating.judgements import Judgement, judgements_of
 from flightdeck.suite.records import (
     Answer,
@@ -28,10 +39,41 @@ from flightdeck.suite.records import (
     read_questions,
 )
 
+ORDER_SECRET = "rating-order.key"
+_SECRET_BYTES = 32
 
-def order_key(suite: str, rater: str, arm: str, question_id: str) -> str:
-    """The sort key that places one answer in one rater's order (hex SHA-256)."""
-    return hashlib.sha256(canonical_json([suite, rater, arm, question_id])).hexdigest()
+
+def order_key(suite: str, rater: str, arm: str, question_id: str, *, secret: bytes) -> str:
+    """The sort key that places one answer in one rater's order (hex HMAC-SHA-256)."""
+    message = canonical_json([suite, rater, arm, question_id])
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def order_secret(cache: Path) -> bytes:
+    """The project's rating-order secret, created on first use in ``cache`` (mode 0600).
+
+    Written to a temp file and linked into place, so two raters starting at once agree on
+    one secret (the second link fails and reads the first). A file of the wrong size is an
+    :class:`InputError`: delete it to start afresh (the order changes; labels are kept).
+    """
+    path = cache / ORDER_SECRET
+    if not path.exists():
+        with writing_to(cache):
+            cache.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{ORDER_SECRET}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(secrets.token_bytes(_SECRET_BYTES))
+                handle.flush()
+                os.fsync(handle.fileno())
+            with contextlib.suppress(FileExistsError):  # another start made it first
+                os.link(tmp, path)
+        finally:
+            os.unlink(tmp)
+    data = path.read_bytes()
+    if len(data) != _SECRET_BYTES:
+        raise InputError(path, None, "not a rating-order secret; delete it to make a new one")
+    return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +97,9 @@ class RaterItems:
 
 
 def load_items(
-    suite: Suite, rater: str, secret: bytes, *, only_arm: str | None, adjudicate: bool
+    suite: Suite, rater: str, secret: bytes, *, arms: Sequence[str] | None, adjudicate: bool
 ) -> RaterItems:
-    """The answers ``rater`` rates (of ``only_arm``, or of every arm), in their order.
+    """The answers ``rater`` rates (of ``arms``, or of every arm), mixed in their order.
 
     ``secret`` keys the items' opaque ids; with ``adjudicate``, only the answers the first
     two other raters split on.
@@ -67,20 +109,17 @@ def load_items(
     keys_path = suite.keys
     keys = {k.id: k for k in read_keys(keys_path)}
     folder = suite.answers_folder
-    arms = suite.arms()
-    if not arms:
+    found = suite.arms()
+    if not found:
         raise InputError(folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first")
-    if only_arm is not None:
-        if only_arm not in arms:
+    for arm in arms or ():
+        if arm not in found:
             raise InputError(
-                "--arm",
-                None,
-                f"no answers for arm {only_arm!r}; the arms are {', '.join(arms)}",
+                "--arm", None, f"no answers for arm {arm!r}; the arms are {', '.join(found)}"
             )
-        arms = [only_arm]
     items = []
     judged_by: dict[tuple[str, str], list[Judgement]] = {}
-    for arm in arms:
+    for arm in found if arms is None else sorted(set(arms)):
         arm_answers = read_answers(suite.answers(arm), questions)
         judged = judgements_of(suite, arm, {a.id: a for a in arm_answers})
         judged_by.update({(arm, qid): js for qid, js in judged.items()})
@@ -96,7 +135,8 @@ def load_items(
             items.append(
                 Item(mac.hexdigest()[:20], arm, questions[answer.id], keys[answer.id], answer)
             )
-    items.sort(key=lambda i: order_key(suite.name, rater, i.arm, i.answer.id))
+    order = order_secret(suite.project_root / CACHE_FOLDER)
+    items.sort(key=lambda i: order_key(suite.name, rater, i.arm, i.answer.id, secret=order))
     if not items and adjudicate:
         raise InputError(
             suite.labels_folder,

@@ -1,8 +1,10 @@
 """The lines a citation points at, read from its repository at the question's ``as_of``.
 
-A cited span is shown with a few lines around it; a citation without a span shows the start
-of the file. Files are read through one ``git cat-file --batch`` process per repository and
-kept in a small cache, so moving to the next item reads at most a few blobs.
+A cited span is shown with a few lines around it; a citation without a span shows the whole
+file. Either is shown a page of :data:`PAGE` lines at a time, and the rater pages through
+every line of it (#21: whole files and long spans were cut at 40 and 300 lines). Files are
+read through one ``git cat-file --batch`` process per repository and kept in a small cache,
+so moving to the next item or page reads at most a few blobs.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from flightdeck.suite.records import Question, Source, parse_source_uri
 from flightdeck.suite.repos import BlobReader, RepoSet
 
 CONTEXT = 3  # lines shown before and after a cited span
-HEAD = 40  # lines shown from the start of a file cited without a span
-MAX_SPAN = 300  # a longer span is cut after this many lines, with a note
+PAGE = 40  # lines on one page of a citation; the rater pages through the rest
 _CACHE_FILES = 64
 _BINARY = "binary"
 
@@ -38,8 +39,12 @@ class CitationView:
 
     number: int
     uri: str
-    lines: tuple[ShownLine, ...]
+    lines: tuple[ShownLine, ...]  # the lines of page ``page``
     note: str  # "" when the lines are simply shown
+    page: int = 0  # from 0
+    pages: int = 1  # pages of PAGE lines over everything this citation shows
+    first: int = 0  # the first and last line number over all its pages (0: no lines)
+    last: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +52,10 @@ class CitationView:
             "uri": self.uri,
             "note": self.note,
             "lines": [[line.number, line.text, line.cited] for line in self.lines],
+            "page": self.page,
+            "pages": self.pages,
+            "first": self.first,
+            "last": self.last,
         }
 
 
@@ -86,8 +95,11 @@ class LineReader:
                 value = None
             elif b"\0" in data[:8000]:
                 value = _BINARY
-            else:
-                value = data.decode("utf-8", errors="replace").splitlines()
+            else:  # lines end at \n alone, as git and the #L<n> anchors count them
+                text = data.decode("utf-8", errors="replace")
+                value = [line.removesuffix("\r") for line in text.split("\n")]
+                if value[-1] == "":
+                    value.pop()
             self._cache[key] = value
             if len(self._cache) > _CACHE_FILES:
                 self._cache.popitem(last=False)
@@ -108,13 +120,21 @@ def _parse(uri: str) -> tuple[str, str, int | None, int | None] | None:
 def cited_lines(
     reader: LineReader, question: Question, citations: Iterable[Source]
 ) -> tuple[CitationView, ...]:
-    """Each citation, numbered from 1, with its lines at the question's ``as_of``."""
+    """Each citation, numbered from 1, with the first page of its lines at ``as_of``."""
     return tuple(
-        _one(reader, question, number, cite.uri) for number, cite in enumerate(citations, start=1)
+        cited_page(reader, question, number, cite.uri, 0)
+        for number, cite in enumerate(citations, start=1)
     )
 
 
-def _one(reader: LineReader, question: Question, number: int, uri: str) -> CitationView:
+def cited_page(
+    reader: LineReader, question: Question, number: int, uri: str, page: int
+) -> CitationView:
+    """Page ``page`` (from 0; clamped to the last) of one citation's lines at ``as_of``.
+
+    A span is shown with :data:`CONTEXT` lines around it, a citation without a span as the
+    whole file; either in pages of :data:`PAGE` lines.
+    """
     parsed = _parse(uri)
     if parsed is None:
         return CitationView(number, uri, (), "not a repository file; not shown")
@@ -129,29 +149,24 @@ def _one(reader: LineReader, question: Question, number: int, uri: str) -> Citat
     if isinstance(content, str):
         return CitationView(number, uri, (), "binary file; not shown")
     total = len(content)
+    if not total:
+        return CitationView(number, uri, (), "empty file")
+    note, cited = "", range(0)
     if start is None or end is None:
-        shown = _lines(content, 1, min(total, HEAD), cited=range(0))
-        note = f"no span cited; the first {len(shown)} of {total} lines" if total > HEAD else ""
-        return CitationView(number, uri, shown, note if total else "empty file")
-    if start > total:
-        shown = _lines(content, max(1, total - CONTEXT + 1), total, cited=range(0))
-        return CitationView(
-            number, uri, shown, f"the span starts past the end of the file ({total} lines)"
-        )
-    note = ""
-    last = min(end, total)
-    if last - start + 1 > MAX_SPAN:
-        note = f"span of {end - start + 1} lines cut to its first {MAX_SPAN}"
-        last = start + MAX_SPAN - 1
-    elif end > total:
-        note = f"the span ends past the end of the file ({total} lines)"
-    shown = _lines(
-        content,
-        max(1, start - CONTEXT),
-        min(total, last + CONTEXT),
-        cited=range(start, last + 1),
-    )
-    return CitationView(number, uri, shown, note)
+        first, last = 1, total
+    elif start > total:
+        first, last = max(1, total - CONTEXT + 1), total
+        note = f"the span starts past the end of the file ({total} lines)"
+    else:
+        first, last = max(1, start - CONTEXT), min(total, end + CONTEXT)
+        cited = range(start, min(end, total) + 1)
+        if end > total:
+            note = f"the span ends past the end of the file ({total} lines)"
+    pages = -(-(last - first + 1) // PAGE)
+    page = min(max(page, 0), pages - 1)
+    top = first + page * PAGE
+    shown = _lines(content, top, min(last, top + PAGE - 1), cited=cited)
+    return CitationView(number, uri, shown, note, page, pages, first, last)
 
 
 def _lines(content: list[str], first: int, last: int, *, cited: range) -> tuple[ShownLine, ...]:

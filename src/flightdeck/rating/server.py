@@ -2,12 +2,20 @@
 
 Every request must carry the token (``?token=...``) and a ``Host`` of this server, or it is
 refused with 403; so another site open in the same browser, or another user of the machine,
-can neither read items nor write labels. The API is small:
+can neither read items nor write labels. A request that a page of another origin sent is
+refused too, token or not (#25): an ``Origin`` that is not this server's address, a
+``Sec-Fetch-Site`` other than ``same-origin`` or ``none``, and for a POST a ``Referer`` from
+elsewhere. Browsers always send ``Origin`` with a POST; the page's referrer policy is
+``same-origin`` (``no-referrer`` would make its own POSTs say ``Origin: null``), so its
+address, token included, never reaches another site. The API is small:
 
 - ``GET /?token=T``: the page (``page/index.html``, with ``app.js`` and ``style.css``)
 - ``GET /api/start``: where to begin (the first unlabelled item) and the rater's progress
 - ``GET /api/item?pos=N``: the item at position N of this rater's order
-- ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers]}``: saves the
+- ``GET /api/lines?pos=N&cite=C&page=P``: page P (from 0) of citation C of that item's
+  cited lines, so a whole file or a long span is read page by page
+- ``POST /api/label`` ``{"item", "correct", "unsupported": [citation numbers], "facts":
+  [ticked, ...]}`` (``facts`` optional, one boolean per required fact): saves the
   label (durably, before answering) and returns the next unlabelled item, or ``null``, and
   under ``rated`` where a judge disagreed with the label just given (never before it is given)
 - ``GET /api/review``: every item in the rater's order with their own verdict, for the
@@ -24,6 +32,7 @@ import hmac
 import json
 import secrets
 import threading
+from email.message import Message
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -32,6 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from flightdeck.errors import InputError
 from flightdeck.rating.session import RatingSession
+from flightdeck.strict_json import loads_strict
 
 HOST = "127.0.0.1"
 _ASSETS = {
@@ -94,6 +104,19 @@ class RatingServer:
             and hmac.compare_digest(token.encode(), self.token.encode())
         )
 
+    def same_origin(self, headers: Message, *, posting: bool) -> bool:
+        """Whether no page of another origin sent the request (see the module doc)."""
+        ours = {f"http://{HOST}:{self.port}", f"http://localhost:{self.port}"}
+        origin, site = headers.get("Origin"), headers.get("Sec-Fetch-Site")
+        if origin is not None and origin not in ours:
+            return False
+        if site is not None and site not in ("same-origin", "none"):
+            return False
+        referer = headers.get("Referer")
+        if posting and origin is None and referer is not None:
+            return any(referer == o or referer.startswith(o + "/") for o in ours)
+        return True
+
     def page(self, name: str) -> bytes:
         data = self._page[name]
         if name == "index.html":
@@ -115,6 +138,9 @@ class RatingServer:
     def item(self, position: int) -> dict[str, Any]:
         return self.session.view(position).to_json()
 
+    def lines(self, position: int, number: int, page: int) -> dict[str, Any]:
+        return self.session.citation_page(position, number, page).to_json()
+
     def review(self) -> dict[str, Any]:
         return {
             "items": self.session.review(),
@@ -134,11 +160,16 @@ class RatingServer:
             isinstance(n, int) and not isinstance(n, bool) for n in unsupported
         ):
             raise ValueError("unsupported must be a list of citation numbers")
+        facts = body.get("facts")
+        if facts is not None and (
+            not isinstance(facts, list) or not all(isinstance(f, bool) for f in facts)
+        ):
+            raise ValueError("facts must be a list of true or false, one per required fact")
         try:
             position = self.session.position_of(item_id)
         except KeyError:
             raise ValueError("unknown item; reload the page") from None
-        result = self.session.save(position, correct, unsupported)
+        result = self.session.save(position, correct, unsupported, facts)
         nxt = result.next_position
         rated = self.session.view(position)
         return {
@@ -177,6 +208,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.app.authorised(self.headers.get("Host"), token):
             self._send(HTTPStatus.FORBIDDEN, b"forbidden: open the address the command printed\n")
             return None
+        if not self.app.same_origin(self.headers, posting=self.command == "POST"):
+            self._send(HTTPStatus.FORBIDDEN, b"forbidden: sent from a page of another origin\n")
+            return None
         return parts.path, query
 
     def do_GET(self) -> None:  # noqa: N802
@@ -199,6 +233,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(self.app.item(position))
             except (ValueError, IndexError):
                 self._json({"error": "no item at that position"}, HTTPStatus.NOT_FOUND)
+        elif path == "/api/lines":
+            try:
+                position, number, page = (
+                    int(query.get(name, [""])[0]) for name in ("pos", "cite", "page")
+                )
+                self._json(self.app.lines(position, number, page))
+            except (ValueError, IndexError):
+                self._json({"error": "no such citation"}, HTTPStatus.NOT_FOUND)
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n")
 
@@ -217,7 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length", "0"))
             if not 0 < length <= _MAX_BODY:
                 raise ValueError("the request body is missing or too large")
-            body = json.loads(self.rfile.read(length))
+            body = loads_strict(self.rfile.read(length))  # JSONProblem is a ValueError
             if not isinstance(body, dict):
                 raise ValueError("the request body must be a JSON object")
             reply = self.app.label(body)
@@ -237,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
-        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("Referrer-Policy", "same-origin")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("X-Frame-Options", "DENY")
         self.send_header(

@@ -28,7 +28,7 @@ from flightdeck.jsonl import append_jsonl, atomic_write, dumps_line, locked_fold
 from flightdeck.project import Suite, as_suite
 from flightdeck.rating.items import Item, load_items
 from flightdeck.rating.judgements import disagreements
-from flightdeck.rating.lines import CitationView, LineReader, cited_lines
+from flightdeck.rating.lines import CitationView, LineReader, cited_lines, cited_page
 from flightdeck.suite.citations import is_flagged_unsupported
 from flightdeck.suite.records import Label, read_labels
 from flightdeck.suite.repos import RepoSet
@@ -49,6 +49,7 @@ class OwnLabel:
     correct: bool
     unsupported: tuple[int, ...]  # citation numbers, from 1
     time: str | None
+    facts: tuple[bool, ...] | None = None  # the facts ticked, when the label says (#21)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,7 @@ class ItemView:
                 "correct": self.own.correct,
                 "unsupported": list(self.own.unsupported),
                 "time": self.own.time,
+                "facts": None if self.own.facts is None else list(self.own.facts),
             },
             "judges": list(self.judges),
         }
@@ -114,7 +116,7 @@ class RatingSession:
         repos: RepoSet,
         *,
         clock: Callable[[], datetime] | None = None,
-        arm: str | None = None,
+        arms: Sequence[str] | None = None,
         adjudicate: bool = False,
     ) -> None:
         if not rater.strip() or rater != rater.strip():
@@ -123,12 +125,11 @@ class RatingSession:
         self.suite.require_intact()
         self.suite_name = self.suite.name
         self.rater = rater
-        self.only_arm = arm
         self.adjudicate = adjudicate
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.RLock()
         self._secret = secrets.token_bytes(32)
-        loaded = load_items(self.suite, rater, self._secret, only_arm=arm, adjudicate=adjudicate)
+        loaded = load_items(self.suite, rater, self._secret, arms=arms, adjudicate=adjudicate)
         self._items = loaded.items
         self._question_ids = loaded.question_ids
         self._judged = loaded.judged
@@ -244,7 +245,12 @@ class RatingSession:
                 for n, cite in enumerate(item.answer.citations, start=1)
                 if is_flagged_unsupported(cite.uri, label.unsupported)
             )
-            own = OwnLabel(label.correct, flagged, time)
+            facts = (
+                label.facts
+                if label.facts and len(label.facts) == len(item.key.required_facts)
+                else None
+            )
+            own = OwnLabel(label.correct, flagged, time, facts)
         judged = self._judged.get((item.arm, item.answer.id), [])
         notes = () if label is None else tuple(disagreements(judged, label.correct))
         return ItemView(
@@ -263,17 +269,44 @@ class RatingSession:
             judges=notes,
         )
 
-    # --- writing ---------------------------------------------------------------------
+    def citation_page(self, position: int, number: int, page: int) -> CitationView:
+        """Page ``page`` (from 0) of citation ``number`` (from 1) of the item at ``position``.
 
-    def save(self, position: int, correct: bool, unsupported: Sequence[int]) -> SaveResult:
-        """Record this rater's label on an item; ``unsupported`` holds citation numbers.
-
-        A new label is appended and fsynced; a changed one replaces the old line; an
-        unchanged one is left as it is. Returns where to go next.
+        Every line of a whole-file or long citation can be paged to (#21); a page past the
+        last is the last.
         """
         if not 0 <= position < len(self._items):
             raise IndexError(position)
         item = self._items[position]
+        cites = item.answer.citations
+        if not 1 <= number <= len(cites):
+            raise IndexError(number)
+        return cited_page(self._lines, item.question, number, cites[number - 1].uri, page)
+
+    # --- writing ---------------------------------------------------------------------
+
+    def save(
+        self,
+        position: int,
+        correct: bool,
+        unsupported: Sequence[int],
+        facts: Sequence[bool] | None = None,
+    ) -> SaveResult:
+        """Record this rater's label on an item; ``unsupported`` holds citation numbers.
+
+        ``facts`` are the required facts the rater ticked, one per fact in the key's order
+        (stored in the label, so a judge's fact-level agreement can be measured). A new
+        label is appended and fsynced; a changed one replaces the old line; an unchanged one
+        is left as it is. Returns where to go next.
+        """
+        if not 0 <= position < len(self._items):
+            raise IndexError(position)
+        item = self._items[position]
+        ticks = None if facts is None else tuple(bool(f) for f in facts)
+        if ticks is not None and len(ticks) != len(item.key.required_facts):
+            raise ValueError(
+                f"{len(ticks)} fact ticks for {len(item.key.required_facts)} required facts"
+            )
         cites = item.answer.citations
         for number in unsupported:
             if not 1 <= number <= len(cites):
@@ -286,6 +319,7 @@ class RatingSession:
                 and old.correct == correct
                 and old.answer_sha256 == item.answer.sha256
                 and set(old.unsupported) == set(uris)
+                and old.facts == ticks
             )
             if not unchanged:
                 time = format_utc(self._clock())
@@ -297,6 +331,8 @@ class RatingSession:
                     "answer_sha256": item.answer.sha256,
                     "time": time,
                 }
+                if ticks is not None:
+                    record["facts"] = list(ticks)
                 _write_label(self.suite.labels(item.arm), record)
                 self._own[(item.arm, item.answer.id)] = Label(
                     item.answer.id,
@@ -305,6 +341,7 @@ class RatingSession:
                     tuple(uris),
                     item.answer.sha256,
                     time=time,
+                    facts=ticks,
                 )
             return SaveResult(not unchanged, self.next_unlabelled(position))
 

@@ -1,25 +1,41 @@
-"""The size of a decision rule at the suite's n, by exact enumeration, and the calibrated level.
+"""The calibrated level of a claim at the suite's n, by exact enumeration, and where it is kept.
 
-A rule that reads only the discordant counts (n10, n01) is a 0/1 function of the cell, so
-its chance of a false claim when the true gap is exactly the threshold t is a finite sum of
-multinomial cell probabilities, Mult(n; p01 + t, p01, 1 - 2 p01 - t), over the cells where it
-claims. The worst case over the nuisance p01 is taken on a grid of step 0.0005 (the audit used
-0.0025). The calibrated level alpha' is the largest level whose rule "statistic < alpha'" has
-a worst case of at most alpha: sort the cells by their statistic, accumulate their
-probabilities, stop before the first cell that lifts the worst case over alpha
-(stats-audit.md section 5.1 item 3). The claim at t is the worst case of the composite null
-(audit section 2.2), so calibrating there bounds every true gap on the wrong side.
+The calibrated rule claims when the claim's statistic is below alpha'(n, t), the largest level
+whose worst-case chance of a false claim at this n, over every nuisance value, is at most
+alpha. Ordering the tables by their statistic, alpha' is where the running worst case first
+passes alpha (docs/statistics.md, "Calibration"). Only the tables near the cut are weighed
+one by one: two plain rules "statistic < x" bracket it (one within alpha, one over), and the
+tables between them are sorted and added in order to the lower one's region (`regions`).
+
+Levels for the shipped thresholds (t = 15 for "shown" and "ruled out", the gate's margins 5,
+10 and 15) are a table in the package for n <= `TABLE_MAX_N` (scripts/calibration_table.py
+writes it, tests/unit/test_calibration_exact.py recomputes some of it); any other n up to
+`EXACT_MAX_N` or threshold is computed on demand and kept in the project cache. Above
+`EXACT_MAX_N` no calibrated claim is made (`Calibration.refused`).
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from flightdeck.scoring.exact import bootstrap_table, tail_below, threshold_index
+from flightdeck.scoring.regions import (
+    SIDES,
+    ZERO,
+    Problem,
+    Rule,
+    below,
+    boundary,
+    cell_weights,
+    is_upper_set,
+    null_grid,
+    null_rates,
+    worst_case,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,18 +44,20 @@ if TYPE_CHECKING:
     FloatArray = npt.NDArray[np.float64]
     IntArray = npt.NDArray[np.int64]
 
-# Above this n one exact calibration (all (n+1)(n+2)/2 cells, both claims) costs more than a
-# second on the project's shared 2-CPU machine (benchmarks/bench_decision.py at load 8: 0.75 s
-# at n = 100, 1.2 s at n = 120), and the level falls back to the nominal one, whose size is
-# the bootstrap's asymptotic one.
-EXACT_MAX_N = 100
-GRID_STEP = 0.0005
-_BLOCK = 256  # cells weighed at once while calibrating
-CACHE_VERSION = 2
-# "shown_by_score" is the "shown" claim read by Tango's score p-value instead of the bootstrap
-# tail: the gate's, where the bootstrap's overconfidence at low discordance would leave a
-# calibrated level of 0.14% at n = 40 (stats-audit.md section 2.3: Tango's bound for the gate).
-SIDES = ("shown", "ruled_out", "shown_by_score")
+__all__ = ["SIDES", "Calibration", "calibrate", "claim_bounds", "claims", "compute", "needed_wins"]
+
+TABLE_MAX_N = 500
+# Above this n the cold calibrations of a score cost more than 20 s on the shared 2-CPU
+# machine and grow like n^2 (benchmarks/bench_decision.py: 2.3 s at n = 500, 7.6 s at 1,000,
+# 20 s at 2,000, load 4); no calibrated claim is made there (docs/statistics.md).
+EXACT_MAX_N = 2000
+CACHE_VERSION = 3
+TABLE_FILE = "calibration_table.json"
+# The cut keeps this far (relative, plus an absolute floor) from every table's statistic, so
+# a statistic computed by another code path a few ulps away claims the same.
+CLEARANCE = 1e-9
+CLEARANCE_FLOOR = 1e-14
+_BLOCK = 256  # tables weighed at once while calibrating
 _MEMO: dict[tuple[int, float, float, str], Calibration] = {}  # this process's calibrations
 
 
@@ -48,10 +66,12 @@ class Calibration:
     """The level a claim is read at, and the exact worst-case rate of a false claim.
 
     ``side`` "shown" claims the difference is at least t (false when it is truly t or less);
-    "ruled_out" claims it is below t (false when it is truly t or more). The rule is
-    "statistic < level", ties at the level broken by the observed difference (`claiming`).
-    ``below`` is the largest statistic of a cell that claims. ``exact`` is False above
-    `EXACT_MAX_N`: then ``level`` is the nominal alpha and ``size`` and ``worst_p01`` are None.
+    "ruled_out" that it is below t; "shown_by_score" is "shown" read off Tango's p-value.
+    ``level`` is alpha': the smallest statistic of a table that does not claim (any level in
+    (``below``, ``level``] gives the same rule); the rule compares with ``cut``, halfway.
+    ``tie`` > -n: the cut splits the numerically-zero statistics by the observed edge.
+    ``size`` is the worst case over the nuisance, at ``worst_p01`` (the baseline-only rate).
+    ``refused``: n is above `EXACT_MAX_N`, nothing is claimed and ``size`` is None.
     """
 
     n: int
@@ -60,197 +80,255 @@ class Calibration:
     side: str
     level: float
     below: float
+    cut: float
+    tie: int
     size: float | None
     worst_p01: float | None
-    exact: bool
-    tie: int = 0  # cells whose statistic equals level claim when their edge exceeds this
+    exact: bool = True
+    refused: bool = False
+    source: str = field(default="computed", compare=False)  # "table", "cache" or "computed"
 
+    @property
+    def claims_somewhere(self) -> bool:
+        """True when some table at this n makes the claim."""
+        return bool(self.size)
 
-def cells(n: int) -> tuple[IntArray, IntArray]:
-    """Every table at n as its discordant counts: n10 + n01 <= n, n10 major."""
-    import numpy as np
-
-    n10, n01 = np.triu_indices(n + 1)
-    n01 = n01 - n10  # row n10 holds n01 = 0 .. n - n10
-    return n10.astype(np.int64), n01.astype(np.int64)
-
-
-def statistic(
-    n: int,
-    n10: npt.ArrayLike,
-    n01: npt.ArrayLike,
-    threshold: float,
-    side: str,
-    *,
-    tails: FloatArray | None = None,
-) -> FloatArray:
-    """The number a claim reads, per cell: the exact bootstrap tail beyond t.
-
-    "shown": q = P*(D* < t); "ruled_out": P*(D* >= t) = 1 - q, both of the bootstrap of
-    `exact.bootstrap_table` (the table itself unless its bootstrap is a single point);
-    "shown_by_score": Tango's one-sided p-value for "the difference is above t".
-    ``tails`` are precomputed values of q for these cells (`tail_below`, the same bits).
-    """
-    import numpy as np
-
-    if side not in SIDES:
-        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-    if side == "shown_by_score":
-        from flightdeck.scoring.intervals import tango_pvalue
-
-        pairs = zip(np.atleast_1d(n10).tolist(), np.atleast_1d(n01).tolist(), strict=True)
-        t = threshold / 100
-        return np.array([tango_pvalue(int(b), int(c), n, t, side="above") for b, c in pairs])
-    if tails is None:
-        b, c = bootstrap_table(n, n10, n01)
-        tails = tail_below(n, b, c, threshold_index(n, threshold))
-    stat = np.array(tails) if side == "shown" else 1.0 - tails
-    return np.asarray(stat, np.float64)
-
-
-@functools.lru_cache(maxsize=16)
-def all_cells_statistic(n: int, threshold: float, side: str) -> FloatArray:
-    """`statistic` for every cell of `cells` (read-only; computed once per process)."""
-    n10, n01 = cells(n)
-    tails = None if side == "shown_by_score" else _all_cells_tail(n, threshold)
-    stat = statistic(n, n10, n01, threshold, side, tails=tails)
-    stat.flags.writeable = False
-    return stat
-
-
-@functools.lru_cache(maxsize=8)
-def _all_cells_tail(n: int, threshold: float) -> FloatArray:
-    b, c = bootstrap_table(n, *cells(n))
-    tails = tail_below(n, b, c, threshold_index(n, threshold))
-    tails.flags.writeable = False
-    return tails
-
-
-def null_grid(threshold: float) -> FloatArray:
-    """The nuisance p01 over which the worst case is taken: p10 = p01 + t, all rates >= 0."""
-    import numpy as np
-
-    t = threshold / 100
-    start, stop = max(0.0, -t), (1.0 - t) / 2
-    steps = max(int(np.floor((stop - start) / GRID_STEP + 1e-9)), 1)
-    return np.unique(np.append(np.linspace(start, start + steps * GRID_STEP, steps + 1), stop))
-
-
-def cell_weights(
-    n: int, n10: IntArray, n01: IntArray, p10: FloatArray, p01: FloatArray
-) -> FloatArray:
-    """Multinomial probabilities of each cell (columns) at each (p10, p01) (rows)."""
-    import numpy as np
-    from scipy.special import gammaln, xlogy
-
-    n00 = n - n10 - n01
-    p00 = np.clip(1.0 - p10 - p01, 0.0, 1.0)
-    log_coef = gammaln(n + 1) - gammaln(n10 + 1) - gammaln(n01 + 1) - gammaln(n00 + 1)
-    log_w = (
-        log_coef[None, :]
-        + xlogy(n10[None, :], p10[:, None])
-        + xlogy(n01[None, :], p01[:, None])
-        + xlogy(n00[None, :], p00[:, None])
-    )
-    weights: FloatArray = np.exp(log_w)
-    return weights
-
-
-def null_weights(n: int, threshold: float) -> tuple[FloatArray, FloatArray]:
-    """(grid of p01, cell probabilities at a true gap of exactly t for each grid point)."""
-    n10, n01 = cells(n)
-    grid = null_grid(threshold)
-    return grid, cell_weights(n, n10, n01, grid + threshold / 100, grid)
-
-
-def rule_size(n: int, threshold: float, claims: FloatArray) -> tuple[float, float]:
-    """The worst-case rate of a false claim of a rule (P(claim | cell) per cell), and its p01."""
-    grid, weights = null_weights(n, threshold)
-    rates = weights @ claims
-    worst = int(rates.argmax())
-    return float(rates[worst]), float(grid[worst])
+    @property
+    def rule(self) -> Rule:
+        return Rule(self.cut, self.tie)
 
 
 def calibrate(
     n: int, threshold: float, alpha: float, side: str, *, cache_dir: Path | None = None
 ) -> Calibration:
-    """The calibrated level for a claim at n, read from ``cache_dir`` when computed before."""
+    """The calibrated level for a claim at n: the package's table, this process's memo, the
+    project cache, or computed now (and cached)."""
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
     if n > EXACT_MAX_N:
-        return Calibration(n, threshold, alpha, side, alpha, alpha, None, None, False)
-    key = (n, threshold, alpha, side)
-    result = _MEMO.get(key)
-    if result is None or (cache_dir is not None and result.exact):
-        from_disk = _read_cache(cache_dir, n, threshold, alpha, side)
-        if from_disk is not None:
-            result = from_disk
-        else:
-            result = result or _calibrate(n, threshold, alpha, side)
-            if result.exact:
-                _write_cache(cache_dir, result)
-    _MEMO[key] = result
+        return Calibration(n, threshold, alpha, side, 0.0, 0.0, 0.0, n + 1, None, None,
+                           exact=False, refused=True)  # fmt: skip
+    key = (n, float(threshold), float(alpha), side)
+    found = _MEMO.get(key) or _shipped(side, float(threshold), float(alpha)).get(n)
+    if found is None:
+        found = _read_cache(cache_dir, *key)
+    if found is None:
+        found = compute(n, threshold, alpha, side)
+        _write_cache(cache_dir, found)
+    _MEMO[key] = found
+    return found
+
+
+def compute(n: int, threshold: float, alpha: float, side: str) -> Calibration:
+    """Calibrate from scratch: the largest prefix of the tables, in order of their statistic,
+    whose worst-case false-claim rate is at most alpha, with its cut kept clear of them."""
+    import numpy as np
+
+    problem = Problem(n, threshold, side)
+    lo_level, lo_bounds, hi_bounds = _bracket(problem, alpha)
+    cols = np.arange(n + 1, dtype=np.int64)
+    span = np.maximum(lo_bounds - hi_bounds, 0)
+    c = np.repeat(cols, span)
+    b = np.concatenate([np.arange(h, h + s) for h, s in zip(hi_bounds, span, strict=True)] or
+                       [np.zeros(0, np.int64)]).astype(np.int64)  # fmt: skip
+    stat = problem.statistic(b, c)
+    edge = b - c
+    order = np.lexsort((-edge, np.where(stat < ZERO, 0.0, stat)))
+    b, c, stat, edge = b[order], c[order], stat[order], edge[order]
+    first = _first_over(problem, alpha, lo_bounds, b, c)
+    outside = _next_outside(problem, hi_bounds)
+    base_max = _largest_inside(problem, lo_bounds)
+    while True:
+        first, rule, level, low = _robust_cut(first, stat, edge, base_max, outside, n)
+        bounds = lo_bounds.copy()
+        np.subtract.at(bounds, c[:first], 1)
+        if not is_upper_set(n, bounds) or not _contiguous(bounds, lo_bounds, b[:first], c[:first]):
+            raise RuntimeError(f"the claim region at n = {n}, {side} {threshold:g} is not monotone")
+        size, worst = worst_case(problem, bounds)
+        if size <= alpha:
+            break
+        if first == 0:  # even the lower bracket is over alpha between grid points
+            raise RuntimeError(f"no calibrated level found at n = {n}, {side} {threshold:g}")
+        first -= 1
+    p01 = worst + problem.delta if side == "ruled_out" else worst
+    return Calibration(n, float(threshold), float(alpha), side, level, low, rule.cut, rule.tie,
+                       size, p01)  # fmt: skip
+
+
+def claim_bounds(cal: Calibration) -> IntArray:
+    """B(c) of the calibrated region, for the power of the rule (oriented counts)."""
+    return _bounds(cal.n, cal.threshold, cal.side, cal.cut, cal.tie)
+
+
+def claims(
+    cal: Calibration, n10: npt.ArrayLike, n01: npt.ArrayLike
+) -> tuple[npt.NDArray[np.bool_], FloatArray]:
+    """(does each table make the claim, its statistic): the calibrated rule on tables given as
+    (n10, n01), the one function the verdict and the tests read."""
+    import numpy as np
+
+    problem = Problem(cal.n, cal.threshold, cal.side)
+    b, c = problem.orient(n10, n01)
+    stat = problem.statistic(b, c)
+    if cal.refused:
+        return np.zeros(stat.shape, np.bool_), stat
+    return cal.rule.claims(stat, b - c), stat
+
+
+def smallest_claiming_n(
+    threshold: float, alpha: float, side: str, *, cache_dir: Path | None = None
+) -> int | None:
+    """The smallest n at which some table makes the claim (None: none up to `EXACT_MAX_N`)."""
+    for n in range(1, EXACT_MAX_N + 1):
+        if calibrate(n, threshold, alpha, side, cache_dir=cache_dir).claims_somewhere:
+            return n
+    return None
+
+
+def needed_wins(cal: Calibration, losses: int) -> int | None:
+    """The fewest wins (questions only the candidate got right) that make the claim with this
+    many losses (only the other arm right), or None when no table with them does."""
+    bounds = claim_bounds(cal)
+    if cal.side == "ruled_out" or losses > cal.n:
+        raise ValueError("wins are counted for the shown claims only, losses <= n")
+    need = int(bounds[losses])
+    return need if need <= cal.n - losses else None
+
+
+@functools.lru_cache(maxsize=32)
+def _bounds(n: int, threshold: float, side: str, cut: float, tie: int) -> IntArray:
+    result = boundary(Problem(n, threshold, side), Rule(cut, tie))
+    result.flags.writeable = False
     return result
 
 
-def _calibrate(n: int, threshold: float, alpha: float, side: str) -> Calibration:
+def _bracket(problem: Problem, alpha: float) -> tuple[float, IntArray, IntArray]:
+    """(x_lo, its region, x_hi's region): the plain rule at x_lo within alpha, at x_hi over."""
+    n = problem.n
+    hi = alpha
+    hi_bounds = boundary(problem, below(hi, n))
+    while worst_case(problem, hi_bounds)[0] <= alpha:
+        if hi > 1.0:
+            raise RuntimeError(f"every table claims within alpha at n = {n}")
+        hi *= 2.0
+        hi_bounds = boundary(problem, below(hi, n))
+    lo = hi / 4.0
+    lo_bounds = boundary(problem, below(lo, n))
+    while worst_case(problem, lo_bounds)[0] > alpha:
+        lo /= 16.0
+        if lo < ZERO:
+            lo = 0.0
+            lo_bounds = boundary(problem, below(lo, n))
+            break
+        lo_bounds = boundary(problem, below(lo, n))
+    return lo, lo_bounds, hi_bounds
+
+
+def _first_over(problem: Problem, alpha: float, base: IntArray, b: IntArray, c: IntArray) -> int:
+    """How many of the sorted tables can join the base region before the grid's worst case
+    passes alpha."""
     import numpy as np
 
-    stat = all_cells_statistic(n, threshold, side)
-    n10, n01 = cells(n)
-    edge = _edge(n10 - n01, side)
-    grid = null_grid(threshold)
-    p10 = grid + threshold / 100
-    # Ties (many cells have a tail of exactly 0, e.g. every n01 = 0 cell at a negative t) are
-    # broken by the observed difference, the larger first for "shown": a tie group too heavy
-    # to take whole would otherwise stop the calibration before any cell could claim.
-    order = np.lexsort((-edge, stat))
-    # Accumulate the cells' null probabilities in that order, a block of cells at a time, and
-    # stop at the first cell that lifts the worst case over alpha: only the cells up to it
-    # are ever weighed (a fifth of them at n = 40).
-    running = np.zeros(len(grid))
-    first = len(order) - 1  # unreachable fallback: claiming everything has size 1
-    for start in range(0, len(order), _BLOCK):
-        index = order[start : start + _BLOCK]
-        cum = np.cumsum(cell_weights(n, n10[index], n01[index], p10, grid), axis=1)
-        cum += running[:, None]
+    grid = null_grid(problem)
+    running = null_rates(problem, base, grid)
+    for start in range(0, len(b), _BLOCK):
+        part = slice(start, start + _BLOCK)
+        weights = cell_weights(problem.n, b[part], c[part], grid + problem.delta, grid)
+        cum = np.cumsum(weights, axis=1) + running[:, None]
         over = np.flatnonzero(cum.max(axis=0) > alpha)
         if over.size:
-            first = start + int(over[0])
-            break
+            return start + int(over[0])
         running = cum[:, -1]
-    cut = order[first]
-    level, tie = float(stat[cut]), int(edge[cut])
-    claims = claiming(stat, edge, level, tie)
-    if claims.any():
-        rates = cell_weights(n, n10[claims], n01[claims], p10, grid).sum(axis=1)
-        at = int(rates.argmax())
-        size, worst_p01, below = float(rates[at]), float(grid[at]), float(stat[claims].max())
-    else:
-        size, worst_p01, below = 0.0, float(grid[0]), 0.0
-    return Calibration(n, threshold, alpha, side, level, below, size, worst_p01, True, tie)
+    return len(b)
 
 
-def _edge(diff: npt.ArrayLike, side: str) -> IntArray:
-    """The tie-break key, larger first: n10 - n01 for "shown", its negative for "ruled_out"."""
+def _largest_inside(problem: Problem, bounds: IntArray) -> float:
+    """The largest statistic of a region: its lowest row, B(c) in each live column (-1: empty)."""
     import numpy as np
 
-    d = np.asarray(diff, np.int64)
-    return -d if side == "ruled_out" else d
+    cols = np.flatnonzero(bounds <= problem.n - np.arange(problem.n + 1))
+    if cols.size == 0:
+        return -1.0
+    return float(problem.statistic(bounds[cols], cols).max())
 
 
-def claiming(
-    stat: FloatArray, edge: npt.ArrayLike, level: float, tie: int
-) -> npt.NDArray[np.bool_]:
-    """The calibrated rule: claim when stat < level, or stat == level and the edge beats tie."""
+def _next_outside(problem: Problem, hi_bounds: IntArray) -> float:
+    """The smallest statistic above the tables weighed: the row just outside x_hi's region."""
     import numpy as np
 
-    e = np.asarray(edge, np.int64)
-    return np.asarray((stat < level) | ((stat == level) & (e > tie)))
+    cols = np.flatnonzero(hi_bounds >= 1)
+    if cols.size == 0:
+        return 2.0
+    return float(problem.statistic(hi_bounds[cols] - 1, cols).min())
 
 
-def claims_cell(cal: Calibration, stat: float, n10: int, n01: int) -> bool:
-    """`claiming` for one cell."""
-    edge = n01 - n10 if cal.side == "ruled_out" else n10 - n01
-    return stat < cal.level or (stat == cal.level and edge > cal.tie)
+def _robust_cut(
+    first: int, stat: FloatArray, edge: IntArray, base_max: float, outside: float, n: int
+) -> tuple[int, Rule, float, float]:
+    """(prefix length, rule, alpha', largest claiming statistic): the cut moved back until it
+    is clear of every statistic, or splits the numerically-zero group between two edges.
+
+    ``stat`` is sorted (the zero group by edge); ``base_max`` is the largest statistic of
+    the region below the tables weighed (-1 when it is empty).
+    """
+    import numpy as np
+
+    top = np.maximum.accumulate(stat) if len(stat) else stat
+    while True:
+        nxt = float(stat[first]) if first < len(stat) else outside
+        low = max(base_max, float(top[first - 1])) if first > 0 else base_max
+        if nxt < ZERO:
+            if first == 0:  # nothing of the zero group claims
+                return 0, Rule(0.0, n + 1), 0.0, 0.0
+            if edge[first - 1] == edge[first]:
+                first -= 1
+                continue
+            return first, Rule(0.0, int(edge[first])), 0.0, low
+        cut = max((max(low, 0.0) + nxt) / 2.0, ZERO)
+        clear = CLEARANCE * nxt + CLEARANCE_FLOOR
+        if nxt - cut >= clear and (low < 0.0 or cut - low >= clear):
+            return first, Rule(cut, n + 1), nxt, max(low, 0.0)
+        if first == 0:
+            raise RuntimeError(f"no clear cut above the bracket at n = {n}")
+        first -= 1
+
+
+def _contiguous(bounds: IntArray, base: IntArray, b: IntArray, c: IntArray) -> bool:
+    """The tables added to a column are exactly the run just below its base boundary."""
+    import numpy as np
+
+    if b.size == 0:
+        return True
+    lowest = base.copy()
+    np.minimum.at(lowest, c, b)
+    return bool(np.array_equal(lowest, bounds))
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict[str, Any]:
+    text = resources.files("flightdeck.scoring").joinpath(TABLE_FILE).read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+@functools.lru_cache(maxsize=16)
+def _shipped(side: str, threshold: float, alpha: float) -> dict[int, Calibration]:
+    """The package's levels for (side, threshold, alpha), by n; empty when not shipped."""
+    data = _table()
+    if data.get("version") != CACHE_VERSION or float(data["alpha"]) != alpha:
+        return {}
+    rows = data["levels"].get(f"{side} {threshold:g}", [])
+    return {
+        int(n): Calibration(
+            int(n), threshold, alpha, side, level, low, cut, int(tie), size, p01, source="table"
+        )
+        for n, level, low, cut, tie, size, p01 in rows
+    }
+
+
+def table_row(cal: Calibration) -> list[Any]:
+    """One row of the shipped table: n, level, below, cut, tie, size, worst_p01."""
+    return [cal.n, cal.level, cal.below, cal.cut, cal.tie, cal.size, cal.worst_p01]
 
 
 def _cache_path(cache_dir: Path, n: int, threshold: float, alpha: float, side: str) -> Path:
@@ -266,7 +344,8 @@ def _read_cache(
     path = _cache_path(cache_dir, n, threshold, alpha, side)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-        result = Calibration(**record)
+        record.pop("source", None)
+        result = Calibration(**{**record, "source": "cache"})
     except (OSError, ValueError, TypeError):
         return None  # absent or unreadable: a cache entry is recomputed, never trusted blindly
     key = (result.n, result.threshold, result.alpha, result.side)
@@ -279,8 +358,10 @@ def _write_cache(cache_dir: Path | None, result: Calibration) -> None:
     from flightdeck.jsonl import atomic_write
 
     path = _cache_path(cache_dir, result.n, result.threshold, result.alpha, result.side)
+    record = asdict(result)
+    record.pop("source")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(asdict(result), sort_keys=True) + "\n")
+        atomic_write(path, json.dumps(record, sort_keys=True) + "\n")
     except OSError:
         pass  # a read-only project still scores; it only recomputes next time

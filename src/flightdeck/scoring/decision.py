@@ -4,9 +4,10 @@ Two rules (params ``decision``). "calibrated", the default: "shown" holds when t
 bootstrap tail q = P*(D* < t) is below alpha'(n, t), the largest level whose worst-case
 false-"shown" rate at this n is at most alpha = (1 - confidence)/2 (`calibration`); "ruled
 out" is the mirror claim P*(D* >= t) < alpha'' with the same guarantee. No seed and no line
-order enters. "percentile": the plain reading of the seeded interval (lower bound >= t,
+order enters. Above `calibration.EXACT_MAX_N` questions no calibrated claim is made, and the
+report says why. "percentile": the plain reading of the seeded interval (lower bound >= t,
 upper bound < t), whose exact size is computed from the law of the seeded bound over seeds
-and reported, since at n = 40 it is 4.3%, not 2.5% (stats-audit.md sections 2-5).
+and reported, since at n = 40 it is 4.3%, not 2.5% (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -16,25 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flightdeck.scoring.calibration import (
-    EXACT_MAX_N,
-    all_cells_statistic,
-    calibrate,
-    cell_weights,
-    cells,
-    claiming,
-    claims_cell,
-    rule_size,
-    statistic,
-)
+from flightdeck.scoring.calibration import Calibration, calibrate, claim_bounds, claims
 from flightdeck.scoring.exact import (
     WINDOW_ABOVE_N,
-    bootstrap_table,
     exact_pmf,
     exact_pmfs,
-    is_point_mass,
     lower_bound,
     seeded_at_least,
+    tail_at_least,
+    tail_below,
     threshold_index,
     upper_bound,
     window_pmf,
@@ -45,6 +36,7 @@ from flightdeck.scoring.intervals import (
     tango_bounds,
     tango_interval,
 )
+from flightdeck.scoring.regions import ZERO, Problem, cell_weights, claim_probability, null_grid
 
 if TYPE_CHECKING:
     import numpy as np
@@ -78,6 +70,7 @@ class Claim:
     size: float | None
     exact: bool
     statistic: float | None = None  # what the claim compares with level (Tango's p for the gate)
+    refused: bool = False  # n is above calibration.EXACT_MAX_N: no calibrated claim is made
 
 
 @dataclass(frozen=True)
@@ -99,7 +92,6 @@ class Decision:
     tango: Interval
     min_detectable: float | None  # smallest true difference shown with 80% probability
     min_detectable_exact: bool  # True: exact enumeration at the observed discordance
-    point_mass: bool = False  # the bootstrap was a single point: read with half a question
 
     @property
     def flip(self) -> float:
@@ -137,8 +129,7 @@ def decide(
     b, c = candidate_only, baseline_only
     kt = threshold_index(n, threshold)
     t = threshold / 100
-    q = float(statistic(n, [b], [c], threshold, "shown")[0])
-    read = bootstrap_table(n, [b], [c])
+    q = float(tail_below(n, b, c, kt))
     start, pmf = (-n, exact_pmf(n, b, c)) if n <= WINDOW_ABOVE_N else window_pmf(n, b, c, kt)
     cut = n * (t - TOLERANCE)
     seeded = float(seeded_at_least(pmf, n, cut, resamples=resamples, quantile=alpha, start=start))
@@ -155,13 +146,16 @@ def decide(
         ruled = None
         if mirror:
             size_r, exact_r = _percentile_size(n, threshold, resamples, alpha, "ruled_out")
-            p_above = float(statistic(n, [b], [c], threshold, "ruled_out")[0])
+            p_above = float(tail_at_least(n, b, c, kt))
             ruled = Claim(
                 "ruled_out", seeded_hi < t - TOLERANCE, seeded_hi, alpha, p_above, size_r, exact_r
             )
     mdd, mdd_exact = (None, False)
     if power:
-        mdd, mdd_exact = _min_detectable(n, b + c, threshold, confidence, rule, resamples, shown)
+        cal = None
+        if rule == "calibrated":
+            cal = calibrate(n, threshold, alpha, "shown", cache_dir=cache_dir)
+        mdd, mdd_exact = _min_detectable(n, b + c, threshold, confidence, rule, resamples, cal)
     return Decision(
         rule=rule,
         n=n,
@@ -171,8 +165,7 @@ def decide(
         alpha=alpha,
         shown=shown,
         ruled_out=ruled,
-        exact_lo=lower_bound(n, float(read[0][0]), float(read[1][0]), alpha, kt) / n,
-        point_mass=is_point_mass(n, b, c),
+        exact_lo=lower_bound(n, b, c, alpha, kt) / n,
         seeded_shown=seeded,
         seeded_reading=seeded_lo >= t - TOLERANCE,
         newcombe=newcombe_interval(*table, confidence=confidence),
@@ -195,26 +188,34 @@ def _calibrated(
     import numpy as np
 
     cal = calibrate(n, threshold, alpha, side, cache_dir=cache_dir)
-    stat = float(statistic(n, [b], [c], threshold, side)[0])
-    holds = claims_cell(cal, stat, b, c)
-    # A cell that claims on a tie reads its bound at "<= level", so the bound passes t too.
-    level = cal.level if holds == (stat < cal.level) else float(np.nextafter(cal.level, 2.0))
-    (bb,), (cc,) = bootstrap_table(n, [b], [c])
     t = threshold / 100
-    if side == "shown_by_score":  # Tango's bound at the calibrated level, held to the verdict
+    q = float(tail_below(n, b, c, kt))
+    if cal.refused:
+        p = q if side != "ruled_out" else float(tail_at_least(n, b, c, kt))
+        # No bound at all: the whole range, so "shown" (bound >= t) and "ruled out" (bound < t)
+        # are both false, as the refusal says.
+        bound = 1.0 if side == "ruled_out" else -1.0
+        return Claim(side, False, bound, 0.0, p, None, False, None, refused=True)
+    held, stats = claims(cal, [b], [c])
+    holds, stat = bool(held[0]), float(stats[0])
+    # The bound is read at the cut (numerically zero when the cut splits the zero group by
+    # the edge) and held to the verdict, so "shown" is exactly "bound >= t".
+    level = cal.cut if cal.cut > 0.0 else ZERO
+    if side == "shown_by_score":
         from scipy.special import ndtri
 
-        bound = tango_bounds(b, c, n, float(ndtri(1.0 - min(max(level, 1e-300), 0.5))))[0]
-        if holds != (bound >= t):
-            bound = t if holds else float(np.nextafter(t, -2.0))
+        bound = tango_bounds(b, c, n, float(ndtri(1.0 - min(level, 0.5))))[0]
     elif side == "shown":
-        bound = lower_bound(n, float(bb), float(cc), level, kt) / n
+        bound = lower_bound(n, b, c, level, kt) / n
     else:
-        bound = upper_bound(n, float(bb), float(cc), level, kt) / n
-    if side == "shown_by_score":  # p_exact stays the exact bootstrap tail, as everywhere
-        q = float(statistic(n, [b], [c], threshold, "shown")[0])
-        return Claim(side, holds, bound, cal.level, q, cal.size, cal.exact, stat)
-    return Claim(side, holds, bound, cal.level, stat, cal.size, cal.exact, stat)
+        bound = upper_bound(n, b, c, level, kt) / n
+    if side == "ruled_out":
+        if holds != (bound < t):
+            bound = float(np.nextafter(t, -2.0)) if holds else t
+    elif holds != (bound >= t):
+        bound = t if holds else float(np.nextafter(t, -2.0))
+    return Claim(side, holds, bound, cal.level, q if side == "shown_by_score" else stat,
+                 cal.size, True, stat)  # fmt: skip
 
 
 @functools.lru_cache(maxsize=16)
@@ -241,6 +242,24 @@ def _percentile_size(
     return rule_size(n, threshold, seeded_claims(n, threshold, resamples, alpha, side))[0], True
 
 
+def cells(n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Every table at n as its discordant counts: n10 + n01 <= n, n10 major."""
+    import numpy as np
+
+    n10, n01 = np.triu_indices(n + 1)
+    return n10.astype(np.int64), (n01 - n10).astype(np.int64)
+
+
+def rule_size(n: int, threshold: float, claims: npt.NDArray[np.float64]) -> tuple[float, float]:
+    """(worst-case rate of a false "shown", its p01) of a rule given as P(claim | table) for
+    every table of `cells`, at a true difference of exactly t, on the nuisance grid."""
+    grid = null_grid(Problem(n, threshold, "shown"))
+    n10, n01 = cells(n)
+    rates = cell_weights(n, n10, n01, grid + threshold / 100, grid) @ claims
+    worst = int(rates.argmax())
+    return float(rates[worst]), float(grid[worst])
+
+
 def _min_detectable(
     n: int,
     discordant: int,
@@ -248,40 +267,44 @@ def _min_detectable(
     confidence: float,
     rule: str,
     resamples: int,
-    shown: Claim,
+    cal: Calibration | None,
 ) -> tuple[float | None, bool]:
     """The smallest true gap "shown" with 80% probability at the observed discordance.
 
-    Exact: the power is a sum over all cells of their multinomial probability at (p10, p01) =
-    ((p + gap)/2, (p - gap)/2), p = max(observed discordance, gap), times the rule's claim;
-    the smallest gap on a grid of step 0.0005 with power >= 0.8 (stats-audit.md section 2.1).
-    Above the enumeration limit, the normal approximation of `stats.min_detectable_difference`.
+    Exact: the power is the probability of the rule's claim region at (p10, p01) =
+    ((p + gap)/2, (p - gap)/2), p = max(observed discordance, gap); the smallest gap on a
+    grid of step 0.0005 with power >= 0.8 (docs/statistics.md, "What a suite can show"). The
+    plain percentile rule above its enumeration limit: the normal approximation of
+    `stats.min_detectable_difference`. A refused calibration shows nothing: None.
     """
     import numpy as np
 
-    limit = EXACT_MAX_N if rule == "calibrated" else PERCENTILE_MAX_N
-    if n > limit:
+    if rule == "percentile" and n > PERCENTILE_MAX_N:
         from flightdeck.scoring.stats import min_detectable_difference
 
         approx = min_detectable_difference(
             n=n, discordance=discordant / n, threshold=threshold / 100, confidence=confidence
         )
         return approx, False
-    alpha = (1.0 - confidence) / 2.0
-    if rule == "calibrated":
-        cal = calibrate(n, threshold, alpha, "shown")
-        n10, n01 = cells(n)
-        stat = all_cells_statistic(n, threshold, "shown")
-        claims = claiming(stat, n10 - n01, cal.level, cal.tie).astype(np.float64)
-    else:
-        claims = np.asarray(seeded_claims(n, threshold, resamples, alpha, "shown"))
-    n10, n01 = cells(n)
+    if cal is not None and cal.refused:
+        return None, False
     observed = discordant / n
+    if cal is not None:
+        bounds = claim_bounds(cal)
 
-    def power_at(gap: float) -> float:
-        p = max(observed, gap)
-        w = cell_weights(n, n10, n01, np.array([(p + gap) / 2]), np.array([(p - gap) / 2]))
-        return float(w[0] @ claims)
+        def power_at(gap: float) -> float:
+            p = max(observed, gap)
+            return float(claim_probability(n, bounds, [(p + gap) / 2], [(p - gap) / 2])[0])
+
+    else:
+        alpha = (1.0 - confidence) / 2.0
+        claims = np.asarray(seeded_claims(n, threshold, resamples, alpha, "shown"))
+        n10, n01 = cells(n)
+
+        def power_at(gap: float) -> float:
+            p = max(observed, gap)
+            w = cell_weights(n, n10, n01, np.array([(p + gap) / 2]), np.array([(p - gap) / 2]))
+            return float(w[0] @ claims)
 
     grid = np.round(np.arange(max(threshold / 100, 0.0), 1.0 + 1e-12, 0.0005), 10)
     if power_at(float(grid[-1])) < POWER:

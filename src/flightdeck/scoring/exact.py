@@ -8,9 +8,9 @@ Conditional on N10* = a, N01* ~ Bin(n - a, n01/(n - n10)), so
 
     P*(K* < k) = sum_a Bin(a; n, n10/n) * P[Bin(n - a, n01/(n - n10)) > a - k]
 
-is O(n) per k (stats-audit.md section 3.1). A seeded percentile interval converges to the
-quantiles of this distribution; `seeded_at_least` gives the exact law of the seeded bound over
-seeds (or line orders at a fixed seed), which says how likely another seed flips a verdict.
+is O(n) per k (docs/statistics.md, "The exact bootstrap"). A seeded percentile interval
+converges to the quantiles of this distribution; `seeded_at_least` gives the exact law of the
+seeded bound over seeds (or line orders at a fixed seed): how likely another seed flips it.
 """
 
 from __future__ import annotations
@@ -19,10 +19,8 @@ import math
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-# Above this n a single cell's sums skip the terms below e^-72 of the total, and the seeded
-# law reads the atoms near the threshold only (`window_pmf`, O(n) instead of O(n^2)). It
-# stays above calibration.EXACT_MAX_N (a test checks), so every calibrated level compares
-# bits computed the same way alone and among all cells.
+# Above this n the seeded law reads the atoms near the threshold only (`window_pmf`, O(n)
+# instead of O(n^2)); it only says how likely another seed flips the plain reading.
 WINDOW_ABOVE_N = 200
 
 if TYPE_CHECKING:
@@ -76,64 +74,48 @@ def binom_cdf(k: npt.ArrayLike, n: npt.ArrayLike, p: npt.ArrayLike) -> FloatArra
     return np.asarray(np.where(inside, value, np.where(k < 0, 0.0, 1.0)), np.float64)
 
 
-def bootstrap_table(
-    n: int, n10: npt.ArrayLike, n01: npt.ArrayLike
-) -> tuple[FloatArray, FloatArray]:
-    """The counts a claim's bootstrap reads: the table itself, unless it is a single point.
-
-    When every question falls in one class (no discordance, or all of one sign) the bootstrap
-    distribution is one point and any interval read from it has width zero. Such a table is
-    read with half a question moved into each empty discordant class (the one-half of Agresti
-    and Min 2005), so no claim rests on a zero-width interval; the calibration counts the
-    rule as it is, so its size stays exact.
-    """
-    import numpy as np
-
-    b = np.atleast_1d(np.asarray(n10, np.float64)).copy()
-    c = np.atleast_1d(np.asarray(n01, np.float64)).copy()
-    none = (b == 0) & (c == 0)
-    b[none], c[none] = 0.5, 0.5
-    b_all, c_all = (b == n), (c == n)
-    b[b_all], c[b_all] = n - 0.5, 0.5
-    b[c_all], c[c_all] = 0.5, n - 0.5
-    return b, c
-
-
-def is_point_mass(n: int, n10: int, n01: int) -> bool:
-    """True when the table's bootstrap distribution is a single point (see `bootstrap_table`)."""
-    return (n10 == 0 and n01 == 0) or n10 == n or n01 == n
-
-
 def tail_below(n: int, n10: npt.ArrayLike, n01: npt.ArrayLike, k: npt.ArrayLike) -> FloatArray:
     """P*(K* < k) for each cell (n10, n01) and lattice point k (broadcast together).
 
-    Each value is computed from its own (n10, n01, k) alone, elementwise and with a sum in a
-    fixed order, so one cell gives the same bits alone or among all cells of a calibration.
+    The sum over N10* = a keeps the terms within 12 standard deviations (plus 30) of the
+    mean n10: a binomial beyond that weighs below e^-45 of the total (Bernstein's bound),
+    so the cost is O(sqrt(n)) per cell, not O(n). Cells are taken a block at a time, so all
+    the cells of n = 2,000 fit in a few tens of megabytes.
     """
     import numpy as np
 
     b10, b01, bk = np.broadcast_arrays(
         np.asarray(n10, np.float64), np.asarray(n01, np.float64), np.asarray(k, np.float64)
     )
-    a = np.arange(n + 1, dtype=np.float64)
-    p10 = b10 / n
-    rest = n - b10
-    q = np.divide(b01, rest, out=np.zeros_like(b01), where=rest > 0)
-    if np.unique(b10).size == 1:  # one cell (at many k): the weights once, the same bits
-        if n > WINDOW_ABOVE_N:
-            # N10* beyond 12 standard deviations weighs below e^-72 of the total: the sum
-            # keeps the terms that count, a few thousand instead of n.
-            centre = float(b10.flat[0])
-            spread = 12.0 * math.sqrt(centre * (n - centre) / n) + 10.0
-            a = a[max(0, int(centre - spread)) : min(n, int(centre + spread)) + 1]
-        weight = binom_pmf(a, n, float(p10.flat[0]))
-    else:
-        weight = binom_pmf(a, n, p10[..., None])
-    # K* < k  <=>  N01* > a - k given N10* = a.
-    above = binom_sf(a - bk[..., None], n - a, q[..., None])
-    # A pairwise sum along the last axis: its order depends only on the row's length.
-    result: FloatArray = np.minimum((weight * above).sum(axis=-1), 1.0)
+    shape = b10.shape
+    b10, b01, bk = b10.ravel(), b01.ravel(), bk.ravel()
+    out = np.empty(b10.size, np.float64)
+    spread = np.ceil(12.0 * np.sqrt(b10 * (n - b10) / n) + 30.0)
+    block = max(1, 2_000_000 // (2 * min(int(spread.max(initial=0.0)), n) + 1))
+    for start in range(0, b10.size, block):
+        part = slice(start, start + block)
+        b, c, kk = b10[part], b01[part], bk[part]
+        width = min(int(spread[part].max()), n)
+        offsets = np.arange(-width, width + 1, dtype=np.float64)
+        a = b[:, None] + offsets[None, :]
+        inside = (a >= 0) & (a <= n) & (np.abs(offsets)[None, :] <= spread[part, None])
+        a = np.where(inside, a, 0.0)
+        rest = n - b
+        q = np.divide(c, rest, out=np.zeros_like(c), where=rest > 0)
+        weight = np.where(inside, binom_pmf(a, n, (b / n)[:, None]), 0.0)
+        # K* < k  <=>  N01* > a - k given N10* = a.
+        above = binom_sf(a - kk[:, None], n - a, q[:, None])
+        out[part] = np.minimum((weight * above).sum(axis=-1), 1.0)
+    result: FloatArray = out.reshape(shape)
     return result
+
+
+def tail_at_least(n: int, n10: npt.ArrayLike, n01: npt.ArrayLike, k: npt.ArrayLike) -> FloatArray:
+    """P*(K* >= k): the lower tail of the mirrored table (K* of (n01, n10) is -K*), so a tiny
+    upper tail keeps its digits instead of being 1 minus a number near 1."""
+    import numpy as np
+
+    return tail_below(n, n01, n10, 1 - np.asarray(k, np.float64))
 
 
 def exact_pmf(n: int, n10: int, n01: int) -> FloatArray:
@@ -241,7 +223,7 @@ def seeded_at_least(
     quantile is scipy's (Hyndman and Fan definition 7): (1 - w) X(j1) + w X(j2) of the order
     statistics, j2 = j1 + 1. With N = #{draws < c}, it is >= c when N < j1, never when N > j1,
     and when N = j1 exactly when the largest draw below and the smallest above interpolate past
-    c (stats-audit.md section 3.2). Draws are iid, as over seeds or over line orders.
+    c (docs/statistics.md, "The seeded reading"). Draws are iid, as over seeds or over line orders.
     """
     import numpy as np
 

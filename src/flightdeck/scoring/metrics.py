@@ -107,6 +107,7 @@ def gate_json(result: GateResult) -> dict[str, Any]:
         "passed": result.passed,
         "failed": list(result.failed),
         "margin": result.margin,
+        "note": result.note,
         "decision": rules.pop() if len(rules) == 1 else sorted(rules),
         "correctness_from": result.sources,
         "metrics": {

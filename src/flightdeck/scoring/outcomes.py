@@ -47,6 +47,7 @@ class GateResult:
     failed: tuple[str, ...]  # metrics whose decision bound is below -margin
     sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
     decisions: dict[str, Decision] = field(default_factory=dict)  # per metric, at -margin
+    note: str | None = None  # a failed gate: what this n can pass at the margin (#22)
 
     @property
     def passed(self) -> bool:

@@ -9,11 +9,11 @@ rounded to fixed places and keys sorted, so git and ``dvc metrics diff`` show re
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
+from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.jsonl import atomic_write, write_json, writing_to
 from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import GateResult, ScoreResult
@@ -36,11 +36,8 @@ def write_outputs(
     metrics: Path,
     report: Path,
     results_dir: Path,
-    encoded: Mapping[str, bytes] | None = None,
 ) -> dict[str, Path]:
     """Write every output of score atomically; returns what was written.
-
-    ``encoded`` holds arms' results files already encoded (`encode_results`), by arm.
 
     Every folder is made before any file is written, so a bad output path fails first
     instead of leaving some outputs new and others old. An output path that cannot be
@@ -51,7 +48,7 @@ def write_outputs(
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
     with writing_to(metrics):  # a file where a folder goes, no permission: the user's path
-        return _write_outputs(result, metrics, report, picture, results_dir, encoded or {})
+        return _write_outputs(result, metrics, report, picture, results_dir)
 
 
 def _write_outputs(
@@ -60,14 +57,13 @@ def _write_outputs(
     report: Path,
     picture: Path,
     results_dir: Path,
-    encoded: Mapping[str, bytes],
 ) -> dict[str, Path]:
     for folder in (metrics.parent, report.parent, results_dir):
         folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for arm, s in result.arms.items():
         path = results_dir / f"{arm}.jsonl"
-        atomic_write(path, encoded[arm] if arm in encoded else encode_results(s.table))
+        atomic_write(path, encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))
     written["metrics"] = metrics
@@ -78,11 +74,25 @@ def _write_outputs(
     return written
 
 
+def fabricated_words(arm: str, citations: dict[str, int]) -> str:
+    """ "arm: 3 fabricated citations: 2 not a valid source (file exists at as_of), 1 no ..."."""
+    from flightdeck.scoring.fabricated import SPLIT, WORDS
+
+    total = citations.get("fabricated", 0)
+    if not total or not any(part in citations for part in SPLIT):
+        return ""
+    parts = ", ".join(
+        f"{citations[part]} {WORDS[part]}" for part in SPLIT if citations.get(part, 0)
+    )
+    noun = "citation" if total == 1 else "citations"
+    return f"- {arm}: {total} fabricated {noun}: {parts}."
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _meta_lines(s: ArmScore) -> list[str]:
+def meta_lines(s: ArmScore) -> list[str]:
     if s.meta is None:
         return [f"- **{s.arm}**: meta missing (who ran it, when, with which model is unknown)"]
     f = s.meta.fields
@@ -151,7 +161,7 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
     ]
     out += ["## Arms", ""]
     for s in result.arms.values():
-        out += _meta_lines(s)
+        out += meta_lines(s)
     out += _sources_section(result)
     out += ["", "## Metrics", ""]
     out += [
@@ -174,6 +184,9 @@ def markdown_report(result: ScoreResult, *, picture_name: str) -> str:
             f"| {s.arm} | {c['valid']} | {c['fabricated']} | {c['stale']} | "
             f"{c['unsupported']} | {s.uncited} | {s.missing} |"
         )
+    split = [line for s in result.arms.values() if (line := fabricated_words(s.arm, s.citations))]
+    if split:
+        out += ["", *split]
     out += ["", "### By question kind", ""]
     header = (
         "| kind | n | "
@@ -222,8 +235,25 @@ def _custody(result: ScoreResult) -> str:
     from flightdeck.holdouts.custody import Custody, describe_custody
 
     told = result.custody or Custody("no-manifest", None, None)
-    words = describe_custody(told, result.params.holdouts / "manifest.json")
-    return words if told.state in ("sealed", "void") else f"**{words}**"
+    words = describe_custody(told, manifest_path(result.params.holdouts))
+    words = words if told.state in ("sealed", "void") else f"**{words}**"
+    return words + _holdouts_elsewhere(result)
+
+
+def _holdouts_elsewhere(result: ScoreResult) -> str:
+    """(#25) --holdouts named another folder than params.yaml: say so, with the reason."""
+    from flightdeck.holdouts.custody import describe_void, void_in_params_holdouts
+
+    params = result.params
+    if not params.holdouts_elsewhere:
+        return ""
+    evidence = void_in_params_holdouts(params, result.suite)
+    void = "" if evidence is None else f", which marks this suite void ({describe_void(evidence)})"
+    reason = params.holdouts_reason or "none given"
+    return (
+        f" **Scored with --holdouts {params.holdouts}, not params.yaml's "
+        f"{params.holdouts_in_params}{void}; reason: {reason}.**"
+    )
 
 
 def _verdict(c: Comparison) -> list[str]:
@@ -248,9 +278,11 @@ def _how_to_read(result: ScoreResult) -> list[str]:
         "valid; an unanswered or uncited answer is not citation-valid.",
         "- Each citation is exactly one of, in this order: **fabricated** (not one of the "
         "question's valid sources in the sealed key: the file may exist, but it is not what "
-        "supports the answer), **stale** (a valid source, but the content the arm saw differs "
-        "from the file at the question's `as_of` commit), **unsupported** (a rater marked the "
-        "cited span as not supporting the claim), **valid**.",
+        "supports the answer; the line under the citations table says how many cite a file "
+        "that exists at `as_of` and how many one that does not), **stale** (a valid source, "
+        "but the content the arm saw differs from the file at the question's `as_of` "
+        "commit), **unsupported** (a rater marked the cited span as not supporting the "
+        "claim), **valid**.",
         "- κ is Cohen's kappa between the first two raters over the answers both rated; "
         "percent agreement is beside it.",
         "- **By question** lists each arm's majority, its votes and its citations' classes; "
@@ -289,7 +321,7 @@ def write_picture(result: ScoreResult, path: Path) -> None:
 def score_lines(result: ScoreResult) -> list[str]:
     """What ``knowledge score`` prints: each arm's provenance and rates, each comparison."""
     lines = [f"suite {result.suite}: {result.n} questions"]
-    lines += [_meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
+    lines += [meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
     lines += [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
     for s in result.arms.values():
         c = s.citations
@@ -342,4 +374,6 @@ def gate_lines(result: GateResult) -> list[str]:
             f"gate failed on {', '.join(result.failed)}: {result.candidate} may be more "
             f"than {result.margin:g} points worse than {result.pinned}"
         )
+        if result.note:
+            lines.append(f"note: {result.note}")
     return lines

@@ -3,8 +3,8 @@
 For each metric: the seeded 95% interval, the exact bootstrap's tail and bound, the bound the
 verdict reads with its exact size, Newcombe's and Tango's intervals (and a line when their
 verdict differs), and a note when another seed or line order would flip the plain percentile
-reading (stats-audit.md section 5.2). Then the minimum detectable difference and the
-multiplicity figures of the rule in force, at this n (section 5.1).
+reading. Then the minimum detectable difference and the multiplicity figures of the rule in
+force, at this n: exact, or a true bound (docs/statistics.md).
 
 :func:`verdict_line` is the same comparison in one sentence, which the report and its picture
 lead with; :func:`points` and :func:`counted` write numbers the one way both print them.
@@ -74,25 +74,24 @@ def rule_words(p: Params, n: int) -> str:
         )
     tables = (n + 1) * (n + 2) // 2
     if n > EXACT_MAX_N:
-        how = (
-            f"n = {n} is above {EXACT_MAX_N}, where enumerating the {tables} possible tables "
-            f"costs more than a second, so the level is the nominal {alpha}, whose false "
-            f'"shown" rate is {alpha} only asymptotically (a one-sided bootstrap bound\'s '
-            "error shrinks like 1/√n)"
-        )
-    else:
-        how = (
-            f'α′ is the largest level whose false "shown" rate at n = {n} is at most {alpha} '
-            f"whatever the discordance, found by exact enumeration of all {tables} possible "
-            "tables"
+        return (
+            f"The rule (`decision: calibrated`) makes no claim at n = {n}: its level is found by "
+            f"exact enumeration of the suite's possible tables, which this version does up to "
+            f"n = {EXACT_MAX_N:,} (the cost grows like n²), and the nominal {alpha} level has "
+            'no exact guarantee (at n = 101 its false "shown" rate is 2.78%, at n = 200 '
+            "3.61%). So nothing is shown or ruled out here, whatever the data; score a random "
+            f"subset of at most {EXACT_MAX_N:,} questions for a verdict with a guarantee "
+            '(docs/statistics.md, "Above 2,000 questions").'
         )
     return (
         f"The rule (`decision: calibrated`): the baseline is shown to lose by at least {t} "
         f"points on a metric when the exact bootstrap over questions (every resample at "
         f"once: no seed, no dependence on line order) puts less than α′ of the difference "
-        f"below +{t} points; {how}. A loss of {t} points or more is ruled out by the mirror "
-        "claim, with the same guarantee. The seeded interval is printed as the product page "
-        "asks; the verdict does not read it."
+        f'below +{t} points; α′ is the largest level whose false "shown" rate at n = {n} '
+        f"is at most {alpha} whatever the discordance, found by exact enumeration of all "
+        f"{tables:,} possible tables. A loss of {t} points or more is ruled out by "
+        "the mirror claim, with the same guarantee. The seeded interval is printed as the "
+        "product page asks; the verdict does not read it. How and why: docs/statistics.md."
     )
 
 
@@ -105,12 +104,10 @@ def _metric_lines(words: str, d: Decision, lo: float, hi: float, p: Params) -> l
         f"  - exact (B→∞) bootstrap: P*(D* < {t:g}) = {_pct(s.p_exact)} → lower bound "
         f"{points(d.exact_lo, 'down')}; {_said(s.p_exact < d.alpha)} at {_pct(d.alpha, 1)}",
     ]
-    if d.rule == "calibrated":
-        size = (
-            f"size ≤ {_pct(s.size)} at n = {d.n}, exact"
-            if s.size is not None
-            else f"size {_pct(d.alpha, 1)} asymptotically"
-        )
+    if d.rule == "calibrated" and s.refused:
+        out.append(f"  - calibrated decision: none at n = {d.n} (above {EXACT_MAX_N:,}); not shown")
+    elif d.rule == "calibrated":
+        size = f"size ≤ {_pct(s.size or 0.0)} at n = {d.n}, exact"
         line = (
             f"  - calibrated decision (level α′ = {_pct(s.level)}, {size}): lower bound "
             f"{points(s.bound, 'down')}"
@@ -136,13 +133,6 @@ def _metric_lines(words: str, d: Decision, lo: float, hi: float, p: Params) -> l
                 f"  - {name}'s {p.confidence * 100:g}% interval says {_said(says)} where the "
                 f"rule in force says {_said(s.holds)}"
             )
-    if d.point_mass and d.rule == "calibrated":
-        out.append(
-            "  - every question falls in one class (only one arm right, or both the same), so "
-            "the bootstrap is a single point: the exact and calibrated lines read the table "
-            "with half a question added to each empty discordant class, never a zero-width "
-            "interval"
-        )
     if FLIP_NOTE < d.seeded_shown < 1 - FLIP_NOTE:
         out.append(
             "  - note: under another seed or question order the plain "
@@ -238,14 +228,18 @@ def _size_lines(d: Decision, p: Params, *, metrics: int, baselines: int) -> list
     which = f"{_words(metrics)} metric{'s' * (metrics != 1)}" + (
         f" against {_words(baselines)} baselines" if baselines > 1 else ""
     )
-    if s is None:
-        limit = EXACT_MAX_N if d.rule == "calibrated" else PERCENTILE_MAX_N
+    if d.shown.refused:
         return [
-            f"- Multiplicity: at n = {d.n} (above {limit}, where exact enumeration costs more "
-            "than a second) the size of one claim is not enumerated; the nominal "
-            f"{_pct(d.alpha, 1)} holds only asymptotically, so the {claims} claims of this "
-            f'report ({which}) have a false "shown" chance of about '
-            f"{_pct(min(1.0, claims * d.alpha), 1)}."
+            f"- Multiplicity: at n = {d.n} the calibrated rule makes no claim, so none of the "
+            f"{claims} possible claims of this report ({which}) can be false."
+        ]
+    if s is None:
+        return [
+            f"- Multiplicity: at n = {d.n} (above {PERCENTILE_MAX_N}) the size of the plain "
+            "percentile rule is not computed, and it is not the nominal "
+            f"{_pct(d.alpha, 1)} (4.31% at n = 40, 2.78% at n = 101): this report gives no "
+            f'bound on a false "shown" among its {claims} claims ({which}). '
+            "`decision: calibrated` has one."
         ]
     if s == 0.0:
         return [
@@ -254,20 +248,21 @@ def _size_lines(d: Decision, p: Params, *, metrics: int, baselines: int) -> list
             "claim and none can be false."
         ]
     rule = "calibrated rule" if d.rule == "calibrated" else "plain percentile rule"
-    above = "" if s <= d.alpha + 1e-12 else f", above the nominal {_pct(d.alpha, 1)}"
+    above = "" if s <= d.alpha else f", above the nominal {_pct(d.alpha, 1)}"
     out = [
         f'- Multiplicity: one "shown" claim by the {rule} is false with probability up to '
-        f"{_pct(s)} at n = {d.n} when the true difference is exactly {t} points (exact worst "
-        f"case over the discordance{above}). This report makes {claims} such claims ({which}): "
-        f"up to {_pct(min(1.0, claims * s))} (union bound; {_pct(_independent(s, claims))} if "
-        'independent). Read a single "shown" with that in mind.'
+        f"{_pct(s)} at n = {d.n}, whatever the true difference of {t} points or less (exact "
+        f"worst case over the discordance{above}). This report makes {claims} such claims "
+        f"({which}): up to {_pct(min(1.0, claims * s))} that any is false (union bound, "
+        f"whatever their dependence; {_pct(_independent(s, claims))} if they were "
+        'independent, which they need not be). Read a single "shown" with that in mind.'
     ]
     ruled = d.ruled_out
     if ruled is not None and ruled.size is not None:
         out.append(
             f'- "A loss of {t} points or more is ruled out" is wrong with probability up to '
-            f"{_pct(ruled.size)} at n = {d.n} when the true difference is exactly {t} points "
-            "(exact)."
+            f"{_pct(ruled.size)} at n = {d.n}, whatever the true difference of {t} points or "
+            "more (exact)."
         )
     return out
 

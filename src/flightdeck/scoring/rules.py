@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flightdeck.errors import InputError
-from flightdeck.scoring.bootstrap import paired_bootstrap_many
+from flightdeck.scoring.bootstrap import paired_bootstrap
 from flightdeck.scoring.decision import Decision, decide
 from flightdeck.scoring.stats import Kappa, Proportion, kappa_from_counts, wilson_interval
 from flightdeck.suite.citations import CitationClass
@@ -270,9 +270,11 @@ def compare_arms(
         )
         for m in METRICS
     ]
-    # One index matrix for both metrics: with an int seed each result equals that metric's
-    # own paired_bootstrap(seed), so drawing once changes no number and halves the work.
-    boots = paired_bootstrap_many(vectors, resamples=resamples, confidence=confidence, rng=seed)
+    # Each metric from its own default_rng(seed): its interval does not depend on the others.
+    boots = [
+        paired_bootstrap(c, b, resamples=resamples, confidence=confidence, rng=seed)
+        for c, b in vectors
+    ]
     for metric, (c, b), boot in zip(METRICS, vectors, boots, strict=True):
         c_only = int(np.sum((c == 1) & (b == 0)))
         b_only = int(np.sum((b == 1) & (c == 0)))

@@ -58,8 +58,13 @@ def check_suite(
     repos: RepoSet,
     *,
     unchecked: bool = False,
+    broken_ids: frozenset[str] = frozenset(),
 ) -> SourceCheck:
-    """Every cross-file and repository check of a seal; ``unchecked`` skips missing repos."""
+    """Every cross-file and repository check of a seal; ``unchecked`` skips missing repos.
+
+    ``broken_ids`` are ids of lines that did not read (``knowledge check`` lists them): their
+    partner in the other file is not also called an orphan.
+    """
     problems: list[Problem] = []
 
     def problem(path: Path, line: int, message: str) -> None:
@@ -71,6 +76,8 @@ def check_suite(
     deferred: list[Problem] = []
     for k in keys:
         q = by_id.get(k.id)
+        if q is None and k.id in broken_ids:
+            continue
         if q is None:
             problem(
                 keys_path,
@@ -93,7 +100,7 @@ def check_suite(
                     )
                 )
     for q in questions:
-        if q.id not in key_ids:
+        if q.id not in key_ids and q.id not in broken_ids:
             problem(
                 questions_path,
                 q.line,
@@ -214,7 +221,7 @@ def _check_scopes_and_sources(
                 problem(
                     keys_path,
                     k.line,
-                    f"{where} is outside question {q.id!r}'s scope ({', '.join(q.scope)}), so "
+                    f"{where} is outside the scope of question {q.id!r} ({', '.join(q.scope)}), so "
                     "no arm could read it; widen the scope or fix the uri",
                 )
                 continue
@@ -230,7 +237,7 @@ def _check_scopes_and_sources(
                         f"(--repo {parsed.repo}=PATH)",
                     )
                 continue  # not checked: repository not at hand (or reported above)
-            message, actual = tree.problem(parsed.path, source.sha256 or None)
+            message, actual = tree.problem(parsed.path, source.sha256 or None, span=parsed.end)
             if message:
                 problem(keys_path, k.line, f"{where} {message}")
             else:
@@ -250,6 +257,11 @@ def sort_problems(problems: Sequence[Problem]) -> list[Problem]:
     """File order (questions, then keys, then any other file), then line order."""
     rank = {"questions.jsonl": 0, "keys.jsonl": 1}
     return sorted(problems, key=lambda p: (rank.get(Path(p.path).name, 2), p.path, p.line))
+
+
+def line_count(data: bytes) -> int:
+    """Lines as git and ``#L<n>`` anchors count them: ended by ``\\n``, the last maybe not."""
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def _normal(path: str) -> bool:
@@ -276,8 +288,14 @@ class _Tree:
         self.regular = [p for p, (mode, _, _) in self.entries.items() if mode in REGULAR_MODES]
         self._missing: set[str] | None = None
 
-    def problem(self, path: str, sha256: str | None) -> tuple[str | None, str | None]:
-        """(why the file at ``path`` cannot be this source or None, its sha256 if read)."""
+    def problem(
+        self, path: str, sha256: str | None, *, span: int | None = None
+    ) -> tuple[str | None, str | None]:
+        """(why the file at ``path`` cannot be this source or None, its sha256 if read).
+
+        ``span`` is the last line a ``#L<a>-L<b>`` span names: past the file's end, no arm
+        could cite it as written (#21).
+        """
         short = self.commit[:12]
         entry = self.entries.get(path)
         if entry is None:
@@ -306,6 +324,13 @@ class _Tree:
         if data is None:  # pragma: no cover - ls-tree listed it and it is not missing
             return f"could not be read at as_of {short}", None
         actual = hashlib.sha256(data).hexdigest()
+        lines = line_count(data)
+        if span is not None and span > lines:
+            return (
+                f"names line {span}, past the end of the file at as_of {short} ({lines} "
+                f"lines); fix the span",
+                actual,
+            )
         if sha256 is not None and actual != sha256:
             return (
                 f"has sha256 {actual} at as_of {short}, not {sha256}; "

@@ -21,7 +21,7 @@ from msgspec import Meta
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import decode_object
-from flightdeck.perf import gc_paused
+from flightdeck.strict_json import JSONProblem, has_lone_surrogate, keys_repeated, loads_strict
 
 T = TypeVar("T", bound=msgspec.Struct)
 Explain = Callable[[Any], "str | None"]
@@ -50,21 +50,6 @@ def fails(value: Any, type_: Any) -> bool:
         msgspec.convert(value, type_)
     except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot quote a surrogate
         return True
-    return False
-
-
-def has_lone_surrogate(value: Any) -> bool:
-    """Whether a plain JSON value holds a string that cannot be written as UTF-8."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, list):
-        return any(map(has_lone_surrogate, value))
-    if isinstance(value, dict):
-        return any(map(has_lone_surrogate, value)) or any(map(has_lone_surrogate, value.values()))
     return False
 
 
@@ -140,25 +125,26 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
     """
     decode = schema.decoder.decode
     parts = data.split(b"\n")
-    with gc_paused():
-        try:
-            records: list[T] | None = [decode(raw) for raw in parts if raw.strip()]
-        except msgspec.DecodeError:  # ValidationError included
-            records = None
-        if (
-            records is not None
-            and schema.accepts(records)
-            and not _maybe_null(schema, data, records)
-        ):
-            lines = [n for n, raw in enumerate(parts, start=1) if raw.strip()]
-            error = None
-        else:
-            records, lines, error = _line_by_line(path, parts, schema)
-        if schema.finish is not None:
-            schema.finish(records)
-        set_line = msgspec.structs.force_setattr
-        for record, number in zip(records, lines, strict=True):
-            set_line(record, "line", number)
+    filled = [raw for raw in parts if raw.strip()]
+    try:
+        records: list[T] | None = [decode(raw) for raw in filled]
+    except msgspec.DecodeError:  # ValidationError included
+        records = None
+    if (
+        records is not None
+        and schema.accepts(records)
+        and not _maybe_null(schema, data, records)
+        and not _keys_repeated(filled)
+    ):
+        lines = [n for n, raw in enumerate(parts, start=1) if raw.strip()]
+        error = None
+    else:
+        records, lines, error = _line_by_line(path, parts, schema)
+    if schema.finish is not None:
+        schema.finish(records)
+    set_line = msgspec.structs.force_setattr
+    for record, number in zip(records, lines, strict=True):
+        set_line(record, "line", number)
     return records, error
 
 
@@ -198,12 +184,38 @@ def _maybe_null(schema: Schema[Any], raw: bytes, records: list[Any]) -> bool:
     )
 
 
+def _keys_repeated(lines: list[bytes]) -> bool:
+    """Whether a key repeats in any line msgspec read as a record (it keeps the last)."""
+    decode = _ANY.decode
+    return keys_repeated(lines, (decode(raw) for raw in lines))
+
+
+_ANY: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+
+
 def _line_by_line(
     path: Path, parts: list[bytes], schema: Schema[T]
 ) -> tuple[list[T], list[int], InputError | None]:
+    records, lines, error, unchecked = _up_to_first_bad(path, parts, schema)
+    # the lines msgspec took are checked for repeated keys together (one pass, as in
+    # decode_lines), and one by one only when some line repeats a key
+    if unchecked and _keys_repeated([parts[number - 1] for number in unchecked]):
+        number = next(n for n in unchecked if _keys_repeated([parts[n - 1]]))
+        keep = lines.index(number)
+        outcome = _explain_line(path, number, parts[number - 1], schema)
+        assert isinstance(outcome, InputError), "a repeated key was not refused"
+        return records[:keep], lines[:keep], outcome
+    return records, lines, error
+
+
+def _up_to_first_bad(
+    path: Path, parts: list[bytes], schema: Schema[T]
+) -> tuple[list[T], list[int], InputError | None, list[int]]:
+    """Records up to the first bad line, its error, and the lines msgspec alone accepted."""
     decode = schema.decoder.decode
     records: list[T] = []
     lines: list[int] = []
+    unchecked: list[int] = []
     for number, raw in enumerate(parts, start=1):
         if not raw.strip():
             continue
@@ -214,24 +226,40 @@ def _line_by_line(
         if record is None or not schema.accepts([record]) or _maybe_null(schema, raw, [record]):
             outcome = _explain_line(path, number, raw, schema)
             if isinstance(outcome, InputError):
-                return records, lines, outcome
+                return records, lines, outcome, unchecked
             record = outcome
+        else:
+            unchecked.append(number)
         records.append(record)
         lines.append(number)
-    return records, lines, None
+    return records, lines, None, unchecked
 
 
 def _explain_line(path: Path, number: int, raw: bytes, schema: Schema[T]) -> T | InputError:
-    """The error of a line msgspec refused, or its record when json reads it differently.
+    """The error of a line msgspec refused (or whose keys repeat), or its record.
 
-    json lets the last of two equal keys win, as the readers always have; msgspec refuses a
-    bad first value. Such a line is held against the Struct once more, as json read it.
+    The line is read again strictly (:func:`flightdeck.jsonl.loads_strict`): bad JSON, a key
+    given twice, a number out of range is named as such. A lone surrogate is named with its
+    field, from the explanations, as the value json reads.
     """
     try:
         obj = decode_object(path, number, raw)
     except InputError as exc:
-        return exc
+        with_surrogate = _with_surrogate(raw)
+        if with_surrogate is None:
+            return exc
+        obj = with_surrogate
     return _record_or_error(obj, schema, path, number)
+
+
+def _with_surrogate(raw: bytes) -> dict[str, Any] | None:
+    """The object of a line whose only fault as JSON is a lone surrogate; else None."""
+    try:
+        loads_strict(raw)
+    except JSONProblem as exc:
+        if exc.kind == "surrogate" and isinstance(exc.value, dict):
+            return exc.value
+    return None
 
 
 # --- explanations shared by several records ------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Annotated, Any
 
 import msgspec
@@ -127,6 +128,22 @@ def _sealed_files(value: Any) -> str | None:
     return None
 
 
+def iso_date(value: str) -> bool:
+    """Whether ``value`` is a real ISO 8601 date or time (``2024-13-45`` is not)."""
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _date(value: Any) -> str | None:
+    message = text("date")(value)
+    if message is None and not iso_date(value):
+        return f"date {show(value)} is not a date; use YYYY-MM-DD or an ISO 8601 time"
+    return message
+
+
 def _glob(pattern: str) -> str | None:
     if glob_ok(pattern):
         return None
@@ -229,10 +246,17 @@ LABEL = Schema(
             Sha256 | None, lambda v: f"answer_sha256 must be 64 hex digits, got {show(v)}"
         ),
         "time": either(str, lambda v: f"time must be a string, got {show(v)}"),
+        "facts": either(
+            tuple[bool, ...],
+            lambda v: (
+                "facts must be a list of true or false, one per required fact in the "
+                f"key's order, got {show(v)}"
+            ),
+        ),
     },
     check=lambda ls: all(map(span_in_order, [u for label in ls for u in label.unsupported])),
     finish=_finish_labels,
-    not_null=("time",),
+    not_null=("time", "facts"),
 )
 MANIFEST = Schema(
     Manifest,
@@ -253,10 +277,11 @@ META = Schema(
             "runner", then=(Runner, lambda r: f"runner {r!r} is unknown; use person or harness")
         ),
         "by": text("by"),
-        "date": text("date"),
+        "date": _date,
         "model": text("model"),
         "knowledge_snapshot": lambda _: None,
     },
+    check=lambda metas: all(iso_date(m.date) for m in metas),
     missing={
         "knowledge_snapshot": "missing field 'knowledge_snapshot'; record what the arm could read"
     },

@@ -86,8 +86,9 @@ def _duplicate(path: Path, line: int, first: int, what: str, fix: str) -> InputE
     return InputError(path, line, f"duplicate {what} (first on line {first}); {fix}")
 
 
-def read_questions(path: Path) -> list[Question]:
-    questions, error = decode_lines(path, read_bytes(path), QUESTION)
+def read_questions(path: Path, *, data: bytes | None = None) -> list[Question]:
+    """Questions; ``data`` is the file's bytes when the caller has read them."""
+    questions, error = decode_lines(path, read_bytes(path) if data is None else data, QUESTION)
     seen: dict[str, int] = {}
     for q in questions:
         if seen.setdefault(q.id, q.line) != q.line:
@@ -99,9 +100,12 @@ def read_questions(path: Path) -> list[Question]:
     return questions
 
 
-def read_keys(path: Path, *, sealed: bool | None = None) -> list[Key]:
-    """Read keys; ``sealed=True`` requires canaries, ``False`` forbids them, None allows both."""
-    data = read_bytes(path)
+def read_keys(path: Path, *, sealed: bool | None = None, data: bytes | None = None) -> list[Key]:
+    """Read keys; ``sealed=True`` requires canaries, ``False`` forbids them, None allows both.
+
+    ``data`` is the file's bytes when the caller has read them.
+    """
+    data = read_bytes(path) if data is None else data
     keys, error = decode_lines(path, data, KEY)
     if error is not None and sealed is not True:
         keys, error = _unsealed_keys(path, data)  # (#15) a source's sha256 may be left out

@@ -89,6 +89,8 @@ class Label(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     answer_sha256: Sha256 | None = None
     line: Line = 0
     time: str | None = None  # when the rating tool recorded it; a file may not give null
+    # (#21) the required facts the rater ticked, in the key's order; a file may leave it out
+    facts: tuple[bool, ...] | None = None
 
 
 class Manifest(Struct, frozen=True, forbid_unknown_fields=True):

@@ -12,7 +12,7 @@ from flightdeck.errors import InputError
 from flightdeck.params import Params
 from flightdeck.project import Suite, check_arm_name
 from flightdeck.scoring.outcomes import GateResult
-from flightdeck.tasks.scoring import cache_dir, check_ledger, read_arms
+from flightdeck.tasks.scoring import cache_dir, check_ledger, compare, read_arms
 
 
 def gate(
@@ -48,12 +48,10 @@ def gate(
     check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    suite, _, scores, _, sources, _, comparing = read_arms(
-        suite_dir, [pinned, candidate], params, (pinned, candidate)
-    )
+    read = read_arms(suite_dir, [pinned, candidate], params)
+    suite, scores, sources = read.suite, read.scores, read.sources
     check_ledger(suite, scores)
-    assert comparing is not None  # both arms were read
-    comparison = comparing.result()
+    comparison = compare(scores[pinned], scores[candidate], params)
     decisions = {}
     for m in METRICS:
         mc = comparison.metrics[m]
@@ -76,6 +74,50 @@ def gate(
         )
     # "not holds" rather than a comparison, so that a NaN bound fails the gate.
     failed = tuple(m for m in METRICS if not decisions[m].shown.holds)
+    note = None
+    if failed and params.decision == "calibrated":
+        losses = sorted({comparison.metrics[m].baseline_only for m in failed})
+        note = small_n_note(scores[pinned].n, params, losses=tuple(losses))
     return GateResult(
-        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources, decisions
+        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources,
+        decisions, note,
+    )  # fmt: skip
+
+
+def small_n_note(n: int, params: Params, *, losses: tuple[int, ...] = ()) -> str:
+    """What n can show at the margin: the fewest wins that pass with 0, 1, 2 losses (and with
+    the failed metrics' own ``losses``), or that no table passes at this n and the smallest n
+    at which one does (docs/statistics.md)."""
+    from flightdeck.scoring.calibration import (
+        EXACT_MAX_N,
+        calibrate,
+        needed_wins,
+        smallest_claiming_n,
+    )
+
+    alpha = (1.0 - params.confidence) / 2.0
+    margin = params.gate_margin
+    store = cache_dir(params)
+    if n > EXACT_MAX_N:
+        return (
+            f"n = {n} is above {EXACT_MAX_N:,}, where this version's calibration stops: the "
+            "calibrated gate passes nothing there (docs/statistics.md, Above 2,000 questions)"
+        )
+    cal = calibrate(n, -margin, alpha, "shown_by_score", cache_dir=store)
+    if not cal.claims_somewhere:
+        first = smallest_claiming_n(-margin, alpha, "shown_by_score", cache_dir=store)
+        where = f"the smallest n at which one can is {first}" if first else "no n up to 2,000"
+        return (
+            f"at n = {n} no table can pass a {margin:g}-point margin with a false pass of at "
+            f"most {100 * alpha:g}%, however the candidate does: {where}"
+        )
+    needs = []
+    for lost in sorted({0, 1, 2, *(x for x in losses if x <= n)}):
+        wins = needed_wins(cal, lost)
+        if wins is not None:
+            needs.append(f"{wins} with {lost} the other way")
+    return (
+        f"at n = {n} a {margin:g}-point margin passes only when the candidate alone is right "
+        f"on at least {', '.join(needs) or 'more questions than n allows'} (and more for "
+        "each further loss)"
     )

@@ -76,8 +76,8 @@ class SealResult:
 def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
     """Every problem a seal would refuse, in file and line order; writes nothing.
 
-    A questions or keys file that cannot be read line by line stops there (its first bad
-    line is the problem); everything else is listed.
+    Every line of the questions and keys files is read, each bad one listed; the checks
+    between records and against the repositories run over the lines that read.
     """
     from flightdeck.suite.checks import Problem, check_suite, sort_problems
 
@@ -88,20 +88,21 @@ def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -
             suite.require_sealed()
         except InputError as exc:
             return [Problem(exc.path or "", exc.line or 0, exc.message)]
-    try:
-        questions = read_questions(suite.questions)
-    except InputError as exc:
-        problems.append(Problem(exc.path or "", exc.line or 0, exc.message))
-        questions = []
-    try:
-        keys = read_keys(suite.keys, sealed=None)
-    except InputError as exc:
-        problems.append(Problem(exc.path or "", exc.line or 0, exc.message))
-        keys = []
-    if problems:
-        return sort_problems(problems)
-    found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
-    return list(found.problems)
+    from flightdeck.suite.every_line import read_gold_lines
+
+    read = read_gold_lines(suite.questions, suite.keys, repos)  # every bad line (#21)
+    problems.extend(read.problems)
+    questions, keys = read.questions, read.keys
+    found = check_suite(
+        suite.questions,
+        suite.keys,
+        questions,
+        keys,
+        repos,
+        unchecked=unchecked,
+        broken_ids=read.broken_ids,
+    )
+    return sort_problems([*problems, *found.problems])
 
 
 def seal(
@@ -122,10 +123,13 @@ def seal(
     suite = as_suite(suite_dir)
     if suite.manifest.exists():
         return _register_sealed(suite, holdouts)
-    from flightdeck.suite.checks import check_suite
+    from flightdeck.suite.checks import check_suite, sort_problems
+    from flightdeck.suite.every_line import read_gold_lines
 
-    questions = read_questions(suite.questions)
-    keys = read_keys(suite.keys, sealed=None)
+    read = read_gold_lines(suite.questions, suite.keys, repos)
+    if read.problems:  # the first bad line, a short commit named in full (#21)
+        raise sort_problems(read.problems)[0].error()
+    questions, keys = read.questions, read.keys
     found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
     if found.first is not None:
         raise found.first.error()
@@ -307,7 +311,7 @@ def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
         scored = "never"
         if arm in ledger:
             current = sha256_file(suite.answers(arm))
-            scored = "scored" if ledger[arm][1] == current else "changed since scored"
+            scored = "scored" if ledger[arm].answers_sha256 == current else "changed since scored"
         arms.append(
             ArmStatus(
                 arm,

@@ -1,21 +1,22 @@
 """The score task: read every arm once, score it, compare two, write the outputs, record.
 
-``score`` is ``knowledge score`` whole; ``compute_scores`` the same without writing. The
-compared arms are read first, so their bootstrap runs on the other core while the remaining
-arms are read and the per-question results are encoded.
+``score`` is ``knowledge score`` whole; ``compute_scores`` the same without writing. Arms
+are read in the order given, so the first bad arm is the one reported, and the comparison
+is drawn once they are all read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from flightdeck.arms.harness_needs import refuse_dry_runs
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.holdouts.custody import describe_void, holdouts_custody
+from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
+from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.jsonl import (
     append_jsonl,
     read_bytes,
@@ -40,14 +41,9 @@ from flightdeck.suite.records import (
 from flightdeck.version import __version__
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from flightdeck.holdouts.custody import Custody
     from flightdeck.rating.calibration import JudgedBy
     from flightdeck.scoring.tables import SuiteTables
-
-
-T = TypeVar("T")
 
 
 def cache_dir(params: Params) -> Path:
@@ -104,27 +100,22 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
     return dataclasses.replace(score, answers_sha256=answers_sha, labels_sha256=labels_sha)
 
 
-def read_arms(
-    suite_dir: Suite | Path,
-    arms: Sequence[str],
-    params: Params,
-    compared: tuple[str, str] | None = None,
-    allow_dry_run: bool = False,
-) -> tuple[
-    Suite,
-    list[Question],
-    dict[str, ArmScore],
-    Manifest,
-    dict[str, str],
-    Custody,
-    Future[Comparison] | None,
-]:
-    """Read the suite and every arm; with ``compared`` (baseline, candidate), also compare them.
+@dataclass(frozen=True)
+class ArmsRead:
+    """A sealed suite with its arms read, checked and scored: what score and gate decide on."""
 
-    The compared arms are read first and compared in a thread as soon as both are scored:
-    the bootstrap draws release the GIL, so they run while the other arms are read. When
-    several arms are bad, the first in ``arms`` is the one reported, as if read in order.
-    """
+    suite: Suite
+    questions: list[Question]
+    scores: dict[str, ArmScore]
+    manifest: Manifest
+    sources: dict[str, str]  # where each arm's correctness came from, in words
+    custody: Custody
+
+
+def read_arms(
+    suite_dir: Suite | Path, arms: Sequence[str], params: Params, allow_dry_run: bool = False
+) -> ArmsRead:
+    """Read the sealed suite and every arm, in the order given (the first bad arm is reported)."""
     suite = as_suite(suite_dir, params)
     manifest = suite.require_sealed()
     if not allow_dry_run:  # answers from mockllm/model check a pipeline, never decide
@@ -133,35 +124,26 @@ def read_arms(
     evidence = told.evidence
     if evidence is not None:
         raise InputError(
-            params.holdouts / "manifest.json",
+            manifest_path(params.holdouts),
             None,
             f"suite {suite.name!r} is void: a canary leaked ({describe_void(evidence)}); its keys "
             "are spent, so seal a new suite version",
         )
+    refuse_void_elsewhere(params, suite.name)
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}
     judge = _calibrated_judge(suite, params)
     from flightdeck.scoring.tables import suite_tables
 
     tables = suite_tables(questions, keys_by_id)  # built once, shared by every arm
-    first = [a for a in compared or () if a in arms]
-    loaded: dict[str, ArmScore] = {}
-    comparing: Future[Comparison] | None = None
-    for arm in [*first, *(a for a in arms if a not in first)]:
-        try:
-            loaded[arm] = load_arm(suite, arm, questions, keys_by_id, params, judge, tables)
-        except InputError:  # the arms' own order decides whose error is reported
-            for earlier in arms[: list(arms).index(arm)]:
-                if earlier not in loaded:
-                    load_arm(suite, earlier, questions, keys_by_id, params, judge, tables)
-            raise
-        if compared is not None and comparing is None and all(a in loaded for a in compared):
-            comparing = _in_background(_compare, loaded[compared[0]], loaded[compared[1]], params)
-    scores = {arm: loaded[arm] for arm in arms}
-    return suite, questions, scores, manifest, _sources(scores, judge), told, comparing
+    scores = {
+        arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
+    }
+    return ArmsRead(suite, questions, scores, manifest, _sources(scores, judge), told)
 
 
-def _compare(baseline: ArmScore, candidate: ArmScore, params: Params) -> Comparison:
+def compare(baseline: ArmScore, candidate: ArmScore, params: Params) -> Comparison:
+    """candidate - baseline on every metric, with the verdict of params' rule."""
     return compare_arms(
         baseline,
         candidate,
@@ -172,28 +154,6 @@ def _compare(baseline: ArmScore, candidate: ArmScore, params: Params) -> Compari
         decision=params.decision,
         cache_dir=cache_dir(params),
     )
-
-
-def _in_background(fn: Callable[..., T], *args: Any) -> Future[T]:
-    """``fn(*args)`` in a daemon thread, its result (or exception) kept in the future.
-
-    A daemon, so that an arm refused while the bootstrap still draws (or Ctrl-C) ends the
-    process at once instead of waiting for draws nobody will read.
-    """
-    import threading
-    from concurrent.futures import Future
-
-    future: Future[T] = Future()
-
-    def run() -> None:
-        if future.set_running_or_notify_cancel():
-            try:
-                future.set_result(fn(*args))
-            except BaseException as exc:  # handed to whoever asks for the result
-                future.set_exception(exc)
-
-    threading.Thread(target=run, name="flightdeck-compare", daemon=True).start()
-    return future
 
 
 def _calibrated_judge(suite: Suite, params: Params) -> JudgedBy | None:
@@ -237,9 +197,7 @@ def score(
     (``scores.jsonl``) gets each arm's hashes unless already there. The result says what was
     written (``written``) and which arms were recorded (``recorded``).
     """
-    from flightdeck.perf import gc_paused
     from flightdeck.scoring.report import write_outputs
-    from flightdeck.scoring.results import encode_results
 
     if isinstance(suite_dir, str):
         suite_dir = Path(suite_dir)
@@ -249,30 +207,21 @@ def score(
     scored = list(params.arms if arms is None else arms)
     if baseline is None and candidate is None:
         baseline, candidate = params_comparison(params, scored)
-    encoded: dict[str, bytes] = {}
-
-    def encode(scores: dict[str, ArmScore]) -> None:  # while the bootstrap draws
-        encoded.update((arm, encode_results(s.table)) for arm, s in scores.items())
-
-    # Many small acyclic records are built and written: the cycle collector only costs time.
-    with gc_paused():
-        result = compute_scores(
-            suite,
-            scored,
-            params=params,
-            baseline=baseline,
-            candidate=candidate,
-            on_progress=on_progress,
-            while_comparing=encode,
-            allow_dry_run=allow_dry_run,
-        )
-        written = write_outputs(
-            result,
-            metrics=metrics or suite.metrics_path,
-            report=report or suite.report_path,
-            results_dir=results_dir or suite.results_dir,
-            encoded=encoded,
-        )
+    result = compute_scores(
+        suite,
+        scored,
+        params=params,
+        baseline=baseline,
+        candidate=candidate,
+        on_progress=on_progress,
+        allow_dry_run=allow_dry_run,
+    )
+    written = write_outputs(
+        result,
+        metrics=metrics or suite.metrics_path,
+        report=report or suite.report_path,
+        results_dir=results_dir or suite.results_dir,
+    )
     recorded = record_scores(suite, result)
     return replace(result, written=written, recorded=tuple(recorded))
 
@@ -296,14 +245,11 @@ def compute_scores(
     baseline: str | None = None,
     candidate: str | None = None,
     on_progress: Callable[[str], None] | None = None,
-    while_comparing: Callable[[dict[str, ArmScore]], None] | None = None,
     allow_dry_run: bool = False,
 ) -> ScoreResult:
     """Score each arm once (ledger-checked) and compare candidate with baseline if asked.
 
-    Writes nothing: :func:`score` is this plus the outputs and the ledger. While the
-    comparison is still being drawn, ``while_comparing`` gets the scores (score encodes the
-    per-question results then).
+    Writes nothing: :func:`score` is this plus the outputs and the ledger.
     """
     if not arms:
         raise InputError("--arm", None, "name at least one arm to score")
@@ -320,40 +266,38 @@ def compute_scores(
             raise InputError(
                 "--arm", None, f"{name!r} is compared but not scored; add --arm {name}"
             )
-    from flightdeck.perf import gc_paused
-
-    compared = None if baseline is None or candidate is None else (baseline, candidate)
-    with gc_paused():
-        suite, questions, scores, manifest, sources, told, comparing = read_arms(
-            suite_dir, arms, params, compared, allow_dry_run
-        )
-        check_ledger(suite, scores)
-        if comparing is not None and on_progress:  # once every arm is read, as before #9
+    read = read_arms(suite_dir, arms, params, allow_dry_run)
+    check_ledger(read.suite, read.scores)
+    comparisons: tuple[Comparison, ...] = ()
+    if baseline is not None and candidate is not None:
+        if on_progress:
             on_progress(f"bootstrapping {candidate} vs {baseline}")
-        if comparing is not None and while_comparing is not None:
-            while_comparing(scores)
-        comparisons = () if comparing is None else (comparing.result(),)
-    return ScoreResult(
-        suite.name,
-        len(questions),
-        scores,
+        comparisons = (compare(read.scores[baseline], read.scores[candidate], params),)
+    from flightdeck.scoring.fabricated import with_fabricated_split
+
+    result = ScoreResult(
+        read.suite.name,
+        len(read.questions),
+        read.scores,
         comparisons,
         params,
-        manifest.sealed_at,
-        told.state,
-        told,
-        manifest.unchecked_repos,
-        sources,
-        {q.id: q.question for q in questions},
+        read.manifest.sealed_at,
+        read.custody.state,
+        read.custody,
+        read.manifest.unchecked_repos,
+        read.sources,
+        {q.id: q.question for q in read.questions},
     )
+    return with_fabricated_split(result, read.suite, params)  # (#21) what each fabricated is
 
 
 def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
     ledger = suite.read_ledger()
     for arm, result in scores.items():
-        if arm in ledger and ledger[arm][1] != result.answers_sha256:
-            line, scored_sha256, when = ledger[arm]
+        first = ledger.get(arm)
+        if first is not None and first.answers_sha256 != result.answers_sha256:
+            line, scored_sha256, when = first.line, first.answers_sha256, first.scored_at
             if only_line_endings(suite.answers(arm), scored_sha256):
                 raise InputError(
                     suite.answers(arm),

@@ -6,6 +6,14 @@ sleeps), leave-child PIDFILE (starts a child and answers at once), segfault, tam
 (rewrites a workspace file, chmod-ing it writable first), check-pristine (exit 4 when a
 workspace file was tampered with); and by-id,
 which takes the mode from the question's id (so one run can hold every kind of failure).
+
+Hostile output and limits (sizes are for a run with ``--max-output-mb 1 --max-tmp-mb 1``):
+big-stdout (3 MiB; big-stdout-on ID for one question), huge-result (a 3 MiB FLIGHTDECK_RESULT), sparse-trace (a 3 GiB sparse
+FLIGHTDECK_TRACE), many-files (40 files of 512 KiB in the out folder), fill-out (writes its
+result until the disk refuses, SIGXFSZ ignored), fill-tmp (/tmp until it is full), alloc
+(2 GiB of memory), fork (64 processes at once), bigint (a 5,000-digit integer), surrogate
+(a lone \ud800), bad-utf8, escape-stderr (terminal escapes on stderr, then exit 1),
+canary-result / canary-stderr / canary-trace (the canary in file ARG, in that output).
 """
 
 import json
@@ -79,5 +87,65 @@ elif mode in ("tamper", "check-pristine"):
     elif first.read_text() == "tampered":
         sys.exit(4)
     print(json.dumps(good))
+elif mode == "big-stdout-on":  # 3 MiB of stdout for question ARG only, else a good answer
+    if task["id"] == arg:
+        sys.stdout.write("x" * (3 << 20) + "\n")
+    print(json.dumps(good))
+elif mode == "big-stdout":
+    sys.stdout.write("x" * (3 << 20) + "\n")
+    print(json.dumps(good))
+elif mode == "huge-result":
+    Path(os.environ["FLIGHTDECK_RESULT"]).write_text(json.dumps({**good, "pad": "y" * (3 << 20)}))
+elif mode == "sparse-trace":
+    with open(os.environ["FLIGHTDECK_TRACE"], "wb") as log:
+        log.truncate(3 << 30)
+    print(json.dumps(good))
+elif mode == "many-files":
+    out = Path(os.environ["FLIGHTDECK_RESULT"]).parent
+    for i in range(40):
+        (out / f"junk-{i}.bin").write_bytes(os.urandom(512 << 10))
+    print(json.dumps(good))
+elif mode == "fill-out":
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        with open(os.environ["FLIGHTDECK_RESULT"], "wb") as result:
+            while True:
+                result.write(b"z" * 65536)
+                result.flush()
+    except OSError as exc:
+        sys.exit(f"could not write the result: {exc.strerror}")
+elif mode == "fill-tmp":
+    try:
+        with open("/tmp/fill", "wb") as fill:
+            while True:
+                fill.write(b"t" * 65536)
+                fill.flush()
+    except OSError as exc:
+        sys.exit(f"writing /tmp/fill: {exc.strerror}")
+elif mode == "alloc":
+    blob = bytearray(2 << 30)
+    print(json.dumps(good))
+elif mode == "fork":
+    children = [subprocess.Popen(["sleep", "5"]) for _ in range(64)]
+    print(json.dumps(good))
+elif mode == "bigint":
+    sys.stdout.write('{"answer": "x", "citations": [], "usage": {"n": ' + "9" * 5000 + "}}\n")
+elif mode == "surrogate":
+    sys.stdout.write('{"answer": "\\ud800", "citations": []}\n')
+elif mode == "bad-utf8":
+    sys.stdout.buffer.write(b'{"answer": "\xff\xfe", "citations": []}\n')
+elif mode == "escape-stderr":
+    sys.stderr.write("boom \x1b[2J\x1b]0;owned\x07 \x1b[31mred\n")
+    sys.exit(1)
+elif mode in ("canary-result", "canary-stderr", "canary-trace"):
+    leak = f"the key says: {Path(arg).read_text().strip()}"
+    if mode == "canary-result":
+        Path(os.environ["FLIGHTDECK_RESULT"]).write_text(json.dumps({**good, "answer": leak}))
+    elif mode == "canary-stderr":
+        print(leak, file=sys.stderr)
+        print(json.dumps(good))
+    else:
+        Path(os.environ["FLIGHTDECK_TRACE"]).write_text("line one\n" + leak + "\n")
+        print(json.dumps(good))
 else:
     sys.exit(f"unknown mode {mode}")

@@ -22,7 +22,8 @@ check our scores against bm25s's.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.arms.agents.passages import words as text_words
 
@@ -50,14 +51,21 @@ _SEPARATE = bytes(
 
 
 # File names whose meaning is a convention, not their words: what a question calls them.
-_OWNERSHIP = ["code", "owner", "owners", "owns"]
-_NAMED_FILES = {"codeowners": _OWNERSHIP, "owners": _OWNERSHIP}
+_OWNERSHIP = ["code", "owner", "owners", "owns", "maintainers"]
+_NAMED_FILES = dict.fromkeys(
+    ("codeowners", "owners", "owners_aliases", "maintainers", "maintainers.md"), _OWNERSHIP
+)
 
 
 def path_words_of(path: str) -> list[str]:
     """The words a file's path adds to each of its passages (CODEOWNERS: code, owns, ...)."""
     found = text_words(path)
     return found + _NAMED_FILES.get(path.rsplit("/", 1)[-1].lower(), [])
+
+
+def path_terms_of(path: str) -> list[str]:
+    """:func:`path_words_of` folded by :func:`stem`, as the whole-passage mode counts them."""
+    return [stem(word) for word in path_words_of(path)]
 
 
 def query_words(question: str, *, compounds: bool = False) -> list[str]:
@@ -79,6 +87,69 @@ def query_words(question: str, *, compounds: bool = False) -> list[str]:
             if left.isalpha() and right.isalpha():
                 seen.setdefault(left + right, None)
     return list(seen)
+
+
+def terms_of(question: str) -> list[str]:
+    """The distinct terms of a question as the whole-passage mode scores them: stems.
+
+    Each word is folded by :func:`stem` ("owners", "owns" and "owner" are one term;
+    "approve" and "approvers" another); digits and words with other characters stay as they
+    are, and neighbouring alphabetic words also count glued together as in
+    :func:`query_words`.
+    """
+    seen: dict[str, None] = {}
+    for word in query_words(question, compounds=True):
+        seen.setdefault(stem(word), None)
+    return list(seen)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """Porter2 (snowballstemmer's English), then an agent noun's "-er" folded to its verb.
+
+    Porter2 keeps "owner" apart from "own" and "maintainer" from "maintain", which is the
+    difference between a question ("who owns ...") and the file that answers it ("owners:").
+    Words that are not plain ASCII letters, or of fewer than four letters, stay as they are.
+    """
+    if len(word) < 4 or not (word.isascii() and word.isalpha()):
+        return word
+    folded: str = _english().stemWord(word)
+    if folded.endswith("er") and len(folded) > 4:
+        folded = folded[:-2]
+    return folded
+
+
+@lru_cache(maxsize=1)
+def _english() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+def stem_occurrences(haystack: bytes, term: str) -> list[int]:
+    """Start offsets of every whole word of ``haystack`` whose :func:`stem` is ``term``.
+
+    One pass over the buffer for the term's prefix (Porter2's "y" to "i" aside, a stem is a
+    prefix of the words it folds), then each hit's word is stemmed and kept if it folds to
+    the term. A term that is not plain ASCII letters (digits, compounds of other scripts) is
+    matched whole.
+    """
+    if len(term) < 3 or not (term.isascii() and term.isalpha()):
+        return occurrences(haystack, term.encode())
+    prefix = (term[:-1] if term.endswith("i") and len(term) > 3 else term).encode()
+    needle = b" " + prefix
+    folds: dict[bytes, bool] = {}  # each distinct word stemmed once
+    found, at = [], haystack.find(needle)
+    while at != -1:
+        end = haystack.find(b" ", at + 1)
+        word = haystack[at + 1 : end]
+        keep = folds.get(word)
+        if keep is None:
+            keep = folds[word] = stem(word.decode("utf-8", "replace")) == term
+        if keep:
+            found.append(at)
+        at = haystack.find(needle, end)
+    return found
 
 
 def occurrences(haystack: bytes, word: bytes) -> list[int]:

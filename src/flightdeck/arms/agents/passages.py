@@ -17,6 +17,10 @@ A passage longer than :data:`MAX_LINES` is split at its paragraphs into runs of 
 many lines (a paragraph that is longer still is cut every :data:`MAX_LINES` lines). Lines are
 0-based, spans half-open: ``(start, end)``.
 
+:func:`section_arrays` lays every file's passages out as line ranges of the one buffer the arm
+counts words in, with each passage's heading path (its own heading and its ancestors', so a
+word in a heading counts again) and its weight for the question's kind (:mod:`.kinds`).
+
 This module also normalises text for matching: NFKC, casefolded, with everything but letters
 and digits a space, so "on‑call" (a non-breaking hyphen) and "on call", or "10 GB" with a
 no-break space, match what the question says.
@@ -27,14 +31,25 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from flightdeck.arms.agents import kinds
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 MAX_LINES = 60  # lines per passage: a generous cap, about a screenful of a document
 MIN_LINES = 4  # a shorter paragraph joins the next one (a docstring's first line alone says little)
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
 _FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
+_MARKUP_STARTS = frozenset("#`~ ")  # first characters a heading or a fence line can have
 _NOT_WORD_RE = re.compile(r"[\W_]+")
+_NON_ASCII_NOT_WORD_RE = re.compile(r"[^\w\x00-\x7f]+")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+TEMPLATE_SUFFIXES = (".erb", ".j2", ".jinja", ".tmpl", ".tpl", ".liquid")  # docs sites' sources
 YAML_SUFFIXES = (".yaml", ".yml")
+YAML_NAMES = ("owners", "owners_aliases")  # Kubernetes-style ownership files are YAML
 
 
 @dataclass(frozen=True)
@@ -55,8 +70,24 @@ def normalise_bytes(data: bytes) -> bytes:
     """:func:`normalise_line` over every line of a file, keeping its line count."""
     if data.isascii():
         return data  # ASCII needs none of it: the caller's byte table lowercases
-    lines = data.decode("utf-8", "replace").split("\n")
-    return "\n".join(normalise_line(line) for line in lines).encode()
+    # The whole file at once, lines kept. ASCII punctuation is left to the caller's byte
+    # table (it makes every non-word byte a space); only non-ASCII separators (no-break
+    # spaces, non-ASCII hyphens and dashes) need replacing here.
+    text = unicodedata.normalize("NFKC", data.decode("utf-8", "replace")).casefold()
+    return _NON_ASCII_NOT_WORD_RE.sub(" ", text).encode()
+
+
+def is_markdown(name: str) -> bool:
+    """Whether a file name is markdown's, also as a docs site's template (``x.html.md.erb``)."""
+    name = name.lower()
+    for suffix in TEMPLATE_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return name.endswith(MARKDOWN_SUFFIXES)
+
+
+def is_heading(line: str) -> bool:
+    """Whether a markdown line is an ATX heading (``#`` to ``######``)."""
+    return _HEADING_RE.match(line) is not None
 
 
 def words(text: str) -> list[str]:
@@ -68,9 +99,9 @@ def blocks(path: str, lines: list[str]) -> list[Block]:
     """The passages of one file (``lines`` without their newlines), capped, in file order."""
     name = path.rsplit("/", 1)[-1].lower()
     found: list[Block] = []
-    if name.endswith(MARKDOWN_SUFFIXES):
+    if is_markdown(name):
         found = _markdown_sections(lines)
-    elif name.endswith(YAML_SUFFIXES):
+    elif name.endswith(YAML_SUFFIXES) or name in YAML_NAMES:
         found = _yaml_entries(lines)
     paragraphs = _paragraphs(lines, 0, len(lines))
     if not found:
@@ -150,20 +181,29 @@ def _markdown_sections(lines: list[str]) -> list[Block]:
     headings: list[tuple[int, int]] = []  # (line, level)
     fenced = False
     for n, line in enumerate(lines):
+        if line[:1] not in _MARKUP_STARTS:
+            continue  # neither a heading nor a fence: most lines, skipped without a regex
         if _FENCE_RE.match(line):
             fenced = not fenced
         elif not fenced and (match := _HEADING_RE.match(line)):
             headings.append((n, len(match[1])))
     if not headings:
         return []
-    found = [Block(0, headings[0][0])] if headings[0][0] > 0 else []
-    stack: list[tuple[int, int]] = []  # the open ancestors: (line, level)
+    # A section ends at the next heading of the same or a higher level: one pass with the
+    # open sections on a stack (the ancestors of the heading being read).
+    ends = [len(lines)] * len(headings)
+    contexts: list[tuple[int, ...]] = []
+    stack: list[int] = []  # indices into headings of the open sections
     for i, (at, level) in enumerate(headings):
-        while stack and stack[-1][1] >= level:
-            stack.pop()
-        end = next((n for n, lv in headings[i + 1 :] if lv <= level), len(lines))
-        found.append(Block(at, end, tuple(n for n, _ in stack)))
-        stack.append((at, level))
+        while stack and headings[stack[-1]][1] >= level:
+            ends[stack.pop()] = at
+        contexts.append(tuple(headings[j][0] for j in stack))
+        stack.append(i)
+    found = [Block(0, headings[0][0])] if headings[0][0] > 0 else []
+    found += [
+        Block(at, end, context)
+        for (at, _), end, context in zip(headings, ends, contexts, strict=True)
+    ]
     return found
 
 
@@ -180,3 +220,62 @@ def _yaml_entries(lines: list[str]) -> list[Block]:
     ends = [*starts[1:], len(lines)]
     head = [Block(0, starts[0])] if starts[0] > 0 else []
     return head + [Block(a, b) for a, b in zip(starts, ends, strict=True)]
+
+
+_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
+
+
+def section_arrays(
+    paths: list[str], data: list[bytes], file_first_line: npt.NDArray[np.int64], kind: str
+) -> tuple[
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    list[tuple[int, ...]],
+    tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+    npt.NDArray[np.float64],
+]:
+    """Every file's passages (:func:`.passages.blocks`) as global line ranges.
+
+    Also each passage's heading path as (passage, global line) pairs, and its weight for the
+    question's kind (:func:`.kinds.file_weight` times :func:`.kinds.section_weight`).
+    """
+    import numpy as np
+
+    files: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    contexts: list[tuple[int, ...]] = []
+    pair_block: list[int] = []
+    pair_line: list[int] = []
+    weights: list[float] = []
+    for f, (path, raw) in enumerate(zip(paths, data, strict=True)):
+        lines = raw.decode("utf-8", "replace").split("\n")
+        found = blocks(path, lines) or [Block(0, len(lines))]
+        offset = int(file_first_line[f])
+        file_weight = kinds.file_weight(kind, path)
+        heading_words: dict[int, set[str]] = {}
+        for block in found:
+            own = (block.start,) if is_heading(lines[block.start]) else ()
+            path_lines = block.context + own
+            said: set[str] = set()
+            for n in path_lines:
+                if n not in heading_words:  # a heading's ASCII words: what section names use
+                    heading_words[n] = set(_ASCII_WORD_RE.findall(lines[n].lower()))
+                said |= heading_words[n]
+                pair_block.append(len(files))
+                pair_line.append(offset + n)
+            weights.append(file_weight * kinds.section_weight(kind, said))
+            files.append(f)
+            starts.append(offset + block.start)
+            ends.append(offset + block.end)
+            contexts.append(block.context)
+    as_array = np.array
+    return (
+        as_array(files, dtype=np.int64),
+        as_array(starts, dtype=np.int64),
+        as_array(ends, dtype=np.int64),
+        contexts,
+        (as_array(pair_block, dtype=np.int64), as_array(pair_line, dtype=np.int64)),
+        as_array(weights, dtype=np.float64),
+    )

@@ -7,12 +7,16 @@ It is a real, offline, deterministic baseline with no model. For one question it
 2. splits each file into passages a reader would quote whole (:mod:`.passages`): markdown
    sections (heading to the next heading of the same or a higher level), YAML entries,
    paragraphs, at most 60 lines each, each also carrying the words of its file's path;
-3. scores every passage with BM25 over the question's words (NFKC, casefolded, stop words
-   dropped; no-break spaces and non-ASCII hyphens split words; neighbouring words also
-   count glued together, and a CODEOWNERS file's path says "owns");
-4. answers with the best passages whole (their section's headings above them), up to
-   :data:`MAX_QUOTE_CHARS` each, and cites their files as ``<repo>/<path>#L<a>-L<b>`` with
-   the SHA-256 of the file's bytes.
+3. scores every passage with BM25 over the question's terms (NFKC, casefolded, stop words
+   dropped, folded to stems by :func:`.bm25.stem`; no-break spaces and non-ASCII hyphens
+   split words; neighbouring words also count glued together; a CODEOWNERS or OWNERS file's
+   path says "owns"), its heading path counted as a second field
+   (:func:`.passages.section_arrays`), times the weight the question's kind gives its file
+   and section (:mod:`.kinds`: the task's kind, else read from the question);
+4. answers with what :mod:`.compose` takes from the best passages (each whole, with its
+   heading path; a record's sections for the kind; the records it supersedes or is
+   superseded by; a short ownership file whole) and cites the quoted lines as
+   ``<repo>/<path>#L<a>-L<b>`` with the SHA-256 of the file's bytes.
 
 ``passages="window"`` is the first version's behaviour, kept so that answers rated under it
 can be reproduced byte for byte: passages of :data:`WINDOW` lines every :data:`STRIDE`, quoted
@@ -31,19 +35,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from flightdeck.arms.agents import kinds
 from flightdeck.arms.agents.bm25 import (
     bm25_scores,
     occurrences,
-    path_words_of,
+    path_terms_of,
     query_words,
     spaced_words,
+    stem_occurrences,
+    terms_of,
 )
-from flightdeck.arms.agents.passages import Block, blocks, normalise_bytes
+from flightdeck.arms.agents.compose import Hit, Quote, cited, compose
+from flightdeck.arms.agents.passages import Block, normalise_bytes, section_arrays
 from flightdeck.arms.agents.passages import words as text_words
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+    pass
 
 WINDOW = 20  # lines per passage
 STRIDE = 10  # lines between passage starts
@@ -56,6 +63,7 @@ MAX_EXCERPT_LINES = 12  # window mode
 MAX_EXCERPT_CHARS = 700  # window mode
 MAX_QUOTE_CHARS = 2400  # a whole passage, up to about 40 lines of prose
 PASSAGE_MODES = ("section", "window")
+MAX_RANKED = 400  # passages, best first, that the answer may draw on (compose.py)
 TRACE_LISTED = 20  # skipped files the trace names before it only counts them
 
 
@@ -127,12 +135,18 @@ def read_workspace(workspace: Path) -> _Corpus:
 
 
 def search(
-    workspace: Path, question: str, *, trace: TextIO | None = None, passages: str = "section"
+    workspace: Path,
+    question: str,
+    *,
+    trace: TextIO | None = None,
+    passages: str = "section",
+    kind: str | None = None,
 ) -> SearchResult:
     """Answer ``question`` from the files under ``workspace``; write what it did to ``trace``.
 
     ``passages`` is ``"section"`` (whole sections, blocks, paragraphs) or ``"window"`` (the
-    first version's 20-line windows and 12-line excerpts).
+    first version's 20-line windows and 12-line excerpts). ``kind`` is the question's kind
+    (the task's); when it is none of :data:`.kinds.KINDS` it is read from the question.
     """
     import numpy as np
 
@@ -144,7 +158,9 @@ def search(
             trace.write(line + "\n")
 
     corpus = read_workspace(workspace)
-    words = query_words(question, compounds=passages == "section")
+    section = passages == "section"
+    words = terms_of(question) if section else query_words(question)
+    kind = kinds.kind_of(question, kind)
     # Every text file is read, so the trace says how many and which were skipped, never
     # the whole list (1.8 MB per trial on a 12,000-file repository).
     total = sum(len(data) for data in corpus.data)
@@ -157,6 +173,8 @@ def search(
     if len(corpus.skipped) > TRACE_LISTED:
         log(f"skipped {len(corpus.skipped) - TRACE_LISTED} more")
     log(f"query words: {' '.join(words) or '(none)'}")
+    if section:
+        log(f"kind: {kind}")
     if not corpus.paths or not words:
         return _no_answer(log)
 
@@ -177,12 +195,11 @@ def search(
         word_starts, line_starts
     )
     tf_by_line = np.zeros((len(words), len(line_starts)), dtype=np.int64)
-    path_words = [
-        path_words_of(p) if passages == "section" else text_words(p) for p in corpus.paths
-    ]
+    path_words = [path_terms_of(p) if section else text_words(p) for p in corpus.paths]
     tf_path = np.zeros((len(words), len(corpus.paths)))
     for row, word in enumerate(words):
-        hits = np.array(occurrences(flat, word.encode()), dtype=np.int64)
+        found = stem_occurrences(flat, word) if section else occurrences(flat, word.encode())
+        hits = np.array(found, dtype=np.int64)
         if hits.size:
             tf_by_line[row] = np.bincount(
                 np.searchsorted(line_starts, hits, side="right") - 1, minlength=len(line_starts)
@@ -199,13 +216,24 @@ def search(
         last = np.minimum(first + WINDOW, file_first_line[file_of] + lines_per_file[file_of])
         contexts: list[tuple[int, ...]] = []
     else:
-        file_of, first, last, contexts = _block_arrays(corpus, file_first_line)
+        file_of, first, last, contexts, heads, weight = section_arrays(
+            corpus.paths, corpus.data, file_first_line, kind
+        )
     cum_words = np.concatenate(([0], np.cumsum(words_by_line)))
     cum_tf = np.concatenate((np.zeros((len(words), 1), dtype=np.int64), tf_by_line.cumsum(1)), 1)
     path_len = np.array([len(pw) for pw in path_words], dtype=np.float64)
     lengths = (cum_words[last] - cum_words[first]).astype(np.float64) + path_len[file_of]
     tf = (cum_tf[:, last] - cum_tf[:, first]).astype(np.float64) + tf_path[:, file_of]
+    if section:  # the heading path is a second field: its words count again, in tf and length
+        pair_block, pair_line = heads
+        lengths += np.bincount(pair_block, weights=words_by_line[pair_line], minlength=len(first))
+        for row in range(len(words)):
+            tf[row] += np.bincount(
+                pair_block, weights=tf_by_line[row, pair_line], minlength=len(first)
+            )
     scores = bm25_scores(tf, lengths)
+    if section:
+        scores = scores * weight
     order = np.lexsort((np.arange(len(scores)), -scores))  # best first; ties by path, line
 
     for i in order[:10]:  # spans as a citation gives them: the file's lines, 1-based
@@ -217,6 +245,62 @@ def search(
     if best <= 0:
         return _no_answer(log)
 
+    if section:
+        ranked = [
+            Hit(
+                int(file_of[i]),
+                _local(contexts[i], first[i], last[i], file_first_line[file_of[i]]),
+                float(scores[i]),
+            )
+            for i in order[:MAX_RANKED]
+            if scores[i] > 0
+        ]
+        quotes = compose(corpus.paths, corpus.data, ranked, kind, words)
+        chosen = [_passage(corpus, q) for q in quotes]
+        cited_passages = [_passage(corpus, q) for q in cited(quotes)]
+    else:
+        chosen = _windows(corpus, order, scores, file_of, first, last, file_first_line, tf_by_line)
+        cited_passages = chosen
+
+    citations: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for passage in cited_passages:
+        key = passage.uri if section else passage.path
+        if key not in seen and (section or len(citations) < MAX_CITATIONS):
+            seen.add(key)
+            data = corpus.data[corpus.paths.index(passage.path)]
+            citations.append((passage.uri, hashlib.sha256(data).hexdigest()))
+    answer = "\n\n".join(f"{p.uri}:\n{p.text}" for p in chosen)
+    for passage in chosen:
+        log(f"quote {passage.uri}")
+    for uri, sha in citations:
+        log(f"cite {uri} sha256={sha}")
+    return SearchResult(answer, tuple(citations), tuple(chosen))
+
+
+def _local(context: tuple[int, ...], lo: Any, hi: Any, offset: Any) -> Block:
+    """A ranked passage's block in its own file's lines (0-based); ``offset``: its first."""
+    return Block(int(lo) - int(offset), int(hi) - int(offset), context)
+
+
+def _passage(corpus: _Corpus, quote: Quote) -> Passage:
+    path = corpus.paths[quote.file]
+    start, end = quote.start + 1, max(quote.start + 1, quote.end)
+    return Passage(f"{path}#L{start}-L{end}", path, start, end, quote.score, quote.text)
+
+
+def _windows(
+    corpus: _Corpus,
+    order: Any,
+    scores: Any,
+    file_of: Any,
+    first: Any,
+    last: Any,
+    file_first_line: Any,
+    tf_by_line: Any,
+) -> list[Passage]:
+    """The first version's choice: up to three non-overlapping windows, 12-line excerpts."""
+    best = float(scores[order[0]])
     chosen: list[Passage] = []
     taken: dict[int, list[tuple[int, int]]] = {}
     hit_lines = tf_by_line.sum(axis=0)
@@ -230,24 +314,8 @@ def search(
             continue  # overlaps a passage already quoted
         taken.setdefault(f, []).append((lo, hi))
         start = int(file_first_line[f])
-        if passages == "window":
-            chosen.append(_excerpt(corpus, f, lo, hi, start, hit_lines, score))
-        else:
-            chosen.append(_quote(corpus, f, Block(lo - start, hi - start, contexts[i]), score))
-
-    citations: list[tuple[str, str]] = []
-    cited: set[str] = set()
-    for passage in chosen:
-        if passage.path not in cited and len(citations) < MAX_CITATIONS:
-            cited.add(passage.path)
-            data = corpus.data[corpus.paths.index(passage.path)]
-            citations.append((passage.uri, hashlib.sha256(data).hexdigest()))
-    answer = "\n\n".join(f"{p.uri}:\n{p.text}" for p in chosen)
-    for passage in chosen:
-        log(f"quote {passage.uri}")
-    for uri, sha in citations:
-        log(f"cite {uri} sha256={sha}")
-    return SearchResult(answer, tuple(citations), tuple(chosen))
+        chosen.append(_excerpt(corpus, f, lo, hi, start, hit_lines, score))
+    return chosen
 
 
 def _excerpt(
@@ -272,49 +340,6 @@ def _excerpt(
     end = max(start, min(hi - file_start, real_lines))
     path = corpus.paths[file]
     return Passage(f"{path}#L{start}-L{end}", path, start, end, score, excerpt)
-
-
-def _block_arrays(
-    corpus: _Corpus, file_first_line: npt.NDArray[np.int64]
-) -> tuple[
-    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64], list[tuple[int, ...]]
-]:
-    """Every file's passages (:func:`.passages.blocks`) as global line ranges."""
-    import numpy as np
-
-    files: list[int] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    contexts: list[tuple[int, ...]] = []
-    for f, (path, data) in enumerate(zip(corpus.paths, corpus.data, strict=True)):
-        lines = data.decode("utf-8", "replace").split("\n")
-        found = blocks(path, lines) or [Block(0, len(lines))]
-        offset = int(file_first_line[f])
-        for block in found:
-            files.append(f)
-            starts.append(offset + block.start)
-            ends.append(offset + block.end)
-            contexts.append(block.context)
-    as_array = np.array
-    return (
-        as_array(files, dtype=np.int64),
-        as_array(starts, dtype=np.int64),
-        as_array(ends, dtype=np.int64),
-        contexts,
-    )
-
-
-def _quote(corpus: _Corpus, file: int, block: Block, score: float) -> Passage:
-    """A whole passage, its section's ancestor headings above it, up to MAX_QUOTE_CHARS."""
-    text_lines = corpus.data[file].decode("utf-8", "replace").split("\n")
-    heads = [text_lines[n].strip() for n in block.context if n < block.start]
-    body = "\n".join(text_lines[block.start : block.end]).strip("\n")
-    if len(body) > MAX_QUOTE_CHARS:
-        body = body[: MAX_QUOTE_CHARS - 3].rstrip() + "..."
-    text = "\n".join([*heads, body]) if heads else body
-    path = corpus.paths[file]
-    start, end = block.start + 1, max(block.start + 1, block.end)
-    return Passage(f"{path}#L{start}-L{end}", path, start, end, score, text)
 
 
 def _no_answer(log: Any) -> SearchResult:

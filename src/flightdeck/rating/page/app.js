@@ -12,6 +12,8 @@
   let flags = []; // one boolean per citation: true = does not support the claim
   let override = null; // null, or the verdict the rater set against the ticks
   let busy = false;
+  let current = 0; // the citation [ and ] page through: the last one touched, from 1
+  let wanted = {}; // citation number -> the page asked for (keys pressed faster than replies)
   let reviewing = false; // true once the rater has seen the review list: confirm returns there
   // Milliseconds from a confirming key press to the next item painted (read by the tests).
   window.flightdeckTimings = [];
@@ -52,9 +54,14 @@
   function show(item) {
     view = item;
     const own = item.own;
-    ticks = item.facts.map(() => Boolean(own && own.correct));
+    // The facts this rater ticked last time, when the label says; else all or none by verdict.
+    ticks = item.facts.map((_, i) =>
+      own && own.facts ? Boolean(own.facts[i]) : Boolean(own && own.correct),
+    );
     flags = item.citations.map((c) => Boolean(own && own.unsupported.includes(c.number)));
     override = null;
+    const computed = ticks.length > 0 && ticks.every(Boolean);
+    if (own && own.correct !== computed) override = own.correct; // a verdict set against the ticks
     $("question-id").textContent = item.question_id;
     $("kind").textContent = item.kind;
     $("question").textContent = item.question;
@@ -68,6 +75,10 @@
       }),
     );
     $("citations").replaceChildren(...item.citations.map(citationNode));
+    wanted = {};
+    const paged = item.citations.find((c) => c.pages > 1);
+    current = paged ? paged.number : 0;
+    markCurrent();
     $("no-citations").hidden = item.citations.length > 0;
     $("own").textContent = own
       ? "You rated this answer" + (own.time ? " at " + own.time : "") + "; confirming again keeps or replaces that label."
@@ -123,18 +134,71 @@
     );
     const node = el("li", { class: "citation", id: "citation-" + c.number }, head);
     if (c.note) node.append(el("p", { class: "note" }, c.note));
-    if (c.lines.length) {
-      node.append(
-        el(
-          "pre",
-          { class: "lines" },
-          ...c.lines.map(([n, text, cited]) =>
-            el("span", cited ? { class: "cited" } : {}, el("i", {}, n), text),
-          ),
-        ),
-      );
-    }
+    if (c.lines.length) node.append(linesNode(c));
+    if (c.pages > 1) node.append(pagerNode(c));
     return node;
+  }
+
+  function linesNode(c) {
+    return el(
+      "pre",
+      { class: "lines", id: "lines-" + c.number },
+      ...c.lines.map(([n, text, cited]) =>
+        el("span", cited ? { class: "cited" } : {}, el("i", {}, n), text),
+      ),
+    );
+  }
+
+  // A whole file or a long span: every line is reachable, a page at a time (#21).
+  function pagerNode(c) {
+    const earlier = el("button", { type: "button", class: "page-prev" }, "\u2190 Earlier lines ", el("kbd", {}, "["));
+    const later = el("button", { type: "button", class: "page-next" }, "Later lines ", el("kbd", {}, "]"), " \u2192");
+    const top = c.lines.length ? c.lines[0][0] : c.first;
+    const bottom = c.lines.length ? c.lines[c.lines.length - 1][0] : c.first;
+    const where = el(
+      "span",
+      { class: "page-where" },
+      "lines " + top + "\u2013" + bottom + " of " + c.first + "\u2013" + c.last +
+        " (page " + (c.page + 1) + " of " + c.pages + ")",
+    );
+    earlier.disabled = c.page === 0;
+    later.disabled = c.page === c.pages - 1;
+    earlier.addEventListener("click", () => turnPage(c.number, -1));
+    later.addEventListener("click", () => turnPage(c.number, 1));
+    return el("div", { class: "pager", id: "pager-" + c.number, "data-page": String(c.page) }, earlier, where, later);
+  }
+
+  function turnPage(number, step) {
+    if (!view) return;
+    const c = view.citations[number - 1];
+    if (!c || c.pages <= 1) return;
+    current = number;
+    markCurrent();
+    const from = number in wanted ? wanted[number] : c.page;
+    const page = Math.min(Math.max(from + step, 0), c.pages - 1);
+    if (page === from) return;
+    wanted[number] = page;
+    const at = view.position;
+    api("/api/lines?pos=" + at + "&cite=" + number + "&page=" + page)
+      .then((next) => {
+        if (!view || view.position !== at) return; // the rater moved on meanwhile
+        if (wanted[number] !== next.page) return; // a later key press asked for another page
+        view.citations[number - 1] = next;
+        const node = $("citation-" + number);
+        const old = $("lines-" + number);
+        if (old) old.replaceWith(linesNode(next));
+        $("pager-" + number).replaceWith(pagerNode(next));
+        node.classList.toggle("flagged", flags[number - 1]);
+        markCurrent();
+      })
+      .catch((err) => showError(err.message));
+  }
+
+  function markCurrent() {
+    if (!view) return;
+    view.citations.forEach((c) =>
+      $("citation-" + c.number).classList.toggle("current", c.number === current),
+    );
   }
 
   function refresh() {
@@ -166,6 +230,8 @@
   function toggleFlag(i) {
     if (i >= flags.length) return;
     flags[i] = !flags[i];
+    if (view.citations[i].pages > 1) current = i + 1; // [ and ] now page this one
+    markCurrent();
     refresh();
   }
 
@@ -242,6 +308,7 @@
       item: view.item,
       correct: verdict(),
       unsupported: flags.flatMap((on, i) => (on ? [i + 1] : [])),
+      facts: ticks.slice(), // stored in the label: fact-level agreement needs them
     };
     api("/api/label", {
       method: "POST",
@@ -282,6 +349,8 @@
     else if (!event.shiftKey && /^[1-9]$/.test(event.key)) toggleFact(Number(event.key) - 1);
     else if (/^[a-i]$/.test(event.key)) toggleFlag(event.key.charCodeAt(0) - 97);
     else if (event.key === "v") flipVerdict();
+    else if (event.key === "]") turnPage(current, 1);
+    else if (event.key === "[") turnPage(current, -1);
     else if (event.key === "Enter") confirmLabel();
     else if (event.key === "Backspace" || event.key === "ArrowLeft") goBack();
     else handled = false;

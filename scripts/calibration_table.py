@@ -1,0 +1,70 @@
+"""Write the package's table of calibrated levels, src/flightdeck/scoring/calibration_table.json.
+
+For every n from 1 to TABLE_MAX_N and each shipped claim ("shown" and "ruled out" at the
+default threshold of 15 points; the gate's "shown" read off Tango's p-value at margins of
+5, 10 and 15 points), the calibrated level alpha'(n) at alpha = 2.5% and the exact worst-case
+rate of a false claim, computed from scratch by `calibration.compute` (docs/statistics.md
+says how). Takes about 25 minutes on the shared 2-CPU machine.
+
+    .venv/bin/python scripts/calibration_table.py            # regenerate the whole table
+    .venv/bin/python scripts/calibration_table.py --check 40 101 377   # recompute, compare
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from flightdeck.jsonl import atomic_write
+from flightdeck.scoring import calibration
+
+ALPHA = 0.025
+SHIPPED = (("shown", 15.0), ("ruled_out", 15.0), ("shown_by_score", -5.0),
+           ("shown_by_score", -10.0), ("shown_by_score", -15.0))  # fmt: skip
+OUT = Path(calibration.__file__).with_name(calibration.TABLE_FILE)
+
+
+def rows(side: str, threshold: float, max_n: int) -> list[list[object]]:
+    out = []
+    for n in range(1, max_n + 1):
+        out.append(calibration.table_row(calibration.compute(n, threshold, ALPHA, side)))
+        if n % 50 == 0:
+            print(f"{side} {threshold:g}: n = {n}", file=sys.stderr, flush=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-n", type=int, default=calibration.TABLE_MAX_N)
+    parser.add_argument("--check", type=int, nargs="*", help="recompute these n and compare")
+    args = parser.parse_args()
+    if args.check:
+        bad = 0
+        for side, threshold in SHIPPED:
+            shipped = calibration._shipped(side, threshold, ALPHA)
+            for n in args.check:
+                fresh = calibration.table_row(calibration.compute(n, threshold, ALPHA, side))
+                same = shipped.get(n) is not None and calibration.table_row(shipped[n]) == fresh
+                bad += not same
+                print(f"{side} {threshold:g} n = {n}: {'same' if same else 'DIFFERENT'}")
+        return 1 if bad else 0
+    start = time.perf_counter()
+    levels = {
+        f"{side} {threshold:g}": rows(side, threshold, args.max_n) for side, threshold in SHIPPED
+    }
+    table = {
+        "version": calibration.CACHE_VERSION,
+        "alpha": ALPHA,
+        "columns": ["n", "level", "below", "cut", "tie", "size", "worst_p01"],
+        "levels": levels,
+    }
+    atomic_write(OUT, json.dumps(table, separators=(",", ":")) + "\n")
+    print(f"wrote {OUT} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

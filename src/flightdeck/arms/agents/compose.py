@@ -1,0 +1,245 @@
+"""How the repo-search arm composes an answer from its ranked passages (whole-passage mode).
+
+BM25 finds where the question's words are; the fact the question asks for is often a
+section away (the "Decision" under the "Status" line that matched, the superseding record
+the old one points to, the whole OWNERS file rather than its comment). So, from the best
+passages (every one within :data:`MIN_RELATIVE_SCORE` of the best, from at most
+:data:`MAX_FILES` files), the answer quotes:
+
+1. each passage whole, with its section's heading path above it;
+2. for a structured record (a markdown file with a few sections named as the question's kind
+   answers them: context/decision/consequences for decision-why, status/decision/update for
+   what-changed, status/known issues for a blocker; see :mod:`.kinds`), those sections of
+   the same file too;
+3. the records it links to from a line that says it supersedes, is superseded by, replaces,
+   amends or is replaced by another (relative markdown links that resolve in the
+   workspace), with their record sections: an old decision's "Superseded by 0036" is
+   followed to 0036's decision, and a new one's "supersedes 0003" back to what it changed;
+4. a short ownership file (CODEOWNERS, OWNERS, MAINTAINERS) whole.
+
+The whole answer stays under :data:`MAX_ANSWER_CHARS`, each quote under
+:data:`MAX_QUOTE_CHARS`, cut at a line's end; each quote's citation spans exactly the lines
+it quotes (its heading path above is context, not cited). Quotes are cited when their
+passage scored within :data:`CITE_RELATIVE_SCORE` of the best, or they were added for a
+cited one (its record sections, its superseding record): a citation names a file the answer
+leans on, not every file it mentions.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+from flightdeck.arms.agents import kinds
+from flightdeck.arms.agents.bm25 import stem
+from flightdeck.arms.agents.passages import Block, blocks, is_heading, is_markdown, words
+
+MAX_FILES = 4  # files the ranked passages may bring into one answer
+MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quoted
+CITE_RELATIVE_SCORE = 0.8  # nor cited below 80% of it, unless added for a cited one
+MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
+MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
+MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for other files
+MAX_CITATIONS = 4
+CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
+MAX_RECORD_SECTIONS = 8  # a file with more matching sections is a log, not one record
+MAX_OWNERSHIP_LINES = 60  # an ownership file this short is quoted whole
+_LINKING = re.compile(
+    r"supersed|replaced by|replaces\b|obsoleted by|amended by|amends\b|deprecated by",
+    re.IGNORECASE,
+)
+_LINK = re.compile(r"\]\(\s*<?([^)\s>#]+\.(?:md|markdown|rst|txt|erb|html))")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A ranked passage: its file's index, its block (0-based lines), its score."""
+
+    file: int
+    block: Block
+    score: float
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What the answer quotes from one file: lines ``[start, end)``, and whether it is cited."""
+
+    file: int
+    start: int
+    end: int
+    text: str  # the heading path, then the quoted lines
+    score: float
+    cited: bool
+
+
+class _Answer:
+    def __init__(
+        self, paths: list[str], data: list[bytes], kind: str, terms: frozenset[str]
+    ) -> None:
+        self.paths, self.data, self.kind, self.terms = paths, data, kind, terms
+        self.index = {path: n for n, path in enumerate(paths)}
+        self.quotes: list[Quote] = []
+        self.used = 0
+        self.used_by_file: dict[int, int] = {}
+        self._lines: dict[int, list[str]] = {}
+        self._blocks: dict[int, list[Block]] = {}
+
+    def lines(self, file: int) -> list[str]:
+        if file not in self._lines:
+            self._lines[file] = self.data[file].decode("utf-8", "replace").split("\n")
+        return self._lines[file]
+
+    def blocks(self, file: int) -> list[Block]:
+        if file not in self._blocks:
+            lines = self.lines(file)
+            self._blocks[file] = blocks(self.paths[file], lines) or [Block(0, len(lines))]
+        return self._blocks[file]
+
+    def add(
+        self, file: int, block: Block, score: float, cited: bool, *, extra: bool = False
+    ) -> bool:
+        """Quote a block unless it overlaps one already quoted or the answer is full.
+
+        An ``extra`` block (a record section added, not ranked) also stops at
+        :data:`MAX_RECORD_CHARS` for its file.
+        """
+        if extra and self.used_by_file.get(file, 0) >= MAX_RECORD_CHARS:
+            return False
+        for q in self.quotes:
+            if q.file == file and block.start < q.end and q.start < block.end:
+                return False
+        room = min(MAX_QUOTE_CHARS, MAX_ANSWER_CHARS - self.used)
+        if extra:
+            room = min(room, MAX_RECORD_CHARS - self.used_by_file.get(file, 0))
+        lines = self.lines(file)
+        heads = [lines[n].strip() for n in block.context if n < block.start]
+        start = block.start
+        if sum(len(lines[n]) + 1 for n in range(block.start, block.end)) > room:
+            start = self.first_hit(file, block)  # too long: quote from its first match
+            if start > block.start and is_heading(lines[block.start]):
+                heads.append(lines[block.start].strip())
+        body: list[str] = []
+        size = sum(len(h) + 1 for h in heads)
+        end = start
+        for n in range(start, block.end):
+            if body and size + len(lines[n]) + 1 > room:
+                break
+            body.append(lines[n])
+            size += len(lines[n]) + 1
+            end = n + 1
+        while end > start + 1 and not body[-1].strip():
+            body.pop()
+            end -= 1
+        if not body or size > room + MAX_QUOTE_CHARS // 2:
+            return False
+        text = "\n".join([*heads, *body])
+        if len(text) > MAX_QUOTE_CHARS:  # one line longer than a quote: cut it, say so
+            text = text[: MAX_QUOTE_CHARS - 3].rstrip() + "..."
+        self.quotes.append(Quote(file, start, end, text, score, cited))
+        self.used += len(text) + len(self.paths[file]) + 20
+        self.used_by_file[file] = self.used_by_file.get(file, 0) + len(text)
+        return True
+
+    def first_hit(self, file: int, block: Block) -> int:
+        """The line before the block's line holding most of the question's terms.
+
+        The first such line, or the block's start when no line holds one: in a long
+        CODEOWNERS block every rule may name the folder, and only one the file asked about.
+        """
+        lines = self.lines(file)
+        best, best_count = block.start, 0
+        for n in range(block.start, block.end):
+            count = len(self.terms.intersection(stem(word) for word in words(lines[n])))
+            if count > best_count:
+                best, best_count = max(block.start, n - CONTEXT_LINES), count
+        return best
+
+    def full(self) -> bool:
+        return self.used >= MAX_ANSWER_CHARS - 200
+
+    def record_sections(self, file: int, kind: str) -> list[Block]:
+        """The file's sections whose own heading names a section ``kind`` quotes."""
+        if not is_markdown(self.paths[file].rsplit("/", 1)[-1]):
+            return []
+        lines = self.lines(file)
+        found = [
+            b
+            for b in self.blocks(file)
+            if is_heading(lines[b.start])
+            and lines[b.start].lstrip().startswith("##")
+            and kinds.is_record_section(kind, set(words(lines[b.start])))
+        ]
+        return found if len(found) <= MAX_RECORD_SECTIONS else []
+
+    def linked(self, file: int) -> list[int]:
+        """Files this one says it supersedes, is superseded by, replaces, amends, ..."""
+        base = posixpath.dirname(self.paths[file])
+        found: list[int] = []
+        for line in self.lines(file):
+            if not _LINKING.search(line):
+                continue
+            for target in _LINK.findall(line):
+                if "://" in target:
+                    continue
+                path = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
+                n = self.index.get(path)
+                if n is not None and n != file and n not in found:
+                    found.append(n)
+        return found
+
+
+def compose(
+    paths: list[str], data: list[bytes], ranked: list[Hit], kind: str, terms: list[str]
+) -> list[Quote]:
+    """The quotes of one answer, in the order the answer gives them.
+
+    ``terms`` are the question's (stems, :func:`.bm25.terms_of`): a passage too long to quote
+    whole is quoted from the line before the first that holds one.
+    """
+    answer = _Answer(paths, data, kind, frozenset(terms))
+    if not ranked:
+        return []
+    best = ranked[0].score
+    files: list[int] = []
+    best_hit: dict[int, Hit] = {}
+    for hit in ranked:
+        best_hit.setdefault(hit.file, hit)
+    for hit in ranked:
+        if hit.score < best * MIN_RELATIVE_SCORE or answer.full():
+            break
+        first = hit.file not in files
+        if first and len(files) == MAX_FILES:
+            continue
+        cited = hit.score >= best * CITE_RELATIVE_SCORE
+        lines = answer.lines(hit.file)
+        if (
+            first
+            and "ownership" in kinds.file_classes(paths[hit.file])
+            and len(lines) <= MAX_OWNERSHIP_LINES
+        ):
+            answer.add(hit.file, Block(0, len(lines)), hit.score, cited)
+        else:
+            answer.add(hit.file, hit.block, hit.score, cited)
+        if not first:
+            continue
+        files.append(hit.file)
+        for block in answer.record_sections(hit.file, kind):
+            answer.add(hit.file, block, hit.score, cited, extra=True)
+        for other in answer.linked(hit.file):
+            target = best_hit.get(other)
+            if target is not None:
+                answer.add(other, target.block, hit.score, cited)
+            for block in answer.record_sections(other, "what-changed") + answer.record_sections(
+                other, kind
+            ):
+                answer.add(other, block, hit.score, cited, extra=True)
+    by_file: dict[int, int] = {}  # quotes of one file together, in file order
+    for n, q in enumerate(answer.quotes):
+        by_file.setdefault(q.file, n)
+    return sorted(answer.quotes, key=lambda q: (by_file[q.file], q.start))
+
+
+def cited(quotes: list[Quote]) -> list[Quote]:
+    """The quotes the answer cites: at most :data:`MAX_CITATIONS`, in answer order."""
+    return [q for q in quotes if q.cited][:MAX_CITATIONS]

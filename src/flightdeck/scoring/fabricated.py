@@ -1,0 +1,117 @@
+"""What each fabricated citation is (#21): a real file that is not a valid source, or none.
+
+The product page calls a citation fabricated when its uri matches none of the question's
+valid sources, and the metrics count it so (``citations.fabricated``, unchanged). That
+lumps a real file the answer cited wrongly with a file that does not exist, and "fabricated"
+reads as invented. So each fabricated citation is also looked up in its repository at the
+question's ``as_of``, and counted beside the total as exactly one of:
+
+- ``fabricated_not_a_source``: the file exists at ``as_of``; it is just not a valid source;
+- ``fabricated_no_such_file``: no such file at ``as_of`` (nor a repository of ``as_of``);
+- ``fabricated_opaque``: an opaque uri (``https:`` ...), which cannot be looked up;
+- ``fabricated_not_checked``: its repository is not at hand here, so it was not looked up.
+
+The four add up to ``fabricated``. Only fabricated citations are looked up, through one
+``git cat-file --batch`` process per repository, so an arm without them costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import ExitStack
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from flightdeck.errors import InputError
+from flightdeck.suite.records import Question, parse_source_uri, read_questions
+from flightdeck.suite.repos import CACHE_FOLDER, BlobReader, RepoSet
+
+if TYPE_CHECKING:
+    from flightdeck.params import Params
+    from flightdeck.project import Suite
+    from flightdeck.scoring.outcomes import ScoreResult
+
+NOT_A_SOURCE = "fabricated_not_a_source"
+NO_SUCH_FILE = "fabricated_no_such_file"
+OPAQUE = "fabricated_opaque"
+NOT_CHECKED = "fabricated_not_checked"
+SPLIT = (NOT_A_SOURCE, NO_SUCH_FILE, OPAQUE, NOT_CHECKED)
+WORDS = {
+    NOT_A_SOURCE: "not a valid source (file exists at as_of)",
+    NO_SUCH_FILE: "no such file",
+    OPAQUE: "not a repository file (an opaque uri)",
+    NOT_CHECKED: "not looked up (repository not at hand)",
+}
+
+
+def with_fabricated_split(result: ScoreResult, suite: Suite, params: Params) -> ScoreResult:
+    """``result`` with each arm's ``citations`` holding the split beside ``fabricated``."""
+    fabricated = {
+        arm: [
+            (qid, uri)
+            for qid, uris, classes in s.table.select("id", "citations", "classes").iter_rows()
+            for uri, cls in zip(uris or [], classes or [], strict=True)
+            if cls == "fabricated"
+        ]
+        for arm, s in result.arms.items()
+    }
+    questions = (
+        {q.id: q for q in read_questions(suite.questions)} if any(fabricated.values()) else {}
+    )
+    repos = RepoSet(params.repos, params.root / CACHE_FOLDER)
+    with _Lookup(repos) as lookup:
+        arms = {
+            arm: replace(
+                s, citations=dict(s.citations) | split_counts(fabricated[arm], questions, lookup)
+            )
+            for arm, s in result.arms.items()
+        }
+    return replace(result, arms=arms)
+
+
+def split_counts(
+    cited: list[tuple[str, str]], questions: dict[str, Question], lookup: _Lookup
+) -> dict[str, int]:
+    """How many of the (question id, uri) fabricated citations fall in each part."""
+    counts = Counter(lookup.kind(questions[qid], uri) for qid, uri in cited)
+    return {part: counts.get(part, 0) for part in SPLIT}
+
+
+class _Lookup:
+    """Files at a commit, asked through one git process per repository, each path once."""
+
+    def __init__(self, repos: RepoSet) -> None:
+        self.repos = repos
+        self._stack = ExitStack()
+        self._readers: dict[str, BlobReader | None] = {}
+        self._seen: dict[tuple[str, str, str], bool] = {}
+
+    def __enter__(self) -> _Lookup:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def kind(self, question: Question, uri: str) -> str:
+        parsed = parse_source_uri(uri)
+        if parsed is None:
+            return OPAQUE
+        if parsed.repo not in question.as_of:
+            return NO_SUCH_FILE  # a repository the question does not pin: nothing there
+        reader = self._reader(parsed.repo)
+        if reader is None:
+            return NOT_CHECKED
+        key = (parsed.repo, question.as_of[parsed.repo], parsed.path)
+        if key not in self._seen:
+            self._seen[key] = reader.read(key[1], key[2]) is not None
+        return NOT_A_SOURCE if self._seen[key] else NO_SUCH_FILE
+
+    def _reader(self, name: str) -> BlobReader | None:
+        if name not in self._readers:
+            try:
+                repo = self.repos.get(name)
+            except InputError:  # not configured here, or not at this path
+                self._readers[name] = None
+            else:
+                self._readers[name] = self._stack.enter_context(repo.blobs())
+        return self._readers[name]

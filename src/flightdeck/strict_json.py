@@ -1,0 +1,183 @@
+"""Strict JSON: one decoder for every file a person or a harness gives flightdeck.
+
+``json`` and msgspec both keep the last of two equal keys without a word, ``json`` crashes
+(ValueError) on an integer of more than 4,300 digits and reads NaN, and both let a file
+through that cannot be written back. :func:`loads_strict` refuses all of these with a
+:class:`JSONProblem` that says what is wrong; :mod:`flightdeck.jsonl` turns it into the
+``<file>:<line>`` error. The decode is msgspec's (in C); only bytes it refuses, or whose
+keys repeat, are read again with ``json`` to say what and where.
+
+A harness's result is decoded the same way: call :func:`loads_strict` on its bytes and turn
+a :class:`JSONProblem` into the trial's protocol error (``exc.what`` says what is wrong).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+
+class JSONProblem(ValueError):
+    """Bytes that are not strict JSON: ``what`` is wrong, ``kind`` of problem, ``line`` in them.
+
+    ``kind`` is one of ``encoding``, ``bom``, ``syntax``, ``depth``, ``number``, ``duplicate``,
+    ``surrogate``; callers add how to fix it in their own setting (a line, a document).
+    """
+
+    def __init__(self, kind: str, what: str, line: int | None = None, value: Any = None) -> None:
+        super().__init__(what)
+        self.kind, self.what, self.line = kind, what, line
+        self.value = value  # for "surrogate": the value as json reads it, to say which field
+
+
+def loads_strict(data: bytes) -> Any:
+    """One JSON value, refusing what ``json`` and msgspec would let through or crash on.
+
+    Refused with a :class:`JSONProblem`: bytes that are not UTF-8, a byte-order mark, bad
+    syntax (NaN and Infinity included), a key given twice in one object at any depth (json
+    and msgspec keep the last without a word), an integer of more digits than Python reads
+    (``sys.get_int_max_str_digits()``), a float beyond the double range, a lone surrogate
+    escape, nesting deeper than the interpreter's recursion limit. Valid input is decoded once
+    in C by msgspec and checked for repeated keys by :func:`keys_repeated`; only bytes that
+    fail are read again, with ``json``, to say what is wrong and where.
+    """
+    import msgspec
+
+    try:
+        value = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError: a number too large
+        problem = _diagnose(data)
+        if problem is None:  # json reads what msgspec refused: quote msgspec
+            problem = JSONProblem("syntax", f"not JSON ({exc})")
+        raise problem from None
+    if keys_repeated([data], [value]):
+        problem = _diagnose(data)
+        if problem is not None:
+            raise problem
+    return value  # an escaped colon made the count look short, and no key repeats
+
+
+def keys_repeated(lines: list[bytes], values: Iterable[Any]) -> bool:
+    """Whether any of ``lines`` (JSON texts, ``values`` their decoded values) repeats a key.
+
+    Every key of a JSON text ends with the one ``:`` outside strings that follows it; a
+    decoder keeps one entry per distinct key. Encoded again, each value has one ``:`` per
+    entry it kept, and the same ``:`` inside its strings as the text (msgspec never escapes
+    one), so the text has more exactly when a key was dropped. A text that writes a colon as
+    ``\\u003a`` would be counted short, so it answers True and the caller looks closer.
+    """
+    encoder, buffer = _encoder(), bytearray()
+    for value in values:
+        encoder.encode_into(value, buffer, -1)
+    colons = sum(text.count(b":") for text in lines)
+    escaped = any(b"\\u003" in text and _ESCAPED_COLON.search(text) for text in lines)
+    return escaped or colons != buffer.count(b":")
+
+
+@functools.cache
+def _encoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Encoder()
+
+
+_ESCAPED_COLON = re.compile(rb"\\u003[aA]")
+
+
+def _diagnose(data: bytes) -> JSONProblem | None:
+    """What is wrong with bytes msgspec refused (or whose keys repeat), read with ``json``."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return JSONProblem("bom", "starts with a byte-order mark")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return JSONProblem("encoding", f"not UTF-8 (byte {exc.start + 1})")
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_unique_pairs,
+            parse_int=_bounded_int,
+            parse_float=_bounded_float,
+            parse_constant=_no_constant,
+        )
+    except _Problem as exc:
+        return JSONProblem(exc.kind, exc.what, _line_of_key(text, exc.key) if exc.key else None)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}" if "\n" in text else f"column {exc.colno}"
+        return JSONProblem("syntax", f"not JSON ({exc.msg} at {where})", exc.lineno)
+    except RecursionError:
+        return JSONProblem("depth", "JSON nested too deeply")
+    if has_lone_surrogate(value):
+        what = "holds an unpaired surrogate escape (\\ud800-\\udfff)"
+        return JSONProblem("surrogate", what, value=value)
+    return None
+
+
+class _Problem(Exception):
+    def __init__(self, kind: str, what: str, key: str | None = None) -> None:
+        super().__init__(what)
+        self.kind, self.what, self.key = kind, what, key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Problem("duplicate", f"duplicate key {_quoted(key)} in one object", key)
+            seen.add(key)
+    return obj
+
+
+def _bounded_int(digits: str) -> int:
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits.lstrip("-")) > limit:
+        what = f"an integer of {len(digits.lstrip('-')):,} digits (more than {limit:,})"
+        raise _Problem("number", f"holds {what}")
+    return int(digits)
+
+
+def _bounded_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Problem("number", f"holds a number too large for a float ({_quoted(text)})")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise _Problem("syntax", f"not JSON ({name} is not a JSON number)")
+
+
+def _quoted(text: str) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _line_of_key(text: str, key: str) -> int | None:
+    """The line of the second ``"key":`` in a text with newlines (a document); None on one line."""
+    if "\n" not in text.strip():
+        return None
+    pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+    hits = [m.start() for m in pattern.finditer(text)]
+    return text.count("\n", 0, hits[1]) + 1 if len(hits) > 1 else None
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """Whether a plain JSON value holds a string that cannot be written as UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, list):
+        return any(map(has_lone_surrogate, value))
+    if isinstance(value, dict):
+        return any(map(has_lone_surrogate, value)) or any(map(has_lone_surrogate, value.values()))
+    return False
