@@ -104,8 +104,12 @@ class Suite(paths.Suite):
         report: Path | None = None,
         results_dir: Path | None = None,
         on_progress: Callable[[str], None] | None = None,
+        allow_dry_run: bool = False,
     ) -> ScoreResult:
-        """``knowledge score``: score the arms (params' ``arms`` by default), write, record."""
+        """``knowledge score``: score the arms (params' ``arms`` by default), write, record.
+
+        A dry-run arm (``mockllm/model``) is refused unless ``allow_dry_run``.
+        """
         from flightdeck.tasks.scoring import score
 
         return score(
@@ -118,6 +122,7 @@ class Suite(paths.Suite):
             report=report,
             results_dir=results_dir,
             on_progress=on_progress,
+            allow_dry_run=allow_dry_run,
         )
 
     def gate(self, *, pinned: str | None = None, candidate: str | None = None) -> GateResult:

@@ -62,8 +62,48 @@ class ModelUnavailable(InputError):
             "--model",
             None,
             f"cannot open {name!r} ({reason}); check the name and the provider's key and "
-            "base URL variables",
+            "base URL variables" + sandbox_hint(name),
         )
+
+
+def in_trial(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process is a harness that ``experiment run`` started (its protocol is set)."""
+    env = os.environ if environ is None else environ
+    return any(f"FLIGHTDECK_{n}" in env for n in ("TASK", "BATCH", "RESULT"))
+
+
+def sandbox_hint(name: str, environ: Mapping[str, str] | None = None) -> str:
+    """In a trial, which of the model's variables are missing here and how to pass them."""
+    from flightdeck.provider_env import provider_env
+
+    env = os.environ if environ is None else environ
+    needs = provider_env(name)
+    if not in_trial(env) or needs is None:
+        return ""
+    missing = needs.missing(dict(env))
+    if not missing:
+        return ""
+    names = ", ".join(missing)
+    flags = " ".join(f"--pass-env {v}" for v in missing)
+    return (
+        f"; {names} is not set inside the harness's sandbox: export it before experiment run, "
+        f"or pass it with {flags}"
+    )
+
+
+def model_failure(name: str, detail: str) -> InputError:
+    """A provider that failed after inspect's retries: exit 2, for the name, key or server.
+
+    The one error of both model arms (``agent llm``, ``agent attached``) for a model call
+    that failed: a wrong key, an unknown model, a server that is down are the operator's to
+    fix, never a verdict (exit 1).
+    """
+    from flightdeck.provider_env import provider_env
+
+    needs = provider_env(name)
+    names = ", ".join(v for v in needs.reads) if needs is not None and needs.reads else ""
+    check = "check the model name" + (f", {names}" if names else "") + " and that its server is up"
+    return InputError("--model", None, f"the model call failed ({detail}); {check}")
 
 
 def inspect_version() -> str:
@@ -100,7 +140,8 @@ def check_model_name(name: str, environ: Mapping[str, str] | None = None) -> str
                 raise InputError(
                     "--model",
                     None,
-                    f"{name} reads {var}; set it (any non-empty key for a server without one)",
+                    f"{name} reads {var}; set it (any non-empty key for a server without one)"
+                    + sandbox_hint(name, env),
                 )
     return name
 

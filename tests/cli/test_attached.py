@@ -192,15 +192,23 @@ def test_a_folder_too_large_for_the_context_is_refused_before_any_call(
     assert not (project.suite / "answers" / "projects-api.jsonl").read_text().strip()
 
 
-def test_mockllm_needs_a_window_and_refuses_what_does_not_fit_it(
+def test_mockllm_is_a_dry_run_whose_window_is_checked_only_when_given(
     runner: CliRunner, project: Project
 ) -> None:
     keep_questions(project, "q1")
     folder = attachments(project.root)
-    result = run(runner, project, harness("mockllm/model", folder))
-    assert result.exit_code == 1
-    [entry] = ledger(project)
-    assert "inspect does not know the context window of mockllm/model" in entry["reason"]
+    result = run(runner, project, harness("mockllm/model", folder), arm="dry")
+    assert result.exit_code == 0, result.output
+    (got,) = map(json.loads, (project.suite / "answers" / "dry.jsonl").read_text().splitlines())
+    # the attached document sharing most words with "Why did we choose Postgres?", cited
+    assert got["answer"].startswith("Dry run (mockllm/model; no model was called): ")
+    assert got["citations"] == [{"uri": "sdlc/" + ADR, "sha256": sha(FILES_LATER[ADR])}]
+    [entry] = ledger(project, "dry")
+    trace = (project.root / entry["trace"]).read_text()
+    assert "(not checked: a dry run (pass --context-window to check one))" in trace
+    meta = read_meta(project.suite / "answers" / "dry.meta.json").fields
+    assert meta["provenance"]["dry_run"] is True
+    assert meta["harness_needs"]["dry_run"] is True
 
     command = harness("mockllm/model", folder, "--context-window", "200")
     result = run(runner, project, command, arm="small")
@@ -233,7 +241,9 @@ def test_a_resumed_arm_refuses_changed_attachments(
     assert sorted(answers(project)) == ["q1"]
     [failed] = [e for e in ledger(project) if e["status"] == "failed"]
     assert failed["id"] == "q4"
-    assert "error: the model call failed: openai-api/stub/m1: " in failed["reason"]
+    assert failed["reason"].startswith(
+        "exit status 2 (stderr: error: --model: the model call failed (openai-api/stub/m1: "
+    )
 
     fail_q4["on"] = False
     (folder / "sdlc" / "README.md").write_text("A file attached later.\n")

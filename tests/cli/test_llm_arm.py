@@ -23,6 +23,7 @@ from tests.standin_model import StandInServer
 
 from flightdeck import __version__
 from flightdeck.arms.agents.llm import SYSTEM_PROMPT
+from flightdeck.provider_env import TRANSPORT
 from flightdeck.suite.records import read_meta
 
 SECRET = "sk-stand-in-0123456789abcdef"
@@ -37,14 +38,26 @@ def model() -> Iterator[StandInServer]:
         yield server
 
 
-def run_arm(
-    project: Project, model: StandInServer, arm: str, *agent_args: str
-) -> subprocess.CompletedProcess[str]:
-    harness = shlex.join([*LLM, "--model", "openai-api/local/stand-in", *agent_args])
-    env = dict(os.environ, LOCAL_BASE_URL=model.base_url, LOCAL_API_KEY=SECRET)
+def harness_env(model: StandInServer, **more: str) -> dict[str, str]:
+    """The operator's shell: the model's two variables exported, no proxy or CA variables."""
+    env = {k: v for k, v in os.environ.items() if k not in TRANSPORT}
+    env.update(LOCAL_BASE_URL=model.base_url, LOCAL_API_KEY=SECRET, **more)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(Path(__file__).parents[2] / "src"), env.get("PYTHONPATH", "")]
     )
+    return env
+
+
+def run_arm(
+    project: Project,
+    model: StandInServer,
+    arm: str,
+    *agent_args: str,
+    run_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``experiment run`` in one step: no --network, no --pass-env (the runner knows them)."""
+    harness = shlex.join([*LLM, "--model", "openai-api/local/stand-in", *agent_args])
     return subprocess.run(
         [
             PYTHON,
@@ -61,16 +74,10 @@ def run_arm(
             "2",
             "--timeout",
             "120",
-            # the bubblewrap sandbox lets through the network (the model on 127.0.0.1) and
-            # the model's two variables, nothing else
-            "--network",
-            "--pass-env",
-            "LOCAL_BASE_URL",
-            "--pass-env",
-            "LOCAL_API_KEY",
+            *run_args,
         ],
         cwd=project.root,
-        env=env,
+        env=harness_env(model) if env is None else env,
         capture_output=True,
         text=True,
         timeout=600,
@@ -133,6 +140,14 @@ def test_the_llm_arm_runs_through_an_openai_compatible_server(
     sandbox = meta["sandbox"]
     assert (sandbox["mode"], sandbox["network"]) == ("bwrap", True)
     assert sandbox["pass_env"] == ["LOCAL_API_KEY", "LOCAL_BASE_URL"]
+    # the runner read them off the harness's --model, and says so
+    assert meta["harness_needs"] == {
+        "harness": "flightdeck experiment agent llm",
+        "model": "openai-api/local/stand-in",
+        "provider": "openai-api/local",
+        "network": {"needed": True, "opened": True},
+        "pass_env": ["LOCAL_API_KEY", "LOCAL_BASE_URL"],
+    }
     harness = meta["provenance"]
     assert harness["system_prompt_sha256"] == hashlib.sha256(SYSTEM_PROMPT.encode()).hexdigest()
     assert harness["limits"] == {"max_steps": 30, "token_limit": None}
@@ -152,7 +167,7 @@ def test_the_llm_arm_runs_through_an_openai_compatible_server(
     # the trace holds the whole conversation as inspect's JSON log; the key is nowhere
     trace = (project.root / "traces" / "demo-v1" / "llm-grep" / "q1.log").read_text()
     log = json.loads(trace.split("==> inspect log (JSON) <==\n")[1].split("\n==> ")[0])
-    assert [m["role"] for m in log["samples"][0]["messages"]] == [
+    assert [m["role"] for m in log["messages"]] == [
         "system",
         "user",
         "assistant",
@@ -222,6 +237,79 @@ def test_a_failing_model_fails_the_trial_and_names_the_model(
         check=False,
     )
     assert done.returncode == 2
-    assert done.stderr.startswith("error: --model: the inspect eval ended with error: ")
+    assert done.stderr.startswith(
+        "error: --model: the model call failed (the inspect eval ended with error: "
+    )
+    assert done.stderr.rstrip().endswith(
+        "; check the model name, LOCAL_API_KEY, LOCAL_BASE_URL and that its server is up"
+    )
     assert "Traceback" not in done.stderr
     assert SECRET not in done.stderr
+
+
+def ledger(project: Project, arm: str) -> list[dict[str, Any]]:
+    path = project.root / "runs" / "demo-v1" / f"{arm}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_operator_can_keep_the_network_closed(project: Project, model: StandInServer) -> None:
+    done = run_arm(project, model, "llm-closed", "--max-retries", "0", run_args=("--no-network",))
+    assert done.returncode == 1  # every trial failed: the model is out of reach
+    meta = read_meta(project.suite / "answers" / "llm-closed.meta.json").fields
+    assert meta["sandbox"]["network"] is False
+    assert meta["harness_needs"]["network"] == {"needed": True, "opened": False}
+    assert model.requests == []
+    reasons = [entry["reason"] for entry in ledger(project, "llm-closed")]
+    assert len(reasons) == 4
+    assert all(r.startswith("agent failed: ") for r in reasons), reasons
+
+
+def test_a_variable_missing_in_the_sandbox_names_pass_env(
+    project: Project, model: StandInServer
+) -> None:
+    env = harness_env(model)
+    del env["LOCAL_API_KEY"]  # not exported: the runner has nothing to pass
+    done = run_arm(project, model, "llm-nokey", env=env)
+    assert done.returncode == 1
+    meta = read_meta(project.suite / "answers" / "llm-nokey.meta.json").fields
+    assert meta["sandbox"]["pass_env"] == ["LOCAL_BASE_URL"]
+    for entry in ledger(project, "llm-nokey"):
+        assert entry["reason"].startswith("the harness exited (status 2) before answering")
+        assert (
+            "openai-api/local/stand-in reads LOCAL_API_KEY; set it (any non-empty key for a "
+            "server without one); LOCAL_API_KEY is not set inside the harness's sandbox: "
+            "export it before experiment run, or pass it with --pass-env LOCAL_API_KEY"
+        ) in entry["reason"]
+    assert model.requests == []
+
+
+class FailsOnDeploy(StandInServer):
+    """The stand-in, but a server error for every request about deploying while ``down``."""
+
+    down = True
+
+    def respond(self, request: Any) -> Any:
+        if self.down and "deploy" in json.dumps(request.body["messages"][1]):
+            return 500, {"error": {"message": "deploy is down", "type": "server_error"}}
+        return super().respond(request)
+
+
+def test_one_failed_question_in_a_batch_costs_only_itself(project: Project) -> None:
+    with FailsOnDeploy() as server:
+        first = run_arm(project, server, "llm-batch", "--max-retries", "0")
+        assert first.returncode == 1
+        assert sorted(answers(project, "llm-batch")) == ["q1", "q3", "q4"]
+        (failed,) = [e for e in ledger(project, "llm-batch") if e["status"] == "failed"]
+        assert failed["id"] == "q2"
+        assert failed["reason"].startswith("agent failed: openai.InternalServerError: ")
+        assert "deploy is down" in failed["reason"]
+        trace = (project.root / failed["trace"]).read_text()
+        assert "status: failed: agent failed: " in trace
+        assert "==> inspect log (JSON) <==" in trace  # the conversation up to the failure
+
+        server.down, server.requests = False, []  # the rerun asks only the question missing
+        second = run_arm(project, server, "llm-batch", "--max-retries", "0")
+        assert second.returncode == 0, second.stderr
+        asked = {body["messages"][1]["content"].split("\n")[0] for _, body in server.requests}
+    assert asked == {"Question: How do we deploy?"}
+    assert sorted(answers(project, "llm-batch")) == ["q1", "q2", "q3", "q4"]

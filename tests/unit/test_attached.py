@@ -230,6 +230,7 @@ def test_the_model_gets_every_document_by_name_then_the_question(tmp_path: Path)
         "prompt_sha256": PROMPT_SHA256,
         "token_count": ESTIMATE,
         "max_tokens": 64,
+        "dry_run": True,  # mockllm: no model answered, whoever scripted it
     }
     assert sha(SYSTEM_PROMPT + "\n\n" + QUESTION_TEMPLATE) == PROMPT_SHA256
 
@@ -258,15 +259,16 @@ def test_the_answer_budget_counts_against_the_window() -> None:
         inspect_call.ask(Scripted("ok").model(), "s", "d", "q", max_tokens=98, context_window=100)
 
 
-def test_an_unknown_window_must_be_given(tmp_path: Path) -> None:
+def test_an_unknown_window_must_be_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     top = folder(tmp_path, {"sdlc/a.md": "a\n"})
-    script = Scripted("unused")
+    # nothing listens there: the refusal comes before any request
+    monkeypatch.setenv("NOWHERE_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("NOWHERE_API_KEY", "unused")
     with pytest.raises(
         FlightdeckError,
-        match="does not know the context window of mockllm/model; pass --context-window",
+        match="does not know the context window of openai-api/nowhere/m; pass --context-window",
     ):
-        answer(TASK, load_attachments(top), script.model(), max_tokens=10)
-    assert script.calls == []
+        answer(TASK, load_attachments(top), "openai-api/nowhere/m", max_tokens=10)
 
 
 class CountingMock(MockLLM):

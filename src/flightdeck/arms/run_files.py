@@ -8,15 +8,19 @@ scored arm's answers change only when a rerun gives the same bytes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
 from flightdeck.jsonl import atomic_write, dumps_line, writing_to
 from flightdeck.project import Suite
+
+if TYPE_CHECKING:
+    from flightdeck.arms.trial import TrialOutcome
 
 
 def repair_torn_line(path: Path) -> str | None:
@@ -169,3 +173,21 @@ def sort_answers(path: Path, order: list[str]) -> None:
     keyed = sorted(lines, key=lambda line: rank.get(json.loads(line).get("id"), len(rank)))
     if keyed != lines:
         atomic_write(path, b"".join(keyed))
+
+
+def record_outcome(
+    outcome: TrialOutcome, answers: Appender, ledger: Appender, run: str
+) -> TrialOutcome:
+    """Record a trial: the answer, then the ledger entry.
+
+    A failed write (a full disk) fails that trial alone.
+    """
+    if outcome.record is not None:
+        try:
+            answers.append(outcome.record)
+        except OSError as exc:
+            reason = f"could not record its answer: {exc.strerror or exc}"
+            outcome = dataclasses.replace(outcome, ok=False, reason=reason, record=None)
+    with contextlib.suppress(OSError):  # the ledger is a log; the answer is what counts
+        ledger.append({"run": run, **outcome.ledger_entry()})
+    return outcome

@@ -54,6 +54,8 @@ from flightdeck.arms.arm_meta import (
     snapshot,
     with_provenance,
 )
+from flightdeck.arms.batch_trial import run_batches
+from flightdeck.arms.harness_needs import harness_needs, widened
 from flightdeck.arms.leak_check import LeakCheck
 from flightdeck.arms.limits import Limits
 from flightdeck.arms.run_files import (
@@ -61,6 +63,7 @@ from flightdeck.arms.run_files import (
     RunLock,
     answers_for_scored_arm,
     previous_meta_date,
+    record_outcome,
     repair_torn_line,
     settle_rerun,
     sort_answers,
@@ -97,7 +100,7 @@ class RunConfig:
     model: str | None = None
     by: str | None = None  # who ran the arm, for the meta; None: git's user.name
     sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
-    network: bool = False  # let the harness reach the network (an LLM arm's API)
+    network: bool | None = None  # reach the network; None: as the harness's --model needs
     pass_env: tuple[str, ...] = ()  # environment variables the harness gets
     bind: tuple[Path, ...] = ()  # host paths the harness may read (--bind), read-only
     limits: Limits = field(default_factory=Limits)  # per-trial caps
@@ -171,7 +174,8 @@ def run_experiment(
     suite.require_intact()
     # Before the policy and any trial: nothing of the cache is ever readable, first run included.
     (config.root / STATE_FOLDER).mkdir(parents=True, exist_ok=True)
-    policy = sandbox_policy(config, argv, path)
+    needs = harness_needs(argv)  # (#21) a built-in model agent's variables and network
+    policy = sandbox_policy(widened(config, needs), argv, path)
     leaks = LeakCheck([config.holdouts or config.root / "holdouts", config.root / "holdouts"])
     questions = read_questions(suite.questions)
     answers_path = suite.answers(config.arm)
@@ -203,7 +207,7 @@ def run_experiment(
             "flightdeck_version": __version__,
             "sandbox": policy.meta(),
             "canary_check": leaks.describe(),
-        }
+        } | ({} if needs is None else {"harness_needs": needs.meta(policy.network, os.environ)})
         meta["date"] = (answers_path != scored_path and previous_meta_date(meta_path)) or date
         meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
@@ -229,6 +233,7 @@ def run_experiment(
             (answers_path, runs_path, meta_path),
             (meta, leaks),
             on_trial,
+            needs is not None and needs.batch,
         )
         outcomes, omissions, peak = ran
         if any(o.ok for o in outcomes):
@@ -257,7 +262,7 @@ def run_experiment(
 def policy_request(config: RunConfig) -> sandbox.PolicyRequest:
     """What the arm asks of its sandbox (the one place a built-in arm may widen it)."""
     return sandbox.PolicyRequest(
-        config.sandbox, config.network, config.pass_env, config.bind, config.limits
+        config.sandbox, bool(config.network), config.pass_env, config.bind, config.limits
     )
 
 
@@ -284,6 +289,7 @@ def _run_all(
     paths: tuple[Path, Path, Path],
     state: tuple[dict[str, Any], LeakCheck],
     on_trial: Callable[[TrialOutcome], None] | None,
+    batched: bool = False,
 ) -> tuple[list[TrialOutcome], dict[str, int], int]:
     """The trials, and what the workspaces left out (by reason) and their peak disk."""
     if not pending:
@@ -325,19 +331,27 @@ def _run_all(
         finally:
             if held:
                 cache.release(held[0])
+        return record(outcome)
+
+    def record(outcome: TrialOutcome) -> TrialOutcome:
         leaked = leaks.check(spec.root / outcome.trace, outcome.trace)
         if leaked is not None:
             outcome = dataclasses.replace(outcome, ok=False, reason=leaked, record=None)
         with record_lock:  # answer first: the ledger entry is a log, the answer is the result
             if outcome.ok and outcome.provenance is not None:
                 outcome = _record_provenance(outcome, meta, meta_path)
-            return _record(outcome, answers, ledger, run_id)
+            return record_outcome(outcome, answers, ledger, run_id)
 
     outcomes: list[TrialOutcome] = []
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=config.jobs)
     previous = _interrupt_on_sigterm()
     try:
-        futures = [pool.submit(one, q) for q in ordered]
+        if batched:  # one process for many questions, each still a trial (arms/batch_trial.py)
+            verify = cache.verify if checked else None
+            outcomes = run_batches(
+                ordered, spec, cache, control, config.jobs, record, on_trial, verify
+            )
+        futures = [pool.submit(one, q) for q in ordered if not batched]
         for future in concurrent.futures.as_completed(futures):
             outcome = future.result()
             if outcome is not None:
@@ -358,19 +372,6 @@ def _run_all(
     order = {q.id: i for i, q in enumerate(pending)}
     omissions = dict(sorted(Counter(cache.omissions.values()).items()))
     return sorted(outcomes, key=lambda o: order[o.id]), omissions, cache.peak
-
-
-def _record(outcome: TrialOutcome, answers: Appender, ledger: Appender, run: str) -> TrialOutcome:
-    """The answer, then the ledger entry; a failed write (a full disk) fails the trial alone."""
-    if outcome.record is not None:
-        try:
-            answers.append(outcome.record)
-        except OSError as exc:
-            reason = f"could not record its answer: {exc.strerror or exc}"
-            outcome = dataclasses.replace(outcome, ok=False, reason=reason, record=None)
-    with contextlib.suppress(OSError):  # the ledger is a log; the answer is what counts
-        ledger.append({"run": run, **outcome.ledger_entry()})
-    return outcome
 
 
 def _record_provenance(

@@ -77,14 +77,16 @@ def experiment() -> None:
 @click.option(
     "--network/--no-network",
     default=None,
-    help="Let the sandboxed harness reach the network [params: harness_sandbox.<arm>.network].",
+    help="Let the sandboxed harness reach the network [params: harness_sandbox.<arm>.network; "
+    "default: on for a built-in model agent whose model is reached over it, else off].",
 )
 @click.option(
     "--pass-env",
     "pass_env",
     multiple=True,
     metavar="NAME",
-    help="Pass environment variable NAME to the harness (repeat; e.g. an API key).",
+    help="Pass environment variable NAME to the harness (repeat; e.g. an API key). A built-in "
+    "model agent gets its model's variables without it.",
 )
 @click.option(
     "--bind",
@@ -219,7 +221,7 @@ def run_command(
         model=model,
         by=by,
         sandbox=sandbox or arm_sandbox.get("sandbox") or params.sandbox,
-        network=network if network is not None else bool(arm_sandbox.get("network", False)),
+        network=network if network is not None else arm_sandbox.get("network"),
         pass_env=tuple(arm_sandbox.get("pass_env", ())) + pass_env,
         bind=tuple(project.root / b for b in arm_sandbox.get("bind", ())) + bind,
         limits=Limits(max_output_mb, max_tmp_mb, max_memory_mb, max_processes),

@@ -140,6 +140,7 @@ def attached_command(
     from flightdeck.arms.agents.inspect_call import ContextTooLarge, ModelFailed
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
     from flightdeck.jsonl import atomic_write
+    from flightdeck.models import model_failure
 
     task = _read_task()
     attachments = load_attachments(folder)
@@ -155,10 +156,9 @@ def attached_command(
                 max_retries=max_retries,
                 trace=trace,
             )
-        except ModelFailed as exc:  # the provider's fault, not the input's: exit 1, one line
+        except ModelFailed as exc:  # a wrong key, model or server: exit 2, as agent llm
             trace.write(f"model call failed: {exc}\n")
-            click.echo(f"error: the model call failed: {exc}", err=True)
-            sys.exit(1)
+            raise model_failure(model, str(exc)) from None
         except ContextTooLarge as exc:
             trace.write(f"refused: {exc}\n")
             raise InputError(folder, None, str(exc)) from None

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +117,18 @@ def llm_command(
         parse_mcp_commands,
         run_agent,
     )
+    from flightdeck.arms.batch_trial import ENV_BATCH
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
     from flightdeck.jsonl import atomic_write
-    from flightdeck.models import ModelSettings, check_model_name, inspect_version, redact
+    from flightdeck.models import (
+        ModelSettings,
+        check_model_name,
+        inspect_version,
+        model_failure,
+        redact,
+    )
 
+    started = time.monotonic()
     inspect_version()
     check_model_name(model)
     prompt = SYSTEM_PROMPT
@@ -137,19 +147,23 @@ def llm_command(
         mcp=parse_mcp_commands(mcp_commands),
         snapshot=load_snapshot(snapshot_file) if snapshot_file is not None else None,
     )
+    batch_file = os.environ.get(ENV_BATCH)
+    if batch_file and question is None:  # many questions, one eval (arms/batch_trial.py)
+        from flightdeck.arms.agents.llm_batch import run_batch
+
+        _private_inspect_dirs(Path(tempfile.mkdtemp(prefix="inspect-")))
+        run_batch(options, Path(batch_file), started)
+        return
     task = {"question": question} if question is not None else read_task()
     result_path, trace_path = os.environ.get(ENV_RESULT), os.environ.get(ENV_TRACE)
     scratch = Path(result_path).parent if result_path else None
     if scratch is not None:
-        # inspect keeps its data and cache under the XDG folders: in the trial's scratch, a
-        # sandboxed trial needs nothing writable but it, and nothing outlives the trial
-        os.environ["XDG_DATA_HOME"] = str(scratch / "xdg-data")
-        os.environ["XDG_CACHE_HOME"] = str(scratch / "xdg-cache")
+        _private_inspect_dirs(scratch)
     try:
         run = run_agent(options, workspace, task, scratch=scratch)
     except AgentError as exc:
         _write_trace(trace_path, [f"agent failed: {exc}"], exc.log_json)
-        raise InputError("--model", None, f"{exc}; check the model name and its server") from None
+        raise model_failure(model, str(exc)) from None
     notes = [f"read {path}" for path in run.read_paths]
     notes += [f"cite {uri} sha256={sha}" for uri, sha in run.citations]
     if run.stopped:
@@ -161,6 +175,15 @@ def llm_command(
     if result_path:
         atomic_write(Path(result_path), output + "\n")
     click.echo(output)
+
+
+def _private_inspect_dirs(scratch: Path) -> None:
+    """inspect keeps its data and cache under the XDG folders: put them in the trial's scratch.
+
+    A sandboxed trial needs nothing writable but it, and nothing outlives the trial.
+    """
+    os.environ["XDG_DATA_HOME"] = str(scratch / "xdg-data")
+    os.environ["XDG_CACHE_HOME"] = str(scratch / "xdg-cache")
 
 
 def _write_trace(path: str | None, notes: list[str], log_json: str) -> None:

@@ -172,6 +172,11 @@ def _evidence(evidence: dict[str, Any]) -> str:
     default=None,
     help="Take unrated arms' correctness from this calibrated judge [params: judge].",
 )
+@click.option(
+    "--allow-dry-run",
+    is_flag=True,
+    help="Score arms answered by a dry run (--model mockllm/model), to check the pipeline.",
+)
 @stats_options
 @params_options
 def score_command(
@@ -183,14 +188,16 @@ def score_command(
     report_path: Path | None,
     results_dir: Path | None,
     judge: str | None,
+    allow_dry_run: bool,
     params_file: Path | None,
     repo: tuple[str, ...],
     **overrides: Any,
 ) -> None:
     """Score arms on a sealed suite, compare two, and write metrics and the report.
 
-    Refuses a suite whose files changed since sealing, a void suite, and an arm whose
-    answers changed after it was first scored (that is a new arm name). Without --arm,
+    Refuses a suite whose files changed since sealing, a void suite, an arm whose
+    answers changed after it was first scored (that is a new arm name), and an arm answered
+    by a dry run (--model mockllm/model) unless --allow-dry-run. Without --arm,
     params.yaml `arms` are scored; without --baseline/--candidate, params.yaml
     `baseline`/`candidate` are compared when both are scored.
 
@@ -211,6 +218,7 @@ def score_command(
         metrics=json_path,
         report=report_path,
         results_dir=results_dir,
+        allow_dry_run=allow_dry_run,
     )
     if result.holdouts != "sealed":
         click.echo(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flightdeck.arms.harness_needs import refuse_dry_runs
 from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
 from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
@@ -111,10 +112,14 @@ class ArmsRead:
     custody: Custody
 
 
-def read_arms(suite_dir: Suite | Path, arms: Sequence[str], params: Params) -> ArmsRead:
+def read_arms(
+    suite_dir: Suite | Path, arms: Sequence[str], params: Params, allow_dry_run: bool = False
+) -> ArmsRead:
     """Read the sealed suite and every arm, in the order given (the first bad arm is reported)."""
     suite = as_suite(suite_dir, params)
     manifest = suite.require_sealed()
+    if not allow_dry_run:  # answers from mockllm/model check a pipeline, never decide
+        refuse_dry_runs({arm: suite.meta(arm) for arm in arms})
     told = holdouts_custody(params, suite.name)
     evidence = told.evidence
     if evidence is not None:
@@ -181,6 +186,7 @@ def score(
     report: Path | None = None,
     results_dir: Path | None = None,
     on_progress: Callable[[str], None] | None = None,
+    allow_dry_run: bool = False,
 ) -> ScoreResult:
     """The whole of ``knowledge score``: score, write metrics, results and report, record.
 
@@ -208,6 +214,7 @@ def score(
         baseline=baseline,
         candidate=candidate,
         on_progress=on_progress,
+        allow_dry_run=allow_dry_run,
     )
     written = write_outputs(
         result,
@@ -238,6 +245,7 @@ def compute_scores(
     baseline: str | None = None,
     candidate: str | None = None,
     on_progress: Callable[[str], None] | None = None,
+    allow_dry_run: bool = False,
 ) -> ScoreResult:
     """Score each arm once (ledger-checked) and compare candidate with baseline if asked.
 
@@ -258,7 +266,7 @@ def compute_scores(
             raise InputError(
                 "--arm", None, f"{name!r} is compared but not scored; add --arm {name}"
             )
-    read = read_arms(suite_dir, arms, params)
+    read = read_arms(suite_dir, arms, params, allow_dry_run)
     check_ledger(read.suite, read.scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from flightdeck.arms.agents.dry_run import attached_outputs, is_dry_run
 from flightdeck.arms.snapshot import (
     EMPTY_SHA256,
     folder_files,
@@ -215,6 +216,8 @@ def answer(
         log(f"left out: {line}\n")
     for name in outside(attachments, as_of):
         log(f"outside the question's as_of ({', '.join(sorted(as_of))}): {name}\n")
+    if isinstance(model, str) and is_dry_run(model):
+        model = dry_run_model(model, attachments, max_tokens, max_retries)
     reply: Reply = ask(
         model,
         SYSTEM_PROMPT,
@@ -246,7 +249,7 @@ def provenance(
     attachments: Attachments, model: str, count_method: str, max_tokens: int
 ) -> dict[str, Any]:
     """What the arm's meta records: the same for every question of a run."""
-    return {
+    record = {
         "harness": HARNESS,
         "model": model,
         "knowledge_snapshot": attachments.snapshot,
@@ -256,3 +259,20 @@ def provenance(
         "token_count": count_method,
         "max_tokens": max_tokens,
     }
+    if is_dry_run(model):
+        record["dry_run"] = True
+    return record
+
+
+def dry_run_model(name: str, attachments: Attachments, max_tokens: int, max_retries: int) -> Model:
+    """``mockllm/...`` scripted to answer from the attachments (:mod:`~.dry_run`), offline."""
+    from flightdeck.models import ModelSettings, get_model
+
+    documents = [(d.name, d.text) for d in attachments.documents]
+    settings = ModelSettings(
+        name,
+        max_tokens=max_tokens,
+        max_retries=max_retries,
+        model_args={"custom_outputs": attached_outputs(name, documents)},
+    )
+    return get_model(settings, memoize=False)

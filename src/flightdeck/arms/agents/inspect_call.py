@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from flightdeck.arms.agents.dry_run import is_dry_run
 from flightdeck.errors import FlightdeckError
 from flightdeck.models import ModelSettings, TokenUsage, get_model
 
@@ -52,12 +53,12 @@ class Count:
 
     tokens: int
     method: str
-    window: int
+    window: int | None  # None: not checked (a dry run without --context-window)
     window_source: str
     max_tokens: int
 
     def fits(self) -> bool:
-        return self.tokens + self.max_tokens <= self.window
+        return self.window is None or self.tokens + self.max_tokens <= self.window
 
 
 @dataclass(frozen=True)
@@ -128,8 +129,11 @@ async def _ask(
         ),
     ]
 
+    window: int | None
     if context_window is not None:
         window, source = context_window, "--context-window"
+    elif is_dry_run(name):
+        window, source = None, "not checked: a dry run (pass --context-window to check one)"
     else:
         info = get_model_info(model)
         if info is None or info.input_tokens is None:
@@ -145,7 +149,7 @@ async def _ask(
     else:
         tokens, method = estimate_tokens([system, documents, question]), ESTIMATE
     count = Count(tokens, method, window, source, max_tokens)
-    if not count.fits():
+    if window is not None and not count.fits():
         raise ContextTooLarge(
             f"does not fit: {tokens:,} prompt tokens + {max_tokens:,} for the answer exceed "
             f"{window:,}, the context window of {name} ({source}); tokens counted by {method}; "

@@ -22,6 +22,7 @@ variables (``<SERVICE>_BASE_URL``, ``<SERVICE>_API_KEY``, ``ANTHROPIC_API_KEY``,
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shlex
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flightdeck.arms.agents.dry_run import agent_outputs, is_dry_run
 from flightdeck.arms.agents.tools import Submission, WorkspaceTools, inspect_tools, submit_tool
 from flightdeck.models import ModelSettings, TokenUsage, get_model, redact, redact_json
 
@@ -80,6 +82,8 @@ class AgentOptions:
         )
         if self.mcp:
             record["mcp"] = list(self.mcp)
+        if is_dry_run(self.settings.name):
+            record["dry_run"] = True
         redacted: dict[str, Any] = redact_json(record)
         return redacted
 
@@ -133,6 +137,10 @@ def run_agent(
 
     tools = WorkspaceTools(workspace)
     submission = Submission()
+    settings = options.settings
+    if is_dry_run(settings.name) and "custom_outputs" not in settings.model_args:
+        script = {"custom_outputs": agent_outputs(settings.name)}
+        settings = dataclasses.replace(settings, model_args=script)
     provenance = options.provenance()
     all_tools: list[Any] = inspect_tools(tools)
     if options.mcp:
@@ -158,7 +166,7 @@ def run_agent(
         logs = eval(
             Task(dataset=[Sample(input=user_prompt(task, workspace), id=str(task.get("id")))]),
             solver=agent,
-            model=get_model(options.settings),
+            model=get_model(settings),
             log_dir=str(log_dir),
             log_format="json",
             display="none",

@@ -1,0 +1,154 @@
+"""What a harness command needs from its sandbox: the model's variables and the network.
+
+The built-in model harnesses (``experiment agent llm`` and ``experiment agent attached``) name
+their model on the command line; its provider decides which environment variables inspect
+reads and whether the harness must reach a server (:mod:`flightdeck.provider_env`). The
+runner asks :func:`harness_needs` once per arm, where it builds the sandbox policy, and
+
+- passes exactly those variables that are set (besides any the operator names with
+  ``--pass-env``);
+- opens the network for the arm unless the operator said otherwise (``--no-network``, or
+  ``network: false`` under the arm in ``harness_sandbox``);
+- runs the LLM agent many questions a process (``batch``), each still a trial;
+- records both in the arm's meta (``harness_needs``), with ``dry_run: true`` for
+  ``mockllm/...``, which answers without a model (:mod:`flightdeck.arms.agents.dry_run`)
+  and whose answers ``knowledge score`` refuses unless ``--allow-dry-run`` (:func:`is_dry_run`).
+
+Any other command needs nothing it does not ask for: a team's own harness names its variables
+with ``--pass-env`` and its network with ``--network``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from flightdeck.provider_env import ProviderEnv, provider_env
+
+MODEL_AGENTS = ("llm", "attached")
+
+
+@dataclass(frozen=True)
+class HarnessNeeds:
+    """A model harness's model, its provider's variables, and whether it goes out."""
+
+    agent: str  # "llm" or "attached"
+    model: str
+    provider: ProviderEnv | None  # None: a provider inspect does not ship
+    mcp: bool = False  # pins an MCP server (``--mcp``)
+
+    @property
+    def batch(self) -> bool:
+        """Whether it takes many questions a process (:mod:`flightdeck.arms.batch_trial`).
+
+        The LLM agent does, unless it pins an MCP server: that server is the team's program,
+        which would see every workspace of the batch, so each question keeps its process.
+        """
+        return self.agent == "llm" and not self.mcp
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """Every variable the model's provider (and its transport) may read."""
+        return self.provider.variables if self.provider is not None else ()
+
+    def pass_env(self, environ: Mapping[str, str]) -> tuple[str, ...]:
+        """The variables to pass: those of :attr:`variables` that are set."""
+        return tuple(v for v in self.variables if environ.get(v))
+
+    @property
+    def network(self) -> bool:
+        return self.provider is None or self.provider.network
+
+    @property
+    def dry_run(self) -> bool:
+        return self.provider is not None and self.provider.dry_run
+
+    def meta(self, network: bool, environ: Mapping[str, str]) -> dict[str, Any]:
+        """The meta's record: what the model needs and what the arm got (names, never values)."""
+        record: dict[str, Any] = {
+            "harness": f"flightdeck experiment agent {self.agent}",
+            "model": self.model,
+            "provider": self.provider.provider if self.provider is not None else None,
+            "network": {"needed": self.network, "opened": network},
+            "pass_env": sorted(self.pass_env(environ)),
+        }
+        if self.dry_run:
+            record["dry_run"] = True
+        return record
+
+
+def harness_needs(argv: Sequence[str]) -> HarnessNeeds | None:
+    """The needs of ``... experiment agent llm|attached --model M ...``; None for other commands."""
+    for i in range(len(argv) - 2):
+        if argv[i] == "experiment" and argv[i + 1] == "agent" and argv[i + 2] in MODEL_AGENTS:
+            rest = argv[i + 3 :]
+            model = _option(rest, "--model")
+            if model is None:
+                return None
+            mcp = any(a == "--mcp" or a.startswith("--mcp=") for a in rest)
+            return HarnessNeeds(argv[i + 2], model, provider_env(model), mcp)
+    return None
+
+
+class _Settings(Protocol):
+    @property
+    def network(self) -> bool | None: ...
+
+    @property
+    def pass_env(self) -> tuple[str, ...]: ...
+
+
+S = TypeVar("S", bound=_Settings)
+
+
+def widened(config: S, needs: HarnessNeeds | None) -> S:
+    """A run's settings with what the model agent needs: its variables (those set) and, when
+    the operator left the network unset (``None``), the network if the model is reached over it.
+    """
+    network = config.network
+    if network is None:
+        network = needs is not None and needs.network
+    extra = needs.pass_env(os.environ) if needs is not None else ()
+    return dataclasses.replace(  # type: ignore[type-var]
+        config, network=network, pass_env=config.pass_env + extra
+    )
+
+
+def _option(argv: Sequence[str], name: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.partition("=")[2]
+    return None
+
+
+def is_dry_run(meta: Mapping[str, Any]) -> bool:
+    """Whether an arm's meta says its answers came from a dry run, by the runner or the harness."""
+    needs = meta.get("harness_needs")
+    provenance = meta.get("provenance")
+    return bool(
+        meta.get("dry_run") is True
+        or (isinstance(needs, Mapping) and needs.get("dry_run") is True)
+        or (isinstance(provenance, Mapping) and provenance.get("dry_run") is True)
+    )
+
+
+def refuse_dry_runs(metas: Mapping[str, Path]) -> None:
+    """:class:`InputError` for the first arm (in order) whose meta says it was a dry run."""
+    from flightdeck.errors import InputError
+    from flightdeck.suite.records import read_meta
+
+    for arm, path in metas.items():
+        if path.is_file() and is_dry_run(read_meta(path).fields):
+            raise InputError(
+                path,
+                None,
+                f"arm {arm!r} is a dry run (mockllm/model: no model answered); run it with a "
+                "real model under a new arm name, or pass --allow-dry-run to score it anyway "
+                "(to check the pipeline, never to decide)",
+            )
