@@ -87,7 +87,7 @@ def calibrate_command(
         flightdeck knowledge calibrate suites/knowledge-demo-v1 --judge facts
     """
     from flightdeck.files.jsonl import write_json
-    from flightdeck.rating.calibration import calibrate, calibration_path
+    from flightdeck.rating.judge_calibration import calibrate, calibration_path
 
     project = open_project(params_file, repo, near=suite, **overrides)
     opened = project.at(suite)
