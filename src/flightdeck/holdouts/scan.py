@@ -29,10 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from flightdeck.errors import InputError
+from flightdeck.errors import CorruptError, InputError
 from flightdeck.holdouts.decode import (
     SUFFIXES,
-    CorruptError,
     Progress,
     check_suffix,
     decompressed,
