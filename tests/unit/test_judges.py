@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from flightdeck.params_sections import JudgeSpec
+from flightdeck.params.sections import JudgeSpec
 from flightdeck.rating.calibration import bootstrap_kappa
 from flightdeck.rating.judge_llm import LlmJudge, parse_verdict, render_prompt
 from flightdeck.rating.judgements import FactVerdict, JudgeFailed

@@ -42,9 +42,9 @@ from flightdeck.arms.snapshot import (
     snapshot_record,
     split_uri,
 )
-from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.jsonl import encode_document, encode_lines, sha256_bytes, sha256_file
+from flightdeck.files.clock import utc_now
+from flightdeck.files.jsonl import encode_document, encode_lines, sha256_bytes, sha256_file
 from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name
 from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.records import (

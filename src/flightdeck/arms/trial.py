@@ -49,8 +49,8 @@ from flightdeck.arms.trial_output import (
     trace_header,
     write_trace,
 )
-from flightdeck.clock import utc_now
 from flightdeck.errors import FlightdeckError
+from flightdeck.files.clock import utc_now
 from flightdeck.suite.records import Question
 
 if TYPE_CHECKING:

@@ -119,7 +119,7 @@ def llm_command(
     )
     from flightdeck.arms.batch_trial import ENV_BATCH
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
-    from flightdeck.jsonl import atomic_write
+    from flightdeck.files.jsonl import atomic_write
     from flightdeck.models import (
         ModelSettings,
         check_model_name,

@@ -86,7 +86,7 @@ def calibrate_command(
     Example:
         flightdeck knowledge calibrate suites/knowledge-demo-v1 --judge facts
     """
-    from flightdeck.jsonl import write_json
+    from flightdeck.files.jsonl import write_json
     from flightdeck.rating.calibration import calibrate, calibration_path
 
     project = open_project(params_file, repo, near=suite, **overrides)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flightdeck.clock import utc_now
+from flightdeck.files.clock import utc_now
 from flightdeck.holdouts import scan as engine
 from flightdeck.holdouts.manifest import (
     append_scan,

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import msgspec
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
+from flightdeck.files.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
 from flightdeck.suite.schema import Canary, Sha256
 
 MANIFEST = "manifest.json"

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
+from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.holdouts.manifest import load_manifest, manifest_path, require_folder
-from flightdeck.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.project import Suite
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.models import ModelSettings, ModelUnavailable, get_model
-from flightdeck.params_sections import JudgeSpec
+from flightdeck.params.sections import JudgeSpec
 from flightdeck.rating.judgements import FactVerdict, JudgeFailed, Verdict
 from flightdeck.suite.records import Answer, Key, Question
 

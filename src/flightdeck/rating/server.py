@@ -40,8 +40,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from flightdeck.errors import InputError
+from flightdeck.files.strict_json import loads_strict
 from flightdeck.rating.session import RatingSession
-from flightdeck.strict_json import loads_strict
 
 HOST = "127.0.0.1"
 _ASSETS = {

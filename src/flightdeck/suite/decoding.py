@@ -20,8 +20,13 @@ import msgspec
 from msgspec import Meta
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import decode_object
-from flightdeck.strict_json import JSONProblem, has_lone_surrogate, keys_repeated, loads_strict
+from flightdeck.files.jsonl import decode_object
+from flightdeck.files.strict_json import (
+    JSONProblem,
+    has_lone_surrogate,
+    keys_repeated,
+    loads_strict,
+)
 
 T = TypeVar("T", bound=msgspec.Struct)
 Explain = Callable[[Any], "str | None"]
@@ -238,7 +243,7 @@ def _up_to_first_bad(
 def _explain_line(path: Path, number: int, raw: bytes, schema: Schema[T]) -> T | InputError:
     """The error of a line msgspec refused (or whose keys repeat), or its record.
 
-    The line is read again strictly (:func:`flightdeck.jsonl.loads_strict`): bad JSON, a key
+    The line is read again strictly (:func:`flightdeck.files.jsonl.loads_strict`): bad JSON, a key
     given twice, a number out of range is named as such. A lone surrogate is named with its
     field, from the explanations, as the value json reads.
     """

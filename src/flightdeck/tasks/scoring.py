@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flightdeck.arms.harness_needs import refuse_dry_runs
-from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
-from flightdeck.holdouts.manifest import manifest_path
-from flightdeck.jsonl import (
+from flightdeck.files.clock import utc_now
+from flightdeck.files.jsonl import (
     append_jsonl,
     read_bytes,
     read_jsonl,
     sha256_bytes,
 )
+from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
+from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.params import Params, load_params
 from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name, only_line_endings
 from flightdeck.scoring.outcomes import ScoreResult

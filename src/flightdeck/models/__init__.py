@@ -74,7 +74,7 @@ def in_trial(environ: Mapping[str, str] | None = None) -> bool:
 
 def sandbox_hint(name: str, environ: Mapping[str, str] | None = None) -> str:
     """In a trial, which of the model's variables are missing here and how to pass them."""
-    from flightdeck.provider_env import provider_env
+    from flightdeck.models.provider_env import provider_env
 
     env = os.environ if environ is None else environ
     needs = provider_env(name)
@@ -98,7 +98,7 @@ def model_failure(name: str, detail: str) -> InputError:
     that failed: a wrong key, an unknown model, a server that is down are the operator's to
     fix, never a verdict (exit 1).
     """
-    from flightdeck.provider_env import provider_env
+    from flightdeck.models.provider_env import provider_env
 
     needs = provider_env(name)
     names = ", ".join(v for v in needs.reads) if needs is not None and needs.reads else ""

@@ -3,7 +3,7 @@
 ``json`` and msgspec both keep the last of two equal keys without a word, ``json`` crashes
 (ValueError) on an integer of more than 4,300 digits and reads NaN, and both let a file
 through that cannot be written back. :func:`loads_strict` refuses all of these with a
-:class:`JSONProblem` that says what is wrong; :mod:`flightdeck.jsonl` turns it into the
+:class:`JSONProblem` that says what is wrong; :mod:`flightdeck.files.jsonl` turns it into the
 ``<file>:<line>`` error. The decode is msgspec's (in C); only bytes it refuses, or whose
 keys repeat, are read again with ``json`` to say what and where.
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from flightdeck.errors import InputError
-from flightdeck.strict_json import JSONProblem, loads_strict
+from flightdeck.files.strict_json import JSONProblem, loads_strict
 
 
 def read_bytes(path: Path) -> bytes:
