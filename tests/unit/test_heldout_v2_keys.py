@@ -4,7 +4,8 @@ The corpus is frozen (benchmarks/heldout-public-v2/README.md): these tests never
 they check that every required fact is in one of its valid sources at the question's
 ``as_of`` (``check_facts.py``), that ``flightdeck knowledge check`` passes on it, and that
 the suite keeps the shape the README states. A copy with one fact changed shows the
-checker is not a test that cannot fail.
+checker is not a test that cannot fail. ``bench_standin --corpus`` builds a project from it
+that ``knowledge seal`` accepts (the arm itself runs in the benchmark, not here).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 CORPUS = Path(__file__).resolve().parents[2] / "benchmarks" / "heldout-public-v2"
 KINDS = {"decision-why", "blocker", "what-changed", "how-to", "who-owns"}
+REPOS = {"tdr-docs": 18, "rke2": 15, "terraform-aws-eks": 12}
 
 
 def _jsonl(path: Path) -> list[dict[str, object]]:
@@ -53,7 +55,7 @@ def test_the_suite_has_the_shape_its_readme_states() -> None:
     assert set(kinds) == KINDS
     assert min(kinds.values()) >= 5
     repos = Counter(next(iter(q["as_of"])) for q in questions)  # type: ignore[call-overload]
-    assert repos == {"tdr-docs": 18, "rke2": 15, "terraform-aws-eks": 12}
+    assert repos == REPOS
     assert all("canary" not in k for k in keys), "the frozen suite is unsealed; runs seal a copy"
 
 
@@ -112,3 +114,35 @@ def test_check_facts_names_a_fact_missing_from_its_sources(
     else:
         assert done.returncode == 1
         assert done.stdout.splitlines() == [expected, "45 keys, 1 problems"]
+
+
+def test_bench_standin_builds_a_sealable_project_from_the_v2_corpus(tmp_path: Path) -> None:
+    from benchmarks import bench_standin
+
+    suite = bench_standin.make_project(tmp_path, CORPUS)
+    assert suite == tmp_path / "suites" / "heldout-public-v2"
+    assert bench_standin.suite_name(bench_standin.CORPUS) == "heldout-public-v1"
+    params = (tmp_path / "params.yaml").read_text().splitlines()
+    assert params == [
+        "repos:",
+        *(f"  {name}: {CORPUS.resolve() / 'repos' / name}.bundle" for name in sorted(REPOS)),
+    ]
+    sealed = _run(
+        [sys.executable, "-m", "flightdeck", "knowledge", "seal", "suites/heldout-public-v2"]
+        + ["--holdouts", "holdouts"],
+        tmp_path,
+    )
+    assert sealed.returncode == 0, sealed.stdout + sealed.stderr
+    assert len(_jsonl(suite / "keys.jsonl")) == 45
+
+
+def test_bench_standin_refuses_a_folder_that_is_not_a_corpus(tmp_path: Path) -> None:
+    done = _run(
+        [sys.executable, "-m", "benchmarks.bench_standin", "--corpus", str(tmp_path)],
+        CORPUS.parents[1],
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        f"bench_standin.py: error: --corpus {tmp_path}: no suite/questions.jsonl there;"
+        " name a corpus folder"
+    )
