@@ -40,7 +40,7 @@ from typing import IO, TYPE_CHECKING
 from flightdeck.arms import sandbox
 from flightdeck.arms.limits import prlimit_argv, processes_over
 from flightdeck.arms.pids_cgroup import TrialGroup, trial_group
-from flightdeck.arms.protocol import ENV_WORKSPACE, HarnessResult, ProtocolError, task_record
+from flightdeck.arms.protocol import ENV_WORKSPACE, HarnessResult, task_record
 from flightdeck.arms.trial import TrialControl, TrialOutcome, TrialSpec
 from flightdeck.arms.trial_output import (
     check_out,
@@ -49,7 +49,7 @@ from flightdeck.arms.trial_output import (
     trace_header,
     write_trace,
 )
-from flightdeck.errors import FlightdeckError
+from flightdeck.errors import InputError, ProtocolError
 from flightdeck.suite.records import Question
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ class _Batch:
             for n, question in enumerate(self.questions):
                 try:
                     held[n] = (question, self.cache.acquire(question))
-                except (FlightdeckError, OSError) as exc:
+                except (InputError, OSError) as exc:
                     record(
                         self._outcome(question, None, None, f"could not build the workspace: {exc}")
                     )

@@ -41,7 +41,6 @@ from flightdeck.arms.protocol import (
     ENV_TRACE,
     ENV_WORKSPACE,
     HarnessResult,
-    ProtocolError,
     task_record,
 )
 from flightdeck.arms.trial_output import (
@@ -51,7 +50,7 @@ from flightdeck.arms.trial_output import (
     trace_header,
     write_trace,
 )
-from flightdeck.errors import FlightdeckError
+from flightdeck.errors import InputError, ProtocolError
 from flightdeck.files.clock import utc_now
 from flightdeck.suite.records import Question
 
@@ -215,7 +214,7 @@ def run_trial(
         ):
             try:
                 workspace = workspace_for(question)
-            except (FlightdeckError, OSError) as exc:
+            except (InputError, OSError) as exc:
                 reason: str | None = f"could not build the workspace: {exc}"
             else:
                 exit_code, reason = _start_and_wait(

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from flightdeck.errors import InputError
-from flightdeck.files.strict_json import JSONProblem, loads_strict
+from flightdeck.errors import InputError, JSONProblem
+from flightdeck.files.strict_json import loads_strict
 
 
 def read_bytes(path: Path) -> bytes:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from flightdeck.errors import CorruptError
+
 Progress = Callable[[int], None]
 
 PIECE = 1 << 20  # decompressed text per search: stays in the cache
@@ -65,10 +67,6 @@ def check_suffix(path: str, kind: str) -> None:
         raise CorruptError(
             f"named {expected} but is not {expected} data; re-copy or rename the file"
         )
-
-
-class CorruptError(Exception):
-    """A file that is not what its name promises, or changed under the scan."""
 
 
 def decompressed(path: str, kind: str, chunk_size: int, report: Progress) -> Iterator[bytes]:

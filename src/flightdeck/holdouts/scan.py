@@ -30,11 +30,10 @@ from dataclasses import dataclass
 from io import FileIO
 from pathlib import Path
 
-from flightdeck.errors import InputError
+from flightdeck.errors import CorruptError, InputError
 from flightdeck.holdouts.decode import (
     PIECE,
     SUFFIXES,
-    CorruptError,
     Progress,
     check_suffix,
     decompressed,

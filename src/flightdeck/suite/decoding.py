@@ -19,10 +19,9 @@ from typing import Annotated, Any, Generic, TypeVar
 import msgspec
 from msgspec import Meta
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, JSONProblem
 from flightdeck.files.jsonl import decode_object
 from flightdeck.files.strict_json import (
-    JSONProblem,
     has_lone_surrogate,
     keys_repeated,
     loads_strict,
