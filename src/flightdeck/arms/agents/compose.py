@@ -33,7 +33,8 @@ from dataclasses import dataclass
 
 from flightdeck.arms.agents import kinds
 from flightdeck.arms.agents.bm25 import stem
-from flightdeck.arms.agents.passages import Block, blocks, is_heading, is_markdown, words
+from flightdeck.arms.agents.headings import markup
+from flightdeck.arms.agents.passages import Block, blocks, words
 
 MAX_FILES = 4  # files the ranked passages may bring into one answer
 MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quoted
@@ -117,7 +118,7 @@ class _Answer:
         start = block.start
         if sum(len(lines[n]) + 1 for n in range(block.start, block.end)) > room:
             start = self.first_hit(file, block)  # too long: quote from its first match
-            if start > block.start and is_heading(lines[block.start]):
+            if start > block.start and block.level:
                 heads.append(lines[block.start].strip())
         body: list[str] = []
         size = sum(len(h) + 1 for h in heads)
@@ -160,15 +161,13 @@ class _Answer:
 
     def record_sections(self, file: int, kind: str) -> list[Block]:
         """The file's sections whose own heading names a section ``kind`` quotes."""
-        if not is_markdown(self.paths[file].rsplit("/", 1)[-1]):
+        if markup(self.paths[file]) is None:
             return []
         lines = self.lines(file)
         found = [
             b
             for b in self.blocks(file)
-            if is_heading(lines[b.start])
-            and lines[b.start].lstrip().startswith("##")
-            and kinds.is_record_section(kind, set(words(lines[b.start])))
+            if b.level >= 2 and kinds.is_record_section(kind, set(words(lines[b.start])))
         ]
         return found if len(found) <= MAX_RECORD_SECTIONS else []
 

@@ -214,9 +214,9 @@ def search(
         )
         first = file_first_line[file_of] + rank_in_file * STRIDE
         last = np.minimum(first + WINDOW, file_first_line[file_of] + lines_per_file[file_of])
-        contexts: list[tuple[int, ...]] = []
+        local: list[Block] = []
     else:
-        file_of, first, last, contexts, heads, weight = section_arrays(
+        file_of, first, last, local, heads, weight = section_arrays(
             corpus.paths, corpus.data, file_first_line, kind
         )
     cum_words = np.concatenate(([0], np.cumsum(words_by_line)))
@@ -247,11 +247,7 @@ def search(
 
     if section:
         ranked = [
-            Hit(
-                int(file_of[i]),
-                _local(contexts[i], first[i], last[i], file_first_line[file_of[i]]),
-                float(scores[i]),
-            )
+            Hit(int(file_of[i]), local[i], float(scores[i]))
             for i in order[:MAX_RANKED]
             if scores[i] > 0
         ]
@@ -276,11 +272,6 @@ def search(
     for uri, sha in citations:
         log(f"cite {uri} sha256={sha}")
     return SearchResult(answer, tuple(citations), tuple(chosen))
-
-
-def _local(context: tuple[int, ...], lo: Any, hi: Any, offset: Any) -> Block:
-    """A ranked passage's block in its own file's lines (0-based); ``offset``: its first."""
-    return Block(int(lo) - int(offset), int(hi) - int(offset), context)
 
 
 def _passage(corpus: _Corpus, quote: Quote) -> Passage:
