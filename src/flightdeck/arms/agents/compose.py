@@ -45,6 +45,7 @@ MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for 
 MAX_CITATIONS = 4
 CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
 MAX_RECORD_SECTIONS = 8  # a file with more matching sections is a log, not one record
+MAX_RANKED_NAMED = 20  # ranked passages looked at for one headed with what the question names
 MAX_OWNERSHIP_LINES = 60  # an ownership file this short is quoted whole
 _LINKING = re.compile(
     r"supersed|replaced by|replaces\b|obsoleted by|amended by|amends\b|deprecated by",
@@ -76,9 +77,15 @@ class Quote:
 
 class _Answer:
     def __init__(
-        self, paths: list[str], data: list[bytes], kind: str, terms: frozenset[str]
+        self,
+        paths: list[str],
+        data: list[bytes],
+        kind: str,
+        terms: frozenset[str],
+        asked: frozenset[kinds.Mention],
     ) -> None:
         self.paths, self.data, self.kind, self.terms = paths, data, kind, terms
+        self.asked = asked
         self.index = {path: n for n, path in enumerate(paths)}
         self.quotes: list[Quote] = []
         self.used = 0
@@ -134,6 +141,8 @@ class _Answer:
             end -= 1
         if not body or size > room + MAX_QUOTE_CHARS // 2:
             return False
+        if block.level and start == block.start and not any(b.strip() for b in body[1:]):
+            return False  # a heading alone (its section empty, or no room for its text)
         text = "\n".join([*heads, *body])
         if len(text) > MAX_QUOTE_CHARS:  # one line longer than a quote: cut it, say so
             text = text[: MAX_QUOTE_CHARS - 3].rstrip() + "..."
@@ -160,16 +169,35 @@ class _Answer:
         return self.used >= MAX_ANSWER_CHARS - 200
 
     def record_sections(self, file: int, kind: str) -> list[Block]:
-        """The file's sections whose own heading names a section ``kind`` quotes."""
+        """The file's sections whose own heading names a section ``kind`` quotes.
+
+        When the question names a version or a date, a section headed with another one (a
+        changelog's other releases, a status page's other weeks) is not one of them.
+        """
         if markup(self.paths[file]) is None:
             return []
         lines = self.lines(file)
         found = [
             b
             for b in self.blocks(file)
-            if b.level >= 2 and kinds.is_record_section(kind, set(words(lines[b.start])))
+            if b.level >= 2
+            and kinds.is_record_section(kind, set(words(lines[b.start])))
+            and not (self.asked and self.names_only_others(Hit(file, b, 0.0)))
         ]
         return found if len(found) <= MAX_RECORD_SECTIONS else []
+
+    def path_mentions(self, hit: Hit) -> list[frozenset[kinds.Mention]]:
+        """The versions and dates each heading of a hit's heading path names."""
+        lines = self.lines(hit.file)
+        own = (hit.block.start,) if hit.block.level else ()
+        return [kinds.mentions(lines[n]) for n in (*hit.block.context, *own)]
+
+    def names_asked(self, hit: Hit) -> bool:
+        return any(kinds.names_the_same(self.asked, m) for m in self.path_mentions(hit))
+
+    def names_only_others(self, hit: Hit) -> bool:
+        named = self.path_mentions(hit)
+        return any(named) and not any(kinds.names_the_same(self.asked, m) for m in named)
 
     def linked(self, file: int) -> list[int]:
         """Files this one says it supersedes, is superseded by, replaces, amends, ..."""
@@ -189,14 +217,20 @@ class _Answer:
 
 
 def compose(
-    paths: list[str], data: list[bytes], ranked: list[Hit], kind: str, terms: list[str]
+    paths: list[str],
+    data: list[bytes],
+    ranked: list[Hit],
+    kind: str,
+    terms: list[str],
+    asked: frozenset[kinds.Mention] = frozenset(),
 ) -> list[Quote]:
     """The quotes of one answer, in the order the answer gives them.
 
     ``terms`` are the question's (stems, :func:`.bm25.terms_of`): a passage too long to quote
-    whole is quoted from the line before the first that holds one.
+    whole is quoted from the line before the first that holds one. ``asked``: the versions
+    and dates the question names (:func:`.kinds.mentions`).
     """
-    answer = _Answer(paths, data, kind, frozenset(terms))
+    answer = _Answer(paths, data, kind, frozenset(terms), asked)
     if not ranked:
         return []
     best = ranked[0].score
@@ -204,9 +238,14 @@ def compose(
     best_hit: dict[int, Hit] = {}
     for hit in ranked:
         best_hit.setdefault(hit.file, hit)
+    # When the question names a version or a date that some ranked section is headed with,
+    # the sections headed with other ones only are not quoted (the other releases, weeks).
+    pick = answer.asked and any(answer.names_asked(h) for h in ranked[:MAX_RANKED_NAMED])
     for hit in ranked:
         if hit.score < best * MIN_RELATIVE_SCORE or answer.full():
             break
+        if pick and answer.names_only_others(hit):
+            continue
         first = hit.file not in files
         if first and len(files) == MAX_FILES:
             continue

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 MAX_LINES = 60  # lines per passage: a generous cap, about a screenful of a document
+MENTION_WEIGHT = 1.5  # a section headed with versions or months, none the question names: less
 MIN_LINES = 4  # a shorter paragraph joins the next one (a docstring's first line alone says little)
 _LABEL_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # "# review bot" above CODEOWNERS rules
 _NOT_WORD_RE = re.compile(r"[\W_]+")
@@ -205,7 +206,11 @@ _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
 
 
 def section_arrays(
-    paths: list[str], data: list[bytes], file_first_line: npt.NDArray[np.int64], kind: str
+    paths: list[str],
+    data: list[bytes],
+    file_first_line: npt.NDArray[np.int64],
+    kind: str,
+    asked: frozenset[kinds.Mention] = frozenset(),
 ) -> tuple[
     npt.NDArray[np.int64],
     npt.NDArray[np.int64],
@@ -220,7 +225,12 @@ def section_arrays(
     own file's lines (0-based), the heading-path pairs and the weights.
 
     Also each passage's heading path as (passage, global line) pairs, and its weight for the
-    question's kind (:func:`.kinds.file_weight` times :func:`.kinds.section_weight`).
+    question's kind (:func:`.kinds.file_weight` of its path and of what its headings show,
+    times :func:`.kinds.section_weight`), divided by :data:`MENTION_WEIGHT` when its heading
+    path names versions or dates and none the question ``asked`` about (:func:`.kinds.mentions`):
+    a changelog's other releases, a status page's other weeks. Dividing the others, rather
+    than multiplying the one asked, leaves the best score where the words put it, so the
+    other documents that answer keep their place beside it.
     """
     import numpy as np
 
@@ -235,9 +245,11 @@ def section_arrays(
         lines = raw.decode("utf-8", "replace").split("\n")
         found = blocks(path, lines) or [Block(0, len(lines))]
         offset = int(file_first_line[f])
-        file_weight = kinds.file_weight(kind, path)
+        titles = [lines[b.start] for b in found if b.level]
+        file_weight = kinds.file_weight(kind, path, kinds.content_classes(titles))
         labelled = markup(path) is None  # a comment opening a block of rules labels it
         heading_words: dict[int, set[str]] = {}
+        named: dict[int, frozenset[kinds.Mention]] = {}
         for block in found:
             own = (
                 (block.start,)
@@ -252,7 +264,15 @@ def section_arrays(
                 said |= heading_words[n]
                 pair_block.append(len(files))
                 pair_line.append(offset + n)
-            weights.append(file_weight * kinds.section_weight(kind, said))
+            weight = file_weight * kinds.section_weight(kind, said)
+            if asked:
+                for n in path_lines:
+                    if n not in named:
+                        named[n] = kinds.mentions(lines[n])
+                named_here = [named[n] for n in path_lines if named[n]]
+                if named_here and not any(kinds.names_the_same(asked, m) for m in named_here):
+                    weight /= MENTION_WEIGHT
+            weights.append(weight)
             files.append(f)
             starts.append(offset + block.start)
             ends.append(offset + block.end)

@@ -161,6 +161,7 @@ def search(
     section = passages == "section"
     words = terms_of(question) if section else query_words(question)
     kind = kinds.kind_of(question, kind)
+    asked = kinds.mentions(question)  # the versions and dates it names
     # Every text file is read, so the trace says how many and which were skipped, never
     # the whole list (1.8 MB per trial on a 12,000-file repository).
     total = sum(len(data) for data in corpus.data)
@@ -217,7 +218,7 @@ def search(
         local: list[Block] = []
     else:
         file_of, first, last, local, heads, weight = section_arrays(
-            corpus.paths, corpus.data, file_first_line, kind
+            corpus.paths, corpus.data, file_first_line, kind, asked
         )
     cum_words = np.concatenate(([0], np.cumsum(words_by_line)))
     cum_tf = np.concatenate((np.zeros((len(words), 1), dtype=np.int64), tf_by_line.cumsum(1)), 1)
@@ -251,7 +252,7 @@ def search(
             for i in order[:MAX_RANKED]
             if scores[i] > 0
         ]
-        quotes = compose(corpus.paths, corpus.data, ranked, kind, words)
+        quotes = compose(corpus.paths, corpus.data, ranked, kind, words, asked)
         chosen = [_passage(corpus, q) for q in quotes]
         cited_passages = [_passage(corpus, q) for q in cited(quotes)]
     else:
