@@ -27,7 +27,6 @@ leans on, not every file it mentions.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 
@@ -35,6 +34,7 @@ from flightdeck.arms.agents import kinds
 from flightdeck.arms.agents.bm25 import stem
 from flightdeck.arms.agents.headings import markup
 from flightdeck.arms.agents.passages import Block, blocks, words
+from flightdeck.arms.agents.references import References
 
 MAX_FILES = 4  # files the ranked passages may bring into one answer
 MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quoted
@@ -47,11 +47,16 @@ CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
 MAX_RECORD_SECTIONS = 8  # a file with more matching sections is a log, not one record
 MAX_RANKED_NAMED = 20  # ranked passages looked at for one headed with what the question names
 MAX_OWNERSHIP_LINES = 60  # an ownership file this short is quoted whole
-_LINKING = re.compile(
-    r"supersed|replaced by|replaces\b|obsoleted by|amended by|amends\b|deprecated by",
+# A line pointing to the records that replace this one (followed for every kind), and one
+# pointing back to those it replaces (followed when the question asks what changed).
+_FORWARD = re.compile(
+    r"supe[rs][sc]eded\s+(?:by|in)|replaced\s+by|obsoleted\s+by|amended\s+by|deprecated\s+by"
+    r"|in\s+favou?r\s+of|see\s+instead|moved\s+to",
     re.IGNORECASE,
 )
-_LINK = re.compile(r"\]\(\s*<?([^)\s>#]+\.(?:md|markdown|rst|txt|erb|html))")
+_BACKWARD = re.compile(
+    r"supe[rs][sc]edes\b|supersedes:|replaces\b|amends\b|obsoletes\b", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class _Answer:
         self.paths, self.data, self.kind, self.terms = paths, data, kind, terms
         self.asked = asked
         self.index = {path: n for n, path in enumerate(paths)}
+        self.references = References(self.index)
         self.quotes: list[Quote] = []
         self.used = 0
         self.used_by_file: dict[int, int] = {}
@@ -200,19 +206,19 @@ class _Answer:
         return any(named) and not any(kinds.names_the_same(self.asked, m) for m in named)
 
     def linked(self, file: int) -> list[int]:
-        """Files this one says it supersedes, is superseded by, replaces, amends, ..."""
-        base = posixpath.dirname(self.paths[file])
+        """Files this one says it is superseded by, replaced by, ... (for what-changed, also
+        those it supersedes, replaces, amends).
+
+        However the line refers to them (:mod:`.references`: links, forge URLs, RST and
+        AsciiDoc cross-references, a record's number).
+        """
         found: list[int] = []
+        backward = self.kind == "what-changed"
         for line in self.lines(file):
-            if not _LINKING.search(line):
-                continue
-            for target in _LINK.findall(line):
-                if "://" in target:
-                    continue
-                path = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
-                n = self.index.get(path)
-                if n is not None and n != file and n not in found:
-                    found.append(n)
+            if _FORWARD.search(line) or backward and _BACKWARD.search(line):
+                found += [
+                    n for n in self.references.files(self.paths[file], line) if n not in found
+                ]
         return found
 
 
