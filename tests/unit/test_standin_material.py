@@ -204,3 +204,30 @@ def test_rst_and_asciidoc_runbooks_are_quoted_by_their_sections(tmp_path: Path) 
     result = search(root, "How do I roll back the signing key rotation?", kind="how-to")
     assert "vault kv rollback -version=1 secret/signing" in result.answer
     assert check_citations(root, result)[0] == "ops/runbooks/signing-key.adoc"
+
+
+STEPS = "".join(
+    f"{n}. Check node group {n} of the fleet with `kubectl get nodes -l group={n}`; it must\n"
+    "   report every node Ready before you go on, or the drain stalls.\n\n"
+    for n in range(1, 25)
+)
+LONG_RUNBOOK = f"""\
+# Rotating the fleet's nodes
+
+## Procedure
+
+{STEPS}25. Finish with `make fleet-rotate-finish CLUSTER=<name>`; it uncordons the last group.
+
+## Related
+
+The capacity dashboard.
+"""
+
+
+def test_a_long_runbook_section_is_quoted_past_its_first_screen(tmp_path: Path) -> None:
+    """The procedure is longer than a passage (60 lines): its last step is in the next piece."""
+    root = workspace(tmp_path, "fleet", {"docs/rotate-nodes.md": LONG_RUNBOOK})
+    result = search(root, "What is the procedure for rotating the fleet's nodes?", kind="how-to")
+    assert "make fleet-rotate-finish CLUSTER=<name>" in result.answer
+    assert "1. Check node group 1 of the fleet" in result.answer
+    assert set(check_citations(root, result)) == {"fleet/docs/rotate-nodes.md"}

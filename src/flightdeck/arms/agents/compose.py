@@ -42,6 +42,7 @@ CITE_RELATIVE_SCORE = 0.8  # nor cited below 80% of it, unless added for a cited
 MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
 MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
 MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for other files
+MAX_SECTION_CHARS = 6000  # one file's quotes, when a cut section is continued
 MAX_CITATIONS = 4
 CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
 MAX_RECORD_SECTIONS = 8  # a file with more matching sections is a log, not one record
@@ -157,6 +158,39 @@ class _Answer:
         self.used_by_file[file] = self.used_by_file.get(file, 0) + len(text)
         return True
 
+    def continue_section(self, file: int, block: Block, score: float, cited: bool) -> None:
+        """After a quoted block cut short (by the quote's size, or at :data:`.passages.MAX_LINES`
+        lines), the rest of its section: the block's remaining lines, then its next piece.
+
+        A runbook's later steps, a record's context past its first screen: the fact is often
+        just past the cut. In a document only, while its file has quoted less than
+        :data:`MAX_SECTION_CHARS`.
+        """
+        if markup(self.paths[file]) is None:
+            return
+        end = self.quotes[-1].end
+        if end < block.end:
+            rest = Block(end, block.end, block.context)
+            if not self.add_continued(file, rest, score, cited):
+                return
+            if self.quotes[-1].end < block.end:
+                return
+        lines = self.lines(file)
+        for b in self.blocks(file):
+            if b.start < block.end:
+                continue
+            if b.level or b.context != block.context:
+                return  # the section ended: the next block is a heading's
+            if all(not lines[n].strip() for n in range(block.end, b.start)):
+                self.add_continued(file, b, score, cited)
+            return
+
+    def add_continued(self, file: int, block: Block, score: float, cited: bool) -> bool:
+        """Quote more of a section while its file has quoted under :data:`MAX_SECTION_CHARS`."""
+        if self.used_by_file.get(file, 0) >= MAX_SECTION_CHARS:
+            return False
+        return self.add(file, block, score, cited)
+
     def first_hit(self, file: int, block: Block) -> int:
         """The line before the block's line holding most of the question's terms.
 
@@ -263,8 +297,8 @@ def compose(
             and len(lines) <= MAX_OWNERSHIP_LINES
         ):
             answer.add(hit.file, Block(0, len(lines)), hit.score, cited)
-        else:
-            answer.add(hit.file, hit.block, hit.score, cited)
+        elif answer.add(hit.file, hit.block, hit.score, cited):
+            answer.continue_section(hit.file, hit.block, hit.score, cited)
         if not first:
             continue
         files.append(hit.file)

@@ -185,6 +185,10 @@ SECTION_WORDS = {
         "caution",
         "warning",
         "important",
+        "requirements",
+        "outline",
+        "know",
+        "notes",
     },
 }
 _SECTION_WEIGHT = {
