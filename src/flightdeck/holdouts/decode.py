@@ -11,7 +11,6 @@ into one line (:func:`describe`). Line numbers are counted only where a hit was 
 from __future__ import annotations
 
 import io
-import mmap
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -264,22 +263,21 @@ def text_views(
     path: str, kind: str, start: int, end: int, chunk_size: int
 ) -> Iterator[tuple[Any, int, int, int]]:
     """``(view, base, lo, hi)`` over the text in ``[start, end)``: ``view[lo:hi]`` is text at
-    ``base + lo``. Plain files through mmap windows; compressed ones decompressed from the start.
+    ``base + lo``, valid until the next item. Plain files are read into one buffer of at most
+    :data:`PIECE` bytes (the file may end before ``end``); compressed ones are decompressed
+    from the start.
     """
     if kind == "plain":
-        granularity = mmap.ALLOCATIONGRANULARITY
+        buffer = bytearray(min(chunk_size, PIECE))
+        view = memoryview(buffer)
         with open(path, "rb", buffering=0) as handle:
-            end = min(end, os.fstat(handle.fileno()).st_size)
-            for offset in range(start, end, chunk_size):
-                stop = min(offset + chunk_size, end)
-                map_start = offset - offset % granularity
-                window = mmap.mmap(
-                    handle.fileno(), stop - map_start, offset=map_start, access=mmap.ACCESS_READ
-                )
-                try:
-                    yield window, map_start, offset - map_start, stop - map_start
-                finally:
-                    window.close()
+            handle.seek(start)
+            while start < end:
+                got = handle.readinto(view[: end - start])
+                if not got:
+                    return
+                yield buffer, start, 0, got
+                start += got
         return
     base = 0
     for data in decompressed(path, kind, chunk_size, ignore):

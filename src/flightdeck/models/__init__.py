@@ -24,12 +24,10 @@ imported inside functions, so importing this module is cheap and works without i
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError, ModelUnavailable
@@ -91,6 +89,8 @@ def model_failure(name: str, detail: str) -> InputError:
 
 def inspect_version() -> str:
     """The installed inspect_ai version; :class:`InputError` with the install hint without it."""
+    from importlib import metadata  # here: importing this module stays cheap (score, --help)
+
     try:
         return metadata.version("inspect-ai")
     except metadata.PackageNotFoundError:
@@ -340,5 +340,7 @@ def complete(settings: ModelSettings, prompt: str, *, system: str | None = None)
         output = await model.generate(messages)
         usage = TokenUsage.from_inspect(output.usage) if output.usage else TokenUsage()
         return Completion(output.completion, usage, output.model or settings.name)
+
+    import asyncio
 
     return asyncio.run(generate())
