@@ -24,10 +24,10 @@ from flightdeck.arms.protocol import (
     ENV_RESULT,
     ENV_TRACE,
     HarnessResult,
-    ProtocolError,
     check_result,
     decode_result,
 )
+from flightdeck.errors import ProtocolError
 from flightdeck.files.clock import utc_now
 from flightdeck.files.jsonl import atomic_writer
 from flightdeck.suite.records import Question

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from flightdeck.errors import InputError
+from flightdeck.errors import ContextTooLarge, InputError, ModelFailed
 
 
 @click.group("agent")
@@ -135,7 +135,6 @@ def attached_command(
                 --model anthropic/claude-sonnet-4-5 --attach demo/projects-attachments"
     """
     from flightdeck.arms.agents.attached import answer, load_attachments
-    from flightdeck.arms.agents.inspect_call import ContextTooLarge, ModelFailed
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE, read_task
     from flightdeck.files.jsonl import atomic_write
     from flightdeck.models import model_failure

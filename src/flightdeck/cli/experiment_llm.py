@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from flightdeck.errors import InputError
+from flightdeck.errors import AgentError, InputError
 
 _workspace_option = click.option(
     "--workspace",
@@ -109,7 +109,6 @@ def llm_command(
     """
     from flightdeck.arms.agents.llm import (
         SYSTEM_PROMPT,
-        AgentError,
         AgentOptions,
         load_snapshot,
         parse_mcp_commands,

@@ -21,18 +21,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-
-class JSONProblem(ValueError):
-    """Bytes that are not strict JSON: ``what`` is wrong, ``kind`` of problem, ``line`` in them.
-
-    ``kind`` is one of ``encoding``, ``bom``, ``syntax``, ``depth``, ``number``, ``duplicate``,
-    ``surrogate``; callers add how to fix it in their own setting (a line, a document).
-    """
-
-    def __init__(self, kind: str, what: str, line: int | None = None, value: Any = None) -> None:
-        super().__init__(what)
-        self.kind, self.what, self.line = kind, what, line
-        self.value = value  # for "surrogate": the value as json reads it, to say which field
+from flightdeck.errors import HandledError, JSONProblem
 
 
 def loads_strict(data: bytes) -> Any:
@@ -156,7 +145,7 @@ def _diagnose(data: bytes) -> JSONProblem | None:
     return None
 
 
-class _Problem(Exception):
+class _Problem(HandledError):
     def __init__(self, kind: str, what: str, key: str | None = None) -> None:
         super().__init__(what)
         self.kind, self.what, self.key = kind, what, key

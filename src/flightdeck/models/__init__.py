@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, ModelUnavailable
 from flightdeck.version import __version__
 
 if TYPE_CHECKING:
@@ -45,23 +45,6 @@ _SECRET_NAME_RE = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", 
 _MIN_SECRET_LEN = 6  # shorter values would redact ordinary words
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[^\s/][^\s]*)+$")
 _MARKUP_RE = re.compile(r"\[/?[a-z]+\]")  # rich markup in inspect's messages: [bold]...[/bold]
-
-
-class ModelUnavailable(InputError):
-    """inspect cannot open the model (unknown provider, missing key or package); says why.
-
-    ``reason`` is inspect's own message on one line, without its markup, for a caller that
-    names another place than ``--model`` (a judge names params.yaml).
-    """
-
-    def __init__(self, name: str, reason: str) -> None:
-        self.name, self.reason = name, reason
-        super().__init__(
-            "--model",
-            None,
-            f"cannot open {name!r} ({reason}); check the name and the provider's key and "
-            "base URL variables" + sandbox_hint(name),
-        )
 
 
 def in_trial(environ: Mapping[str, str] | None = None) -> bool:
@@ -226,7 +209,7 @@ def get_model(settings: ModelSettings, *, memoize: bool = True) -> Model:
         )
     except Exception as exc:  # inspect's error types differ per provider
         reason = " ".join(_MARKUP_RE.sub("", str(exc)).split())
-        raise ModelUnavailable(settings.name, reason) from None
+        raise ModelUnavailable(settings.name, reason, sandbox_hint(settings.name)) from None
 
 
 _USAGE_FIELDS = (
