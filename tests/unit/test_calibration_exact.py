@@ -108,6 +108,7 @@ def test_the_issue_22_examples_are_monotone_now() -> None:
         assert said(n, 0, n)[1] >= said(n, 0, n - 1)[1], n
 
 
+@pytest.mark.slow  # a property test: 60 tables, each decided twice up to n = 500
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_random_tables_to_n_500_never_get_a_weaker_claim(data: st.DataObject) -> None:

@@ -246,6 +246,7 @@ def test_exact_mde_at_n16_low_discordance() -> None:
     assert d.min_detectable == pytest.approx(0.5115, abs=1e-9)
 
 
+@pytest.mark.slow  # Monte Carlo: 200,000 simulated suites
 def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
     # 40,000 suites of 40 questions drawn at a true gap of exactly 15 points, at the worst
     # nuisance rate and at four others. The calibrated rule (q < alpha') says "shown" at most
@@ -278,6 +279,7 @@ def test_one_table_alone_claims_as_among_all_tables() -> None:
         assert claims(cal, [n10[i]], [n01[i]])[0][0] == every[i]
 
 
+@pytest.mark.slow  # a decision for every third table at n = 40
 def test_verdict_equals_its_bound_on_every_cell_at_n40() -> None:
     n10, n01 = cells(40)
     for i in range(0, len(n10), 3):
@@ -392,6 +394,7 @@ def test_above_the_exact_limit_nothing_is_claimed() -> None:
     assert "score a random subset of at most 2,000 questions" in words
 
 
+@pytest.mark.slow  # a cold calibration at n = 700
 def test_between_the_table_and_the_limit_the_level_is_exact() -> None:
     # n = 700 is above the shipped table: calibrated on demand, its size exact and <= 2.5%.
     cal = calibrate(700, 15.0, 0.025, "shown")

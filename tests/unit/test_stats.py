@@ -472,6 +472,7 @@ def _simulated_chance_of_shown(n: int, discordance: float, gap: float, seed: int
     return shown / trials
 
 
+@pytest.mark.slow  # a simulated bootstrap rule
 @pytest.mark.parametrize("discordance", [0.5, 1.0])
 def test_min_detectable_difference_against_simulated_bootstrap_rule(discordance: float) -> None:
     gap = min_detectable_difference(n=40, discordance=discordance, threshold=0.15)
