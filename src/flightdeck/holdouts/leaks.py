@@ -170,7 +170,7 @@ def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
     with locked_manifest(holdouts_dir):
         manifest = load_manifest(path, missing_ok=False)
         now = utc_now()
-        append_scan(holdouts_dir, _scan_event(result, now))  # apart: see manifest.SCANS
+        append_scan(holdouts_dir, _scan_event(result, now))  # apart: see holdouts.manifest
         for suite, count in result.suite_counts.items():
             entry = manifest["suites"].get(suite)
             if entry is None or entry["status"] == "void":

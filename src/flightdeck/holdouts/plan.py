@@ -19,7 +19,7 @@ from typing import Any
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.holdouts.manifest import load_manifest, manifest_path, require_folder
-from flightdeck.project import Suite
+from flightdeck.project.suite_folder import SuiteFolder
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +68,7 @@ def plan_files(path: Path, manifest: dict[str, Any], paths: Sequence[Path]) -> S
 
 def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
     """Whether ``file`` is, byte for byte, the sealed keys file of a registered suite."""
-    suite = Suite(file.parent)
+    suite = SuiteFolder(file.parent)
     if file.name != suite.keys.name:
         return False
     try:
