@@ -20,6 +20,7 @@ from flightdeck.cli._options import (
     suite_argument,
     warn_if_unsealed,
 )
+from flightdeck.errors import NegativeVerdict
 
 if TYPE_CHECKING:
     from flightdeck.arms.runner import RunResult
@@ -230,7 +231,7 @@ def run_command(
     else:
         _print_summary(result)
     if result.failed:
-        ctx.exit(1)
+        raise NegativeVerdict()
 
 
 class _Progress:

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from flightdeck.cli._options import question_option, workspace_option
-from flightdeck.errors import InputError
+from flightdeck.errors import AgentError, InputError
 
 
 @click.command("llm")
@@ -104,7 +104,6 @@ def llm_command(
     """
     from flightdeck.arms.agents.llm import (
         SYSTEM_PROMPT,
-        AgentError,
         AgentOptions,
         load_snapshot,
         parse_mcp_commands,

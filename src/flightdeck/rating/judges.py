@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, JudgeFailed
 from flightdeck.files.jsonl import append_jsonl, locked_folder
 from flightdeck.params.arm_names import check_arm_name
 from flightdeck.params.sections import JudgeSpec
@@ -25,7 +25,6 @@ from flightdeck.params.yaml_file import PARAMS_FILE
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.judgements import (
     FactVerdict,
-    JudgeFailed,
     JudgeFn,
     Judgement,
     Verdict,
