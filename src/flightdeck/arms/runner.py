@@ -74,13 +74,9 @@ from flightdeck.arms.workspace_plan import commit_order
 from flightdeck.errors import InputError
 from flightdeck.files.clock import utc_now
 from flightdeck.files.jsonl import write_json
-from flightdeck.project import (
-    CACHE_FOLDER,
-    STATE_FOLDER,
-    WORKSPACES_FOLDER,
-    check_arm_name,
-    open_suite,
-)
+from flightdeck.params.arm_names import check_arm_name
+from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.suite.records import Question, read_answers, read_questions
 from flightdeck.suite.repos import RepoSet
 from flightdeck.version import __version__
@@ -93,7 +89,7 @@ class RunConfig:
     suite_dir: Path
     arm: str
     command: str
-    root: Path = Path(".")  # project root: traces/, runs/ and .flightdeck/ live here
+    root: Path = Path(".")  # project root: its ProjectPaths (traces, runs, cache) are here
     repos: Mapping[str, Path] = field(default_factory=dict)  # name -> clone or bundle
     jobs: int = 1
     timeout: float | None = None
@@ -106,7 +102,7 @@ class RunConfig:
     limits: Limits = field(default_factory=Limits)  # per-trial caps
     holdouts: Path | None = None  # masked from the harness; None: <root>/holdouts
     workspace_cache_mb: int = DEFAULT_CAP_MB
-    scratch: bool = False  # (#21) write under .flightdeck/scratch/<suite>/, apart from the pipeline
+    scratch: bool = False  # (#21) write in the project's scratch folder, apart from the pipeline
 
 
 @dataclass(frozen=True)
@@ -169,14 +165,15 @@ def run_experiment(
         )
     path = harness_path()
     argv = parse_command(config.command, path)
-    suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
+    paths = ProjectPaths(config.root, config.holdouts)
+    suite = SuiteFolder(config.suite_dir, paths).opened(keys=False)
     suite = suite.with_scratch(config.arm) if config.scratch else suite  # (#21)
     suite.require_intact()
     # Before the policy and any trial: nothing of the cache is ever readable, first run included.
-    (config.root / STATE_FOLDER).mkdir(parents=True, exist_ok=True)
+    paths.state.mkdir(parents=True, exist_ok=True)
     needs = harness_needs(argv)  # (#21) a built-in model agent's variables and network
     policy = sandbox_policy(widened(config, needs), argv, path)
-    leaks = LeakCheck([config.holdouts or config.root / "holdouts", config.root / "holdouts"])
+    leaks = LeakCheck([paths.holdouts, paths.default_holdouts])
     questions = read_questions(suite.questions)
     answers_path = suite.answers(config.arm)
     meta_path = suite.meta(config.arm)
@@ -210,7 +207,7 @@ def run_experiment(
         } | ({} if needs is None else {"harness_needs": needs.meta(policy.network, os.environ)})
         meta["date"] = (answers_path != scored_path and previous_meta_date(meta_path)) or date
         meta = check_meta(meta_path, meta, bool(done))
-        repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
+        repos = RepoSet(config.repos, paths.cache)
         repos.require_commits(
             (repo, commit, suite.questions, q.line)
             for q in pending
@@ -273,7 +270,7 @@ def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.San
         root=config.root,
         suite_dir=config.suite_dir,
         repos=list(config.repos.values()),
-        holdouts=config.holdouts if config.holdouts is not None else config.root / "holdouts",
+        holdouts=ProjectPaths(config.root, config.holdouts).holdouts,
         argv=argv,
         path=path,
         cwd=Path.cwd().resolve(),
@@ -299,7 +296,7 @@ def _run_all(
     checked = spec.policy.mode == "none"  # the sandbox mounts workspaces read-only
     cache = WorkspaceCache(
         repos,
-        config.root / WORKSPACES_FOLDER,
+        ProjectPaths(config.root).workspaces,
         cap_bytes=config.workspace_cache_mb << 20,
         checked=checked,
     )

@@ -7,7 +7,6 @@ the inspect agent and MCP server in `experiment_llm.py`), since each is a proces
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -196,43 +195,35 @@ def run_command(
             --harness "python examples/llm_harness.py" --network --pass-env ANTHROPIC_API_KEY
     """
     from flightdeck.arms.limits import Limits
-    from flightdeck.arms.runner import RunConfig, run_experiment
-    from flightdeck.arms.workspace import DEFAULT_CAP_MB
-    from flightdeck.project import SCRATCH_FOLDER
+    from flightdeck.arms.run_request import RunRequest
 
     project = open_project(params_file, repo, near=suite)
-    warn_if_unsealed(suite)
-    params = project.params
-    arm_sandbox = params.harness_sandbox.get(arm, {})
+    running = project.suite(suite)
+    warn_if_unsealed(running)
     scratch = scratch or project.is_scratch_arm(arm)
     if scratch:
         click.echo(
-            f"scratch run: {arm} writes under {project.root / SCRATCH_FOLDER}, apart from the "
+            f"scratch run: {arm} writes under {project.paths.scratch}, apart from the "
             "pipeline (not an arm of params.yaml)",
             err=True,
         )
-    config = RunConfig(
-        suite_dir=suite,
-        arm=arm,
+    request = RunRequest(
         command=command,
-        root=project.root,
-        repos=project.params.repos,
-        jobs=jobs or os.cpu_count() or 1,
+        jobs=jobs,
         timeout=timeout,
         model=model,
         by=by,
-        sandbox=sandbox or arm_sandbox.get("sandbox") or params.sandbox,
-        network=network if network is not None else arm_sandbox.get("network"),
-        pass_env=tuple(arm_sandbox.get("pass_env", ())) + pass_env,
-        bind=tuple(project.root / b for b in arm_sandbox.get("bind", ())) + bind,
+        sandbox=sandbox,
+        network=network,
+        pass_env=pass_env,
+        bind=bind,
         limits=Limits(max_output_mb, max_tmp_mb, max_memory_mb, max_processes),
-        holdouts=params.holdouts,
-        workspace_cache_mb=workspace_cache_mb or DEFAULT_CAP_MB,
+        workspace_cache_mb=workspace_cache_mb,
         scratch=scratch,
     )
     progress = _Progress(quiet=as_json)
     try:
-        result = run_experiment(config, on_start=progress.start, on_trial=progress.trial)
+        result = running.run(arm, request, on_start=progress.start, on_trial=progress.trial)
     finally:
         progress.finish()
     if as_json:
