@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from flightdeck.arms import sandbox
+from flightdeck.arms import net_relay, sandbox
 from flightdeck.arms.limits import (
     escape_control,
     file_over,
@@ -238,6 +238,8 @@ def run_trial(
                         f"changed its read-only workspace ({changed}); "
                         "later trials get a fresh copy"
                     )
+                if reason is not None and spec.policy.network_allow:
+                    reason = net_relay.with_relay_failure(reason, scratch / "net")
             seconds = time.monotonic() - started
             header = trace_header(
                 question, spec.command, spec.policy, workspace, result, exit_code, reason, seconds

@@ -46,11 +46,19 @@ PERSON_KEYS = ("from", "by", "model", "date", "snapshot")
 JUDGE_KINDS = ("facts", "llm")
 _JUDGE_KEYS = {"facts": {"kind"}, "llm": {"kind", "model", "prompt", "temperature"}}
 
-_SANDBOX_KEYS: dict[str, type] = {"bind": list, "network": bool, "pass_env": list, "sandbox": str}
+_SANDBOX_KEYS: dict[str, type] = {
+    "bind": list,
+    "network": bool,
+    "network_allow": list,
+    "pass_env": list,
+    "sandbox": str,
+}
 
 
 def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``sandbox: bwrap|none``, ``harness_sandbox: {arm: {bind, network, pass_env, sandbox}}``."""
+    """``sandbox: bwrap|none``, ``harness_sandbox: {arm: {bind, network, network_allow,
+    pass_env, sandbox}}``; each ``network_allow`` entry is checked as ``HOST:PORT`` on its line.
+    """
     values: dict[str, Any] = {}
     if data.get("sandbox") is not None:
         if data["sandbox"] not in ("bwrap", "none"):
@@ -60,7 +68,10 @@ def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
     line = line_of(path, "harness_sandbox")
     if not isinstance(arms, dict) or not all(isinstance(v, dict) for v in arms.values()):
         raise InputError(
-            path, line, "harness_sandbox must map arm names to {bind, network, pass_env, sandbox}"
+            path,
+            line,
+            "harness_sandbox must map arm names to {bind, network, network_allow, pass_env, "
+            "sandbox}",
         )
     for arm, settings in arms.items():
         for key, value in settings.items():
@@ -81,8 +92,39 @@ def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
                 raise InputError(
                     path, line, f"harness_sandbox.{arm}.{key} has a bad value {value!r}"
                 )
+        _check_allow(path, line, str(arm), settings)
     values["harness_sandbox"] = {str(arm): dict(v) for arm, v in arms.items()}
     return values
+
+
+def _check_allow(path: Path, line: int | None, arm: str, settings: dict[str, Any]) -> None:
+    """``network_allow``: each entry ``HOST:PORT`` (an error on its own line), never beside
+    ``network: true``, which would open the whole network the list is there to narrow."""
+    from flightdeck.arms.net_allow import parse_target
+
+    entries = settings.get("network_allow") or []
+    for entry in entries:
+        try:
+            parse_target(entry)
+        except ValueError as exc:
+            where = _line_after(path, line, entry)
+            raise InputError(path, where, f"harness_sandbox.{arm}.network_allow: {exc}") from None
+    if entries and settings.get("network") is not None:
+        raise InputError(
+            path,
+            _line_after(path, line, "network:"),
+            f"harness_sandbox.{arm}: network and network_allow cannot both be set; network: "
+            "true shares the whole host network, network_allow only the targets named",
+        )
+
+
+def _line_after(path: Path, start: int | None, text: str) -> int | None:
+    """The first line from ``start`` on that holds ``text``, else ``start``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number in range(start or 1, len(lines) + 1):
+        if text in lines[number - 1]:
+            return number
+    return start
 
 
 def parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
