@@ -238,12 +238,14 @@ def test_a_model_agent_s_endpoint_is_its_base_url_or_its_provider_s_one_server(
         pytest.param(True, (), (True, ()), id="whole-network"),
         pytest.param(False, (), (False, ()), id="closed"),
         pytest.param(None, ("127.0.0.1:1",), (False, ("127.0.0.1:1",)), id="own-list"),
+        pytest.param(None, (), (True, ()), id="unconfined"),
     ],
 )
 def test_the_operator_s_network_choice_overrides_the_endpoint(
     network: bool | None, allow: tuple[str, ...], expected: tuple[bool, tuple[str, ...]]
 ) -> None:
     needs = harness_needs([*AGENT, "anthropic/claude-x"])
-    config = RunConfig(Path("s"), "a", "c", network=network, network_allow=allow)
+    mode = "none" if expected == (True, ()) and network is None else "bwrap"
+    config = RunConfig(Path("s"), "a", "c", sandbox=mode, network=network, network_allow=allow)
     got = widened(config, needs)
     assert (got.network, got.network_allow) == expected

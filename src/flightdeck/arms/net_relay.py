@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import errno
 import fcntl
 import functools
 import os
@@ -142,7 +143,13 @@ def _write(path: str, text: str) -> None:
 def _own_namespaces() -> None:
     """A new user and network namespace for this process, mapped to its own uid and gid."""
     uid, gid = os.getuid(), os.getgid()
-    _check(_libc().unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare")
+    if _libc().unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        why = {
+            errno.EPERM: "user namespaces are not permitted for this user",
+            errno.ENOSPC: "no user namespace may be made here (user.max_user_namespaces)",
+        }.get(err, os.strerror(err))
+        raise OSError(err, f"unshare: {why}")
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
@@ -205,7 +212,8 @@ def _child(channel: socket.socket, targets: Sequence[net_allow.Target], argv: li
         os.execvp(argv[0], argv)
     except BaseException as exc:  # noqa: BLE001 - any failure is told to the relay
         with contextlib.suppress(OSError):
-            channel.sendall(f"could not make the sandbox's network namespace: {exc}".encode())
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            channel.sendall(f"could not make the sandbox's network namespace: {why}".encode())
     os._exit(125)
 
 
