@@ -38,12 +38,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from flightdeck.arms import net_allow
 from flightdeck.errors import InputError
 
 CONNECT_TIMEOUT = 30.0  # seconds to reach a target before the connection is dropped
+RELAY_PROCESSES = 2  # the relay and its one resolver thread, in a trial's pids cgroup
 LOG = "log"
 _MAX_LOG_LINES = 50
 _CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
@@ -58,6 +60,11 @@ def relay_argv(targets: Sequence[net_allow.Target], etc: Path) -> list[str]:
     for target in targets:
         argv += ["--allow", str(target)]
     return [*argv, "--etc", str(etc), "--"]
+
+
+def own_processes(targets: Sequence[net_allow.Target]) -> int:
+    """What the relay adds to a trial's processes: :data:`RELAY_PROCESSES`, or 0 without it."""
+    return RELAY_PROCESSES if targets else 0
 
 
 def etc_binds(etc: Path) -> list[str]:
@@ -256,6 +263,7 @@ async def _serve_one(
 async def _relay(found: list[tuple[socket.socket, net_allow.Target]], etc: Path, child: int) -> int:
     """Serve the listeners until the child (bwrap) exits; its exit status, bwrap's way."""
     loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=RELAY_PROCESSES - 1))  # names
     done: asyncio.Future[int] = loop.create_future()
 
     def reap() -> None:

@@ -21,7 +21,7 @@ from flightdeck.cli._options import (
     suite_argument,
     warn_if_unsealed,
 )
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, NegativeVerdict
 
 if TYPE_CHECKING:
     from flightdeck.arms.runner import RunResult
@@ -254,7 +254,7 @@ def run_command(
     else:
         _print_summary(result)
     if result.failed:
-        ctx.exit(1)
+        raise NegativeVerdict()
 
 
 def _network_allow(
