@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from flightdeck.arms.limits import Limits
 from flightdeck.arms.runner import RunConfig
 from flightdeck.arms.workspace import DEFAULT_CAP_MB
+from flightdeck.errors import InputError
 from flightdeck.params import Params
 
 
@@ -29,6 +31,7 @@ class RunRequest:
     by: str | None = None
     sandbox: str | None = None  # None: params' harness_sandbox.<arm>.sandbox, then sandbox
     network: bool | None = None  # None: params' harness_sandbox.<arm>.network, then the model's
+    network_allow: tuple[str, ...] = ()  # HOST:PORT; none: params' harness_sandbox.<arm>
     pass_env: tuple[str, ...] = ()  # after params' harness_sandbox.<arm>.pass_env
     bind: tuple[Path, ...] = ()  # after params' harness_sandbox.<arm>.bind
     limits: Limits = field(default_factory=Limits)
@@ -49,7 +52,10 @@ class RunRequest:
             model=self.model,
             by=self.by,
             sandbox=self.sandbox or arm_sandbox.get("sandbox") or params.sandbox,
-            network=self.network if self.network is not None else arm_sandbox.get("network"),
+            network=self.network
+            if self.network is not None or self.network_allow
+            else arm_sandbox.get("network"),
+            network_allow=self._network_allow(arm_sandbox),
             pass_env=tuple(arm_sandbox.get("pass_env", ())) + self.pass_env,
             bind=tuple(params.root / b for b in arm_sandbox.get("bind", ())) + self.bind,
             limits=self.limits,
@@ -57,3 +63,16 @@ class RunRequest:
             workspace_cache_mb=self.workspace_cache_mb or DEFAULT_CAP_MB,
             scratch=self.scratch,
         )
+
+    def _network_allow(self, arm_sandbox: dict[str, Any]) -> tuple[str, ...]:
+        """The allow-list: the flags' when they say anything of the network, else params'."""
+        if self.network_allow and self.network is not None:
+            raise InputError(
+                "--network-allow",
+                None,
+                "--network/--no-network and --network-allow cannot be used together; --network "
+                "shares the whole host network, --network-allow only the targets named",
+            )
+        if self.network_allow or self.network is not None:
+            return self.network_allow
+        return tuple(arm_sandbox.get("network_allow", ()))

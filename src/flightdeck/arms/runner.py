@@ -97,6 +97,7 @@ class RunConfig:
     by: str | None = None  # who ran the arm, for the meta; None: git's user.name
     sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
     network: bool | None = None  # reach the network; None: as the harness's --model needs
+    network_allow: tuple[str, ...] = ()  # HOST:PORT targets alone (through the relay)
     pass_env: tuple[str, ...] = ()  # environment variables the harness gets
     bind: tuple[Path, ...] = ()  # host paths the harness may read (--bind), read-only
     limits: Limits = field(default_factory=Limits)  # per-trial caps
@@ -204,7 +205,7 @@ def run_experiment(
             "flightdeck_version": __version__,
             "sandbox": policy.meta(),
             "canary_check": leaks.describe(),
-        } | ({} if needs is None else {"harness_needs": needs.meta(policy.network, os.environ)})
+        } | ({} if needs is None else {"harness_needs": needs.meta(policy.opens, os.environ)})
         meta["date"] = (answers_path != scored_path and previous_meta_date(meta_path)) or date
         meta = check_meta(meta_path, meta, bool(done))
         repos = RepoSet(config.repos, paths.cache)
@@ -258,9 +259,8 @@ def run_experiment(
 
 def policy_request(config: RunConfig) -> sandbox.PolicyRequest:
     """What the arm asks of its sandbox (the one place a built-in arm may widen it)."""
-    return sandbox.PolicyRequest(
-        config.sandbox, bool(config.network), config.pass_env, config.bind, config.limits
-    )
+    fields = (config.pass_env, config.bind, config.limits, config.network_allow)
+    return sandbox.PolicyRequest(config.sandbox, bool(config.network), *fields)
 
 
 def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.SandboxPolicy:

@@ -77,8 +77,17 @@ def experiment() -> None:
 @click.option(
     "--network/--no-network",
     default=None,
-    help="Let the sandboxed harness reach the network [params: harness_sandbox.<arm>.network; "
-    "default: on for a built-in model agent whose model is reached over it, else off].",
+    help="Share this machine's whole network with the sandboxed harness, loopback services "
+    "included [params: harness_sandbox.<arm>.network; default: off, or a built-in model "
+    "agent's endpoint alone (see --network-allow) when known, else on for it].",
+)
+@click.option(
+    "--network-allow",
+    "network_allow",
+    multiple=True,
+    metavar="HOST:PORT",
+    help="Let the sandboxed harness reach HOST:PORT and nothing else (repeat), through "
+    "flightdeck's relay; not with --network [params: harness_sandbox.<arm>.network_allow].",
 )
 @click.option(
     "--pass-env",
@@ -150,6 +159,7 @@ def run_command(
     by: str | None,
     sandbox: str | None,
     network: bool | None,
+    network_allow: tuple[str, ...],
     pass_env: tuple[str, ...],
     bind: tuple[Path, ...],
     max_output_mb: int,
@@ -175,8 +185,9 @@ def run_command(
     The sandbox shows the harness only the system's runtime, its own installation, paths on
     its command line and --bind paths, all read-only, plus its workspace, its out folder and
     a private /tmp and $HOME. --network shares this machine's network (loopback services
-    included). A trial over a cap (--max-output-mb and the others) fails, naming the cap; a
-    trial whose output holds a registered canary fails and voids the suite.
+    included); --network-allow HOST:PORT opens only those endpoints. A trial over a cap
+    (--max-output-mb and the others) fails, naming the cap; a trial whose output holds a
+    registered canary fails and voids the suite.
 
     A sealed suite whose questions or keys changed is refused; an unsealed one only gets a
     warning, since its answers cannot be scored until it is sealed.
@@ -193,6 +204,8 @@ def run_command(
             --harness "python -m flightdeck experiment agent repo-search" --by ada
         flightdeck experiment run suites/knowledge-demo-v1 --arm llm-claude \\
             --harness "python examples/llm_harness.py" --network --pass-env ANTHROPIC_API_KEY
+        flightdeck experiment run suites/knowledge-demo-v1 --arm llm-local \
+            --harness "python examples/llm_harness.py" --network-allow 127.0.0.1:8000
     """
     from flightdeck.arms.limits import Limits
     from flightdeck.arms.run_request import RunRequest
@@ -215,6 +228,7 @@ def run_command(
         by=by,
         sandbox=sandbox,
         network=network,
+        network_allow=network_allow,
         pass_env=pass_env,
         bind=bind,
         limits=Limits(max_output_mb, max_tmp_mb, max_memory_mb, max_processes),
