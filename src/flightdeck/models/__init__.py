@@ -101,7 +101,12 @@ def model_failure(name: str, detail: str) -> InputError:
     from flightdeck.models.provider_env import provider_env
 
     needs = provider_env(name)
-    names = ", ".join(v for v in needs.reads) if needs is not None and needs.reads else ""
+    named: list[str] = []  # what must be set (one of each group), else where it goes
+    if needs is not None:
+        named = [group[0] for group in needs.requires] or [
+            v for v in needs.reads if v.endswith("_BASE_URL")
+        ][:1]
+    names = ", ".join(named)
     check = "check the model name" + (f", {names}" if names else "") + " and that its server is up"
     return InputError("--model", None, f"the model call failed ({detail}); {check}")
 
