@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from flightdeck.errors import InputError
+from flightdeck.errors import ContextTooLarge, InputError, ModelFailed
 
 
 @click.group("agent")
@@ -138,7 +138,6 @@ def attached_command(
                 --context-window 32768 --attach demo/projects-attachments"
     """
     from flightdeck.arms.agents.attached import answer, load_attachments
-    from flightdeck.arms.agents.inspect_call import ContextTooLarge, ModelFailed
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
     from flightdeck.files.jsonl import atomic_write
     from flightdeck.models import model_failure

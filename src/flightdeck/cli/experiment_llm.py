@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from flightdeck.errors import InputError
+from flightdeck.errors import AgentError, InputError
 
 _workspace_option = click.option(
     "--workspace",
@@ -120,7 +120,6 @@ def llm_command(
     """
     from flightdeck.arms.agents.llm import (
         SYSTEM_PROMPT,
-        AgentError,
         AgentOptions,
         load_snapshot,
         parse_mcp_commands,

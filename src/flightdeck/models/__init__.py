@@ -24,15 +24,13 @@ imported inside functions, so importing this module is cheap and works without i
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, ModelUnavailable
 from flightdeck.version import __version__
 
 if TYPE_CHECKING:
@@ -47,23 +45,6 @@ _SECRET_NAME_RE = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", 
 _MIN_SECRET_LEN = 6  # shorter values would redact ordinary words
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[^\s/][^\s]*)+$")
 _MARKUP_RE = re.compile(r"\[/?[a-z]+\]")  # rich markup in inspect's messages: [bold]...[/bold]
-
-
-class ModelUnavailable(InputError):
-    """inspect cannot open the model (unknown provider, missing key or package); says why.
-
-    ``reason`` is inspect's own message on one line, without its markup, for a caller that
-    names another place than ``--model`` (a judge names params.yaml).
-    """
-
-    def __init__(self, name: str, reason: str) -> None:
-        self.name, self.reason = name, reason
-        super().__init__(
-            "--model",
-            None,
-            f"cannot open {name!r} ({reason}); check the name and the provider's key and "
-            "base URL variables" + sandbox_hint(name),
-        )
 
 
 def in_trial(environ: Mapping[str, str] | None = None) -> bool:
@@ -113,6 +94,8 @@ def model_failure(name: str, detail: str) -> InputError:
 
 def inspect_version() -> str:
     """The installed inspect_ai version; :class:`InputError` with the install hint without it."""
+    from importlib import metadata  # here: importing this module stays cheap (score, --help)
+
     try:
         return metadata.version("inspect-ai")
     except metadata.PackageNotFoundError:
@@ -231,7 +214,7 @@ def get_model(settings: ModelSettings, *, memoize: bool = True) -> Model:
         )
     except Exception as exc:  # inspect's error types differ per provider
         reason = " ".join(_MARKUP_RE.sub("", str(exc)).split())
-        raise ModelUnavailable(settings.name, reason) from None
+        raise ModelUnavailable(settings.name, reason, sandbox_hint(settings.name)) from None
 
 
 _USAGE_FIELDS = (
@@ -362,5 +345,7 @@ def complete(settings: ModelSettings, prompt: str, *, system: str | None = None)
         output = await model.generate(messages)
         usage = TokenUsage.from_inspect(output.usage) if output.usage else TokenUsage()
         return Completion(output.completion, usage, output.model or settings.name)
+
+    import asyncio
 
     return asyncio.run(generate())

@@ -67,10 +67,6 @@ class Judgement:
 JudgeFn = Callable[[Question, Key, Answer], Verdict]
 
 
-class JudgeFailed(Exception):
-    """The judge gave no usable verdict for one answer (a model that called no tool)."""
-
-
 def judgements_path(suite: Suite, judge: str, arm: str) -> Path:
     return suite.judgements(judge, arm)
 

@@ -17,13 +17,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, JudgeFailed
 from flightdeck.files.jsonl import append_jsonl, locked_folder
 from flightdeck.params.sections import JudgeSpec
 from flightdeck.project import Suite, as_suite, check_arm_name
 from flightdeck.rating.judgements import (
     FactVerdict,
-    JudgeFailed,
     JudgeFn,
     Judgement,
     Verdict,

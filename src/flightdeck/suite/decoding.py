@@ -19,13 +19,12 @@ from typing import Annotated, Any, Generic, TypeVar
 import msgspec
 from msgspec import Meta
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, JSONProblem
 from flightdeck.files.jsonl import decode_object
 from flightdeck.files.strict_json import (
-    JSONProblem,
     has_lone_surrogate,
-    keys_repeated,
     loads_strict,
+    texts_repeat_a_key,
 )
 
 T = TypeVar("T", bound=msgspec.Struct)
@@ -191,11 +190,7 @@ def _maybe_null(schema: Schema[Any], raw: bytes, records: list[Any]) -> bool:
 
 def _keys_repeated(lines: list[bytes]) -> bool:
     """Whether a key repeats in any line msgspec read as a record (it keeps the last)."""
-    decode = _ANY.decode
-    return keys_repeated(lines, (decode(raw) for raw in lines))
-
-
-_ANY: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+    return texts_repeat_a_key(lines)
 
 
 def _line_by_line(

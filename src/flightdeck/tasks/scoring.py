@@ -288,7 +288,8 @@ def compute_scores(
         read.sources,
         {q.id: q.question for q in read.questions},
     )
-    return with_fabricated_split(result, read.suite, params)  # (#21) what each fabricated is
+    # (#21) what each fabricated citation is
+    return with_fabricated_split(result, read.suite, params, questions=read.questions)
 
 
 def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:

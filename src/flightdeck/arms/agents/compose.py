@@ -27,13 +27,14 @@ leans on, not every file it mentions.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 
 from flightdeck.arms.agents import kinds
 from flightdeck.arms.agents.bm25 import stem
-from flightdeck.arms.agents.passages import Block, blocks, is_heading, is_markdown, words
+from flightdeck.arms.agents.headings import markup
+from flightdeck.arms.agents.passages import Block, blocks, words
+from flightdeck.arms.agents.references import References
 
 MAX_FILES = 4  # files the ranked passages may bring into one answer
 MIN_RELATIVE_SCORE = 0.5  # a passage below half the best one's score is not quoted
@@ -41,15 +42,22 @@ CITE_RELATIVE_SCORE = 0.8  # nor cited below 80% of it, unless added for a cited
 MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
 MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
 MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for other files
+MAX_SECTION_CHARS = 6000  # one file's quotes, when a cut section is continued
 MAX_CITATIONS = 4
 CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
 MAX_RECORD_SECTIONS = 8  # a file with more matching sections is a log, not one record
+MAX_RANKED_NAMED = 20  # ranked passages looked at for one headed with what the question names
 MAX_OWNERSHIP_LINES = 60  # an ownership file this short is quoted whole
-_LINKING = re.compile(
-    r"supersed|replaced by|replaces\b|obsoleted by|amended by|amends\b|deprecated by",
+# A line pointing to the records that replace this one (followed for every kind), and one
+# pointing back to those it replaces (followed when the question asks what changed).
+_FORWARD = re.compile(
+    r"supe[rs][sc]eded\s+(?:by|in)|replaced\s+by|obsoleted\s+by|amended\s+by|deprecated\s+by"
+    r"|in\s+favou?r\s+of|see\s+instead|moved\s+to",
     re.IGNORECASE,
 )
-_LINK = re.compile(r"\]\(\s*<?([^)\s>#]+\.(?:md|markdown|rst|txt|erb|html))")
+_BACKWARD = re.compile(
+    r"supe[rs][sc]edes\b|supersedes:|replaces\b|amends\b|obsoletes\b", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -75,10 +83,17 @@ class Quote:
 
 class _Answer:
     def __init__(
-        self, paths: list[str], data: list[bytes], kind: str, terms: frozenset[str]
+        self,
+        paths: list[str],
+        data: list[bytes],
+        kind: str,
+        terms: frozenset[str],
+        asked: frozenset[kinds.Mention],
     ) -> None:
         self.paths, self.data, self.kind, self.terms = paths, data, kind, terms
+        self.asked = asked
         self.index = {path: n for n, path in enumerate(paths)}
+        self.references = References(self.index)
         self.quotes: list[Quote] = []
         self.used = 0
         self.used_by_file: dict[int, int] = {}
@@ -117,7 +132,7 @@ class _Answer:
         start = block.start
         if sum(len(lines[n]) + 1 for n in range(block.start, block.end)) > room:
             start = self.first_hit(file, block)  # too long: quote from its first match
-            if start > block.start and is_heading(lines[block.start]):
+            if start > block.start and block.level:
                 heads.append(lines[block.start].strip())
         body: list[str] = []
         size = sum(len(h) + 1 for h in heads)
@@ -133,6 +148,8 @@ class _Answer:
             end -= 1
         if not body or size > room + MAX_QUOTE_CHARS // 2:
             return False
+        if block.level and start == block.start and not any(b.strip() for b in body[1:]):
+            return False  # a heading alone (its section empty, or no room for its text)
         text = "\n".join([*heads, *body])
         if len(text) > MAX_QUOTE_CHARS:  # one line longer than a quote: cut it, say so
             text = text[: MAX_QUOTE_CHARS - 3].rstrip() + "..."
@@ -140,6 +157,39 @@ class _Answer:
         self.used += len(text) + len(self.paths[file]) + 20
         self.used_by_file[file] = self.used_by_file.get(file, 0) + len(text)
         return True
+
+    def continue_section(self, file: int, block: Block, score: float, cited: bool) -> None:
+        """After a quoted block cut short (by the quote's size, or at :data:`.passages.MAX_LINES`
+        lines), the rest of its section: the block's remaining lines, then its next piece.
+
+        A runbook's later steps, a record's context past its first screen: the fact is often
+        just past the cut. In a document only, while its file has quoted less than
+        :data:`MAX_SECTION_CHARS`.
+        """
+        if markup(self.paths[file]) is None:
+            return
+        end = self.quotes[-1].end
+        if end < block.end:
+            rest = Block(end, block.end, block.context)
+            if not self.add_continued(file, rest, score, cited):
+                return
+            if self.quotes[-1].end < block.end:
+                return
+        lines = self.lines(file)
+        for b in self.blocks(file):
+            if b.start < block.end:
+                continue
+            if b.level or b.context != block.context:
+                return  # the section ended: the next block is a heading's
+            if all(not lines[n].strip() for n in range(block.end, b.start)):
+                self.add_continued(file, b, score, cited)
+            return
+
+    def add_continued(self, file: int, block: Block, score: float, cited: bool) -> bool:
+        """Quote more of a section while its file has quoted under :data:`MAX_SECTION_CHARS`."""
+        if self.used_by_file.get(file, 0) >= MAX_SECTION_CHARS:
+            return False
+        return self.add(file, block, score, cited)
 
     def first_hit(self, file: int, block: Block) -> int:
         """The line before the block's line holding most of the question's terms.
@@ -159,45 +209,68 @@ class _Answer:
         return self.used >= MAX_ANSWER_CHARS - 200
 
     def record_sections(self, file: int, kind: str) -> list[Block]:
-        """The file's sections whose own heading names a section ``kind`` quotes."""
-        if not is_markdown(self.paths[file].rsplit("/", 1)[-1]):
+        """The file's sections whose own heading names a section ``kind`` quotes.
+
+        When the question names a version or a date, a section headed with another one (a
+        changelog's other releases, a status page's other weeks) is not one of them.
+        """
+        if markup(self.paths[file]) is None:
             return []
         lines = self.lines(file)
         found = [
             b
             for b in self.blocks(file)
-            if is_heading(lines[b.start])
-            and lines[b.start].lstrip().startswith("##")
+            if b.level >= 2
             and kinds.is_record_section(kind, set(words(lines[b.start])))
+            and not (self.asked and self.names_only_others(Hit(file, b, 0.0)))
         ]
         return found if len(found) <= MAX_RECORD_SECTIONS else []
 
+    def path_mentions(self, hit: Hit) -> list[frozenset[kinds.Mention]]:
+        """The versions and dates each heading of a hit's heading path names."""
+        lines = self.lines(hit.file)
+        own = (hit.block.start,) if hit.block.level else ()
+        return [kinds.mentions(lines[n]) for n in (*hit.block.context, *own)]
+
+    def names_asked(self, hit: Hit) -> bool:
+        return any(kinds.names_the_same(self.asked, m) for m in self.path_mentions(hit))
+
+    def names_only_others(self, hit: Hit) -> bool:
+        named = self.path_mentions(hit)
+        return any(named) and not any(kinds.names_the_same(self.asked, m) for m in named)
+
     def linked(self, file: int) -> list[int]:
-        """Files this one says it supersedes, is superseded by, replaces, amends, ..."""
-        base = posixpath.dirname(self.paths[file])
+        """Files this one says it is superseded by, replaced by, ... (for what-changed, also
+        those it supersedes, replaces, amends).
+
+        However the line refers to them (:mod:`.references`: links, forge URLs, RST and
+        AsciiDoc cross-references, a record's number).
+        """
         found: list[int] = []
+        backward = self.kind == "what-changed"
         for line in self.lines(file):
-            if not _LINKING.search(line):
-                continue
-            for target in _LINK.findall(line):
-                if "://" in target:
-                    continue
-                path = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
-                n = self.index.get(path)
-                if n is not None and n != file and n not in found:
-                    found.append(n)
+            if _FORWARD.search(line) or backward and _BACKWARD.search(line):
+                found += [
+                    n for n in self.references.files(self.paths[file], line) if n not in found
+                ]
         return found
 
 
 def compose(
-    paths: list[str], data: list[bytes], ranked: list[Hit], kind: str, terms: list[str]
+    paths: list[str],
+    data: list[bytes],
+    ranked: list[Hit],
+    kind: str,
+    terms: list[str],
+    asked: frozenset[kinds.Mention] = frozenset(),
 ) -> list[Quote]:
     """The quotes of one answer, in the order the answer gives them.
 
     ``terms`` are the question's (stems, :func:`.bm25.terms_of`): a passage too long to quote
-    whole is quoted from the line before the first that holds one.
+    whole is quoted from the line before the first that holds one. ``asked``: the versions
+    and dates the question names (:func:`.kinds.mentions`).
     """
-    answer = _Answer(paths, data, kind, frozenset(terms))
+    answer = _Answer(paths, data, kind, frozenset(terms), asked)
     if not ranked:
         return []
     best = ranked[0].score
@@ -205,9 +278,14 @@ def compose(
     best_hit: dict[int, Hit] = {}
     for hit in ranked:
         best_hit.setdefault(hit.file, hit)
+    # When the question names a version or a date that some ranked section is headed with,
+    # the sections headed with other ones only are not quoted (the other releases, weeks).
+    pick = answer.asked and any(answer.names_asked(h) for h in ranked[:MAX_RANKED_NAMED])
     for hit in ranked:
         if hit.score < best * MIN_RELATIVE_SCORE or answer.full():
             break
+        if pick and answer.names_only_others(hit):
+            continue
         first = hit.file not in files
         if first and len(files) == MAX_FILES:
             continue
@@ -219,8 +297,8 @@ def compose(
             and len(lines) <= MAX_OWNERSHIP_LINES
         ):
             answer.add(hit.file, Block(0, len(lines)), hit.score, cited)
-        else:
-            answer.add(hit.file, hit.block, hit.score, cited)
+        elif answer.add(hit.file, hit.block, hit.score, cited):
+            answer.continue_section(hit.file, hit.block, hit.score, cited)
         if not first:
             continue
         files.append(hit.file)

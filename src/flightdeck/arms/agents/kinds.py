@@ -185,6 +185,10 @@ SECTION_WORDS = {
         "caution",
         "warning",
         "important",
+        "requirements",
+        "outline",
+        "know",
+        "notes",
     },
 }
 _SECTION_WEIGHT = {
@@ -214,14 +218,140 @@ def file_classes(path: str) -> frozenset[str]:
     return frozenset(name for name, pattern in _FILES.items() if pattern.search(lowered))
 
 
-def file_weight(kind: str, path: str) -> float:
-    """How much the question's kind favours a file: its best class's weight, code less."""
+def file_weight(kind: str, path: str, content: frozenset[str] = frozenset()) -> float:
+    """How much the question's kind favours a file: its best class's weight, code less.
+
+    ``content`` holds the classes its headings show (:func:`content_classes`), beside those
+    its path shows.
+    """
     weights = _FILE_WEIGHTS.get(kind, {})
     lowered = path.lower()
-    best = max((w for c, w in weights.items() if _FILES[c].search(lowered)), default=1.0)
+    best = max(
+        (w for c, w in weights.items() if c in content or _FILES[c].search(lowered)),
+        default=1.0,
+    )
     if best == 1.0 and _CODE.search(path.lower()) and kind != "how-to":
         return CODE_WEIGHT
     return best
+
+
+# What a document's headings say it is, whatever its name: a decision record has at least
+# two of a record's sections (Nygard's status/context/decision/consequences, MADR's
+# "Considered Options" and "Decision Outcome"); a changelog has three headings that name a
+# release (a version or "Unreleased"). Dated headings alone do not make one: incident logs
+# and status pages have them too. Runbooks and status pages are left to their names: a
+# procedure's headings are too common in other documents to single one out.
+_DECISION_WORDS = {
+    "status",
+    "context",
+    "decision",
+    "consequences",
+    "considered",
+    "outcome",
+    "drivers",
+    "alternatives",
+    "rationale",
+}
+_RELEASE_HEADING = re.compile(r"\bv?\d+\.\d+|\bunreleased\b", re.IGNORECASE)
+
+
+def content_classes(titles: list[str]) -> frozenset[str]:
+    """The classes of :data:`_FILES` a document's heading lines (``titles``) show."""
+    found = set()
+    said = [set(re.findall(r"[a-z]+", t.lower())) for t in titles]
+    if sum(bool(words & _DECISION_WORDS) for words in said) >= 2:
+        found.add("decision")
+    if sum(bool(_RELEASE_HEADING.search(t)) for t in titles) >= 3:
+        found.add("changelog")
+    return frozenset(found)
+
+
+_MONTHS = {
+    m: n
+    for n, names in enumerate(
+        (
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ),
+        start=1,
+    )
+    for m in names
+}
+_VERSION = re.compile(r"(?<![\w.])(?:v|release[-_ ]?)?(\d{1,4}(?:\.\d{1,4}){1,3})(?![\w.]*\d)")
+_ISO_DATE = re.compile(r"\b((?:19|20)\d{2})[-/.](\d{1,2})(?:[-/.](\d{1,2}))?\b")
+_MONTH_YEAR = re.compile(
+    r"\b(?:(\d{1,2})(?:st|nd|rd|th)?\s+)?([a-z]{3,9})\.?,?\s+(?:(\d{1,2})(?:st|nd|rd|th)?,?\s+)?"
+    r"((?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
+
+Mention = tuple[str, tuple[int, ...]]
+UNRELEASED: Mention = ("v", (-1,))  # "Unreleased": the next version, not one of the others
+_UNRELEASED = re.compile(r"\bunreleased\b", re.IGNORECASE)
+_SINCE = re.compile(r"\b(?:since|after|newer than|later than)\s+(?:the\s+)?", re.IGNORECASE)
+
+
+def mentions(text: str) -> frozenset[Mention]:
+    """The versions (``("v", (0, 14))``) and months or days (``("d", (2024, 3))``) a text names.
+
+    A version's trailing zeros are dropped (``v0.14.0`` is ``0.14``); "release-0.14" and
+    "v0.14" name it too. Dates are ISO (``2024-03-27``, ``2024-03``) or a month's name with a
+    year ("March 2024", "27 March 2024", "Mar 27, 2024"). "Unreleased" is :data:`UNRELEASED`.
+    """
+    found: set[Mention] = set()
+    since = {m.end() for m in _SINCE.finditer(text)}  # where "since" / "after" ends
+    for match in _ISO_DATE.finditer(text):
+        year, month, day = match.groups()
+        if 1 <= int(month) <= 12:
+            tag = "d>" if match.start() in since else "d"
+            found.add((tag, (int(year), int(month), *((int(day),) if day else ()))))
+    dated = {m.span() for m in _ISO_DATE.finditer(text)}
+    for match in _VERSION.finditer(text):
+        if any(a <= match.start(1) < b for a, b in dated):
+            continue
+        parts = [int(p) for p in match[1].split(".")]
+        while len(parts) > 2 and parts[-1] == 0:
+            parts.pop()
+        found.add(("v>" if match.start() in since else "v", tuple(parts)))
+    if _UNRELEASED.search(text):
+        found.add(UNRELEASED)
+    for match in _MONTH_YEAR.finditer(text):
+        day_before, name, day_after, year = match.groups()
+        month = _MONTHS.get(name.lower())
+        if month is not None:
+            day = day_before or day_after
+            tag = "d>" if match.start() in since else "d"
+            found.add((tag, (int(year), month, *((int(day),) if day else ()))))
+    return frozenset(found)
+
+
+def names_the_same(asked: frozenset[Mention], said: frozenset[Mention]) -> bool:
+    """Whether a heading names a version or date the question asks about (or one inside it).
+
+    "0.14" asked finds "0.14" and "0.14.2"; "March 2024" finds "2024-03-27". A version or
+    date asked "since" (``"v>"``, ``"d>"``: "since 3.8", "after March 2024") also finds the
+    later ones, and "Unreleased".
+    """
+    for tag, value in asked:
+        later = tag.endswith(">")
+        for s_tag, s_value in said:
+            if s_tag != tag[0]:
+                continue
+            if s_value[: len(value)] == value:
+                return True
+            if later and (s_value == (-1,) or s_value > value):
+                return True
+    return False
 
 
 def section_weight(kind: str, heading_words: set[str]) -> float:

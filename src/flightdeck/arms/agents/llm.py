@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from flightdeck.arms.agents.dry_run import agent_outputs, is_dry_run
 from flightdeck.arms.agents.tools import Submission, WorkspaceTools, inspect_tools, submit_tool
+from flightdeck.errors import AgentError
 from flightdeck.models import ModelSettings, TokenUsage, get_model, redact, redact_json
 
 if TYPE_CHECKING:
@@ -228,17 +229,6 @@ def sample_timing(sample: EvalSample) -> dict[str, float]:
         "model_seconds": round(model, 3),
         "tool_seconds": round(tool, 3),
     }
-
-
-class AgentError(RuntimeError):
-    """The eval itself failed (the model unreachable after retries, a bad key): the trial fails.
-
-    ``log_json`` is the inspect log up to the failure, for the trace.
-    """
-
-    def __init__(self, message: str, log_json: str) -> None:
-        super().__init__(message)
-        self.log_json = log_json
 
 
 def parse_mcp_commands(commands: tuple[str, ...]) -> tuple[str, ...]:

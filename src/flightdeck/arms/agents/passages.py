@@ -34,31 +34,34 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from flightdeck.arms.agents import kinds
+from flightdeck.arms.agents.headings import headings, markup
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
 MAX_LINES = 60  # lines per passage: a generous cap, about a screenful of a document
+MENTION_WEIGHT = 1.5  # a section headed with versions or months, none the question names: less
 MIN_LINES = 4  # a shorter paragraph joins the next one (a docstring's first line alone says little)
-_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
-_FENCE_RE = re.compile(r"^ {0,3}(```|~~~)")
-_MARKUP_STARTS = frozenset("#`~ ")  # first characters a heading or a fence line can have
+_LABEL_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")  # "# review bot" above CODEOWNERS rules
 _NOT_WORD_RE = re.compile(r"[\W_]+")
 _NON_ASCII_NOT_WORD_RE = re.compile(r"[^\w\x00-\x7f]+")
-MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
-TEMPLATE_SUFFIXES = (".erb", ".j2", ".jinja", ".tmpl", ".tpl", ".liquid")  # docs sites' sources
 YAML_SUFFIXES = (".yaml", ".yml")
 YAML_NAMES = ("owners", "owners_aliases")  # Kubernetes-style ownership files are YAML
 
 
 @dataclass(frozen=True)
 class Block:
-    """A passage's lines ``[start, end)`` and the heading lines above it that give context."""
+    """A passage's lines ``[start, end)``, the heading lines above it that give context.
+
+    ``level`` is the heading level of its first line when a heading starts it (1 for a
+    document's title), else 0.
+    """
 
     start: int
     end: int
     context: tuple[int, ...] = ()
+    level: int = 0
 
 
 def normalise_line(line: str) -> str:
@@ -77,19 +80,6 @@ def normalise_bytes(data: bytes) -> bytes:
     return _NON_ASCII_NOT_WORD_RE.sub(" ", text).encode()
 
 
-def is_markdown(name: str) -> bool:
-    """Whether a file name is markdown's, also as a docs site's template (``x.html.md.erb``)."""
-    name = name.lower()
-    for suffix in TEMPLATE_SUFFIXES:
-        name = name.removesuffix(suffix)
-    return name.endswith(MARKDOWN_SUFFIXES)
-
-
-def is_heading(line: str) -> bool:
-    """Whether a markdown line is an ATX heading (``#`` to ``######``)."""
-    return _HEADING_RE.match(line) is not None
-
-
 def words(text: str) -> list[str]:
     """The words of a text, normalised as files are."""
     return normalise_line(text).split()
@@ -99,26 +89,24 @@ def blocks(path: str, lines: list[str]) -> list[Block]:
     """The passages of one file (``lines`` without their newlines), capped, in file order."""
     name = path.rsplit("/", 1)[-1].lower()
     found: list[Block] = []
-    if is_markdown(name):
-        found = _markdown_sections(lines)
-    elif name.endswith(YAML_SUFFIXES) or name in YAML_NAMES:
+    found = _sections(headings(name, lines), len(lines))
+    if not found and (name.endswith(YAML_SUFFIXES) or name in YAML_NAMES):
         found = _yaml_entries(lines)
     paragraphs = _paragraphs(lines, 0, len(lines))
     if not found:
         found = [Block(a, b) for a, b in _joined(paragraphs)]
-    capped: list[Block] = []
-    seen: set[tuple[int, int]] = set()
+    capped: dict[tuple[int, int], Block] = {}
     for block in found:
         start, end = _trim(lines, block.start, block.end)
         if start >= end:
             continue
         spans = [(start, end)] if end - start <= MAX_LINES else _split(paragraphs, start, end)
         for a, b in spans:
-            if (a, b) not in seen:
-                seen.add((a, b))
-                capped.append(Block(a, b, block.context))
-    capped.sort(key=lambda b: (b.start, b.end))
-    return capped
+            level = block.level if a == block.start else 0
+            if (a, b) not in capped or level > capped[a, b].level:
+                # a piece of a long parent that is a whole section is that section
+                capped[a, b] = Block(a, b, block.context, level)
+    return sorted(capped.values(), key=lambda b: (b.start, b.end))
 
 
 def _trim(lines: list[str], start: int, end: int) -> tuple[int, int]:
@@ -177,34 +165,26 @@ def _split(paragraphs: list[tuple[int, int]], start: int, end: int) -> list[tupl
     return runs
 
 
-def _markdown_sections(lines: list[str]) -> list[Block]:
-    headings: list[tuple[int, int]] = []  # (line, level)
-    fenced = False
-    for n, line in enumerate(lines):
-        if line[:1] not in _MARKUP_STARTS:
-            continue  # neither a heading nor a fence: most lines, skipped without a regex
-        if _FENCE_RE.match(line):
-            fenced = not fenced
-        elif not fenced and (match := _HEADING_RE.match(line)):
-            headings.append((n, len(match[1])))
-    if not headings:
+def _sections(found: list[tuple[int, int]], count: int) -> list[Block]:
+    """Each heading's section (to the next heading of the same or a higher level)."""
+    if not found:
         return []
     # A section ends at the next heading of the same or a higher level: one pass with the
     # open sections on a stack (the ancestors of the heading being read).
-    ends = [len(lines)] * len(headings)
+    ends = [count] * len(found)
     contexts: list[tuple[int, ...]] = []
-    stack: list[int] = []  # indices into headings of the open sections
-    for i, (at, level) in enumerate(headings):
-        while stack and headings[stack[-1]][1] >= level:
+    stack: list[int] = []  # indices into found of the open sections
+    for i, (at, level) in enumerate(found):
+        while stack and found[stack[-1]][1] >= level:
             ends[stack.pop()] = at
-        contexts.append(tuple(headings[j][0] for j in stack))
+        contexts.append(tuple(found[j][0] for j in stack))
         stack.append(i)
-    found = [Block(0, headings[0][0])] if headings[0][0] > 0 else []
-    found += [
-        Block(at, end, context)
-        for (at, _), end, context in zip(headings, ends, contexts, strict=True)
+    blocks = [Block(0, found[0][0])] if found[0][0] > 0 else []
+    blocks += [
+        Block(at, end, context, level)
+        for (at, level), end, context in zip(found, ends, contexts, strict=True)
     ]
-    return found
+    return blocks
 
 
 def _yaml_entries(lines: list[str]) -> list[Block]:
@@ -226,26 +206,38 @@ _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
 
 
 def section_arrays(
-    paths: list[str], data: list[bytes], file_first_line: npt.NDArray[np.int64], kind: str
+    paths: list[str],
+    data: list[bytes],
+    file_first_line: npt.NDArray[np.int64],
+    kind: str,
+    asked: frozenset[kinds.Mention] = frozenset(),
 ) -> tuple[
     npt.NDArray[np.int64],
     npt.NDArray[np.int64],
     npt.NDArray[np.int64],
-    list[tuple[int, ...]],
+    list[Block],
     tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
     npt.NDArray[np.float64],
 ]:
     """Every file's passages (:func:`.passages.blocks`) as global line ranges.
 
+    Returns the file of each passage, its first and end lines in the buffer, its block in its
+    own file's lines (0-based), the heading-path pairs and the weights.
+
     Also each passage's heading path as (passage, global line) pairs, and its weight for the
-    question's kind (:func:`.kinds.file_weight` times :func:`.kinds.section_weight`).
+    question's kind (:func:`.kinds.file_weight` of its path and of what its headings show,
+    times :func:`.kinds.section_weight`), divided by :data:`MENTION_WEIGHT` when its heading
+    path names versions or dates and none the question ``asked`` about (:func:`.kinds.mentions`):
+    a changelog's other releases, a status page's other weeks. Dividing the others, rather
+    than multiplying the one asked, leaves the best score where the words put it, so the
+    other documents that answer keep their place beside it.
     """
     import numpy as np
 
     files: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
-    contexts: list[tuple[int, ...]] = []
+    local: list[Block] = []
     pair_block: list[int] = []
     pair_line: list[int] = []
     weights: list[float] = []
@@ -253,10 +245,17 @@ def section_arrays(
         lines = raw.decode("utf-8", "replace").split("\n")
         found = blocks(path, lines) or [Block(0, len(lines))]
         offset = int(file_first_line[f])
-        file_weight = kinds.file_weight(kind, path)
+        titles = [lines[b.start] for b in found if b.level]
+        file_weight = kinds.file_weight(kind, path, kinds.content_classes(titles))
+        labelled = markup(path) is None  # a comment opening a block of rules labels it
         heading_words: dict[int, set[str]] = {}
+        named: dict[int, frozenset[kinds.Mention]] = {}
         for block in found:
-            own = (block.start,) if is_heading(lines[block.start]) else ()
+            own = (
+                (block.start,)
+                if block.level or labelled and _LABEL_RE.match(lines[block.start])
+                else ()
+            )
             path_lines = block.context + own
             said: set[str] = set()
             for n in path_lines:
@@ -265,17 +264,25 @@ def section_arrays(
                 said |= heading_words[n]
                 pair_block.append(len(files))
                 pair_line.append(offset + n)
-            weights.append(file_weight * kinds.section_weight(kind, said))
+            weight = file_weight * kinds.section_weight(kind, said)
+            if asked:
+                for n in path_lines:
+                    if n not in named:
+                        named[n] = kinds.mentions(lines[n])
+                named_here = [named[n] for n in path_lines if named[n]]
+                if named_here and not any(kinds.names_the_same(asked, m) for m in named_here):
+                    weight /= MENTION_WEIGHT
+            weights.append(weight)
             files.append(f)
             starts.append(offset + block.start)
             ends.append(offset + block.end)
-            contexts.append(block.context)
+            local.append(block)
     as_array = np.array
     return (
         as_array(files, dtype=np.int64),
         as_array(starts, dtype=np.int64),
         as_array(ends, dtype=np.int64),
-        contexts,
+        local,
         (as_array(pair_block, dtype=np.int64), as_array(pair_line, dtype=np.int64)),
         as_array(weights, dtype=np.float64),
     )

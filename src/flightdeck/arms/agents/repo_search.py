@@ -161,6 +161,7 @@ def search(
     section = passages == "section"
     words = terms_of(question) if section else query_words(question)
     kind = kinds.kind_of(question, kind)
+    asked = kinds.mentions(question)  # the versions and dates it names
     # Every text file is read, so the trace says how many and which were skipped, never
     # the whole list (1.8 MB per trial on a 12,000-file repository).
     total = sum(len(data) for data in corpus.data)
@@ -214,10 +215,10 @@ def search(
         )
         first = file_first_line[file_of] + rank_in_file * STRIDE
         last = np.minimum(first + WINDOW, file_first_line[file_of] + lines_per_file[file_of])
-        contexts: list[tuple[int, ...]] = []
+        local: list[Block] = []
     else:
-        file_of, first, last, contexts, heads, weight = section_arrays(
-            corpus.paths, corpus.data, file_first_line, kind
+        file_of, first, last, local, heads, weight = section_arrays(
+            corpus.paths, corpus.data, file_first_line, kind, asked
         )
     cum_words = np.concatenate(([0], np.cumsum(words_by_line)))
     cum_tf = np.concatenate((np.zeros((len(words), 1), dtype=np.int64), tf_by_line.cumsum(1)), 1)
@@ -247,15 +248,11 @@ def search(
 
     if section:
         ranked = [
-            Hit(
-                int(file_of[i]),
-                _local(contexts[i], first[i], last[i], file_first_line[file_of[i]]),
-                float(scores[i]),
-            )
+            Hit(int(file_of[i]), local[i], float(scores[i]))
             for i in order[:MAX_RANKED]
             if scores[i] > 0
         ]
-        quotes = compose(corpus.paths, corpus.data, ranked, kind, words)
+        quotes = compose(corpus.paths, corpus.data, ranked, kind, words, asked)
         chosen = [_passage(corpus, q) for q in quotes]
         cited_passages = [_passage(corpus, q) for q in cited(quotes)]
     else:
@@ -276,11 +273,6 @@ def search(
     for uri, sha in citations:
         log(f"cite {uri} sha256={sha}")
     return SearchResult(answer, tuple(citations), tuple(chosen))
-
-
-def _local(context: tuple[int, ...], lo: Any, hi: Any, offset: Any) -> Block:
-    """A ranked passage's block in its own file's lines (0-based); ``offset``: its first."""
-    return Block(int(lo) - int(offset), int(hi) - int(offset), context)
 
 
 def _passage(corpus: _Corpus, quote: Quote) -> Passage:

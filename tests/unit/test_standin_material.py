@@ -1,0 +1,233 @@
+"""The repo-search arm on material unlike the repositories it was developed on.
+
+Each test builds a small real git repository (fixed author and dates, tests/gitrepo.py),
+materialises its tree at the commit as a trial's workspace (``<repo>/<path>``, read from git
+with ``git archive``) and asks the arm one question, checking what its answer quotes and
+cites. None of the documents follows the conventions of the development corpora: records
+without ADR numbers outside an ``adr/`` folder, release notes under another name, dated
+status entries, reStructuredText and AsciiDoc runbooks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.standin_repo import check_citations, workspace
+
+from flightdeck.arms.agents import kinds
+from flightdeck.arms.agents.repo_search import search
+
+FILLER = "Nothing else of note happened in this release.\n"
+
+RELEASES = f"""\
+# Platform releases
+
+## [Unreleased]
+
+- Nothing yet.
+
+## [2.1.0] - 2024-04-02
+
+### Changed
+
+- The ingress controller moved from nginx to Envoy Gateway.
+
+### Removed
+
+- The legacy metrics endpoint on port 9102.
+
+## [2.0.0] - 2024-02-12
+
+### Changed
+
+- The ingress controller gained rate limits.
+- {FILLER}
+## [1.9.0] - 2023-12-01
+
+### Changed
+
+- The ingress controller logs in JSON.
+"""
+
+
+def test_release_notes_by_another_name_answer_for_the_version_asked(tmp_path: Path) -> None:
+    """Three version headings make release notes (the file is not named CHANGELOG); the
+    question's version picks its section, and the other releases are not quoted."""
+    root = workspace(
+        tmp_path,
+        "platform",
+        {
+            "docs/platform-versions.md": RELEASES,
+            "docs/ingress.md": "# Ingress\n\nThe ingress controller changed hands in 2.1: "
+            "see the ingress controller guide for what changed and how the ingress works.\n",
+        },
+    )
+    result = search(root, "What changed in platform release v2.1?", kind="what-changed")
+    assert "Envoy Gateway" in result.answer
+    assert "port 9102" in result.answer
+    assert "gained rate limits" not in result.answer  # 2.0.0's section: not asked
+    assert "platform/docs/platform-versions.md" in check_citations(root, result)
+
+
+WEEKS = "".join(
+    f"## 2023-{month:02d}-{day:02d}\n\nThe cutover is on track; the replication copy is at "
+    f"{month * 7 + day}%.\nThe team reviewed the runbook and the rollback plan.\n\n"
+    for month in (12, 11, 10, 9)
+    for day in (25, 11)
+)
+STATUS = f"""\
+# Data migration status
+
+Newest first.
+
+## 2024-04-08
+
+The cutover is done; the old cluster is read-only.
+
+## 2024-03-18
+
+The cutover is blocked on the firewall change FW-311 for the replication link.
+
+## 2024-01-22
+
+The cutover is blocked on a capacity review of the new cluster's disks.
+
+{WEEKS}"""
+
+
+def test_a_dated_status_page_answers_for_the_month_asked(tmp_path: Path) -> None:
+    root = workspace(tmp_path, "data", {"docs/migration/status.md": STATUS})
+    result = search(root, "What was the cutover blocked on in March 2024?", kind="blocker")
+    assert "FW-311" in result.answer
+    assert "capacity review" not in result.answer  # January's entry: not asked
+    assert check_citations(root, result)[0] == "data/docs/migration/status.md"
+
+
+RECORD = """\
+# Keep sessions in Postgres, not Memcached
+
+## Status
+
+Accepted, May 2024.
+
+## Context
+
+Memcached evictions logged users out during the spring sale: 3,100 support tickets in a week.
+
+## Decision
+
+Store sessions in the sessions table of the main Postgres cluster.
+
+## Consequences
+
+Logins survive a cache restart; the cluster gains 40 writes per second.
+"""
+
+
+def test_a_record_without_a_number_or_an_adr_folder_is_read_as_a_decision(
+    tmp_path: Path,
+) -> None:
+    """Its headings (status, context, decision, consequences) make it a decision record."""
+    root = workspace(
+        tmp_path,
+        "web",
+        {
+            "docs/architecture/sessions.md": RECORD,
+            "docs/caching.md": "# Caching\n\nWe use Memcached for page fragments and "
+            "Postgres for the rest: sessions, carts and orders.\n",
+        },
+    )
+    result = search(
+        root, "Why did we move sessions from Memcached to Postgres?", kind="decision-why"
+    )
+    record = "web/docs/architecture/sessions.md"
+    titles = [line for line in RECORD.split("\n") if line.startswith("#")]
+    assert kinds.content_classes(titles) == {"decision"}
+    assert kinds.file_weight("decision-why", record, frozenset({"decision"})) > kinds.file_weight(
+        "decision-why", record
+    )
+    assert "3,100 support tickets" in result.answer
+    assert "survive a cache restart" in result.answer
+    assert check_citations(root, result)[0] == record
+
+
+RST_RUNBOOK = """\
+=====================
+Restoring the replica
+=====================
+
+Before you start
+================
+
+Tell the on-call channel before you touch the replica host, and check
+that the primary is healthy: a restore of the replica from the base backup
+while the primary is failing over makes both of them unusable for an hour.
+Read the whole runbook first.
+
+Restore the base backup
+=======================
+
+The replica is restored from the newest base backup in the backup bucket.
+The restore of the replica takes about forty minutes for the main cluster;
+the base backup must be younger than a day, or restore the replica from the
+next one after it lands.
+
+Stop the service with ``systemctl stop pg-replica`` and run
+``pgbackrest --stanza=main restore --delta``, then start it again with
+``systemctl start pg-replica``. Lag falls under 30 seconds within the hour,
+and the dashboard turns green.
+"""
+
+ADOC_RUNBOOK = """\
+= Rotating the signing key
+
+== Steps
+
+. Generate the key with `make signing-key`.
+. Upload it with `vault kv put secret/signing key=@key.pem`.
+
+== Rollback
+
+Restore the previous version with `vault kv rollback -version=1 secret/signing`.
+"""
+
+
+def test_rst_and_asciidoc_runbooks_are_quoted_by_their_sections(tmp_path: Path) -> None:
+    root = workspace(
+        tmp_path,
+        "ops",
+        {"runbooks/replica.rst": RST_RUNBOOK, "runbooks/signing-key.adoc": ADOC_RUNBOOK},
+    )
+    result = search(root, "How do I restore the replica from the base backup?", kind="how-to")
+    assert "pgbackrest --stanza=main restore --delta" in result.answer
+    assert check_citations(root, result)[0] == "ops/runbooks/replica.rst"
+    result = search(root, "How do I roll back the signing key rotation?", kind="how-to")
+    assert "vault kv rollback -version=1 secret/signing" in result.answer
+    assert check_citations(root, result)[0] == "ops/runbooks/signing-key.adoc"
+
+
+STEPS = "".join(
+    f"{n}. Check node group {n} of the fleet with `kubectl get nodes -l group={n}`; it must\n"
+    "   report every node Ready before you go on, or the drain stalls.\n\n"
+    for n in range(1, 25)
+)
+LONG_RUNBOOK = f"""\
+# Rotating the fleet's nodes
+
+## Procedure
+
+{STEPS}25. Finish with `make fleet-rotate-finish CLUSTER=<name>`; it uncordons the last group.
+
+## Related
+
+The capacity dashboard.
+"""
+
+
+def test_a_long_runbook_section_is_quoted_past_its_first_screen(tmp_path: Path) -> None:
+    """The procedure is longer than a passage (60 lines): its last step is in the next piece."""
+    root = workspace(tmp_path, "fleet", {"docs/rotate-nodes.md": LONG_RUNBOOK})
+    result = search(root, "What is the procedure for rotating the fleet's nodes?", kind="how-to")
+    assert "make fleet-rotate-finish CLUSTER=<name>" in result.answer
+    assert "1. Check node group 1 of the fleet" in result.answer
+    assert set(check_citations(root, result)) == {"fleet/docs/rotate-nodes.md"}
