@@ -92,6 +92,27 @@ def model_failure(name: str, detail: str) -> InputError:
     return InputError("--model", None, f"the model call failed ({detail}); {check}")
 
 
+def skip_other_providers_state(name: str) -> None:
+    """Keep inspect from importing a provider SDK the model ``name`` never uses, per sample.
+
+    At each sample's start inspect resets every installed provider's per-sample state
+    (``inspect_ai.model._assistant_internal``), importing the anthropic SDK (about 1.8 s of
+    CPU) and OpenAI's Responses module (about 0.7 s) whatever the model. That state is only
+    read by those providers' own calls, so for another model it is skipped: the anthropic
+    state unless the provider is ``anthropic``, the OpenAI state only in a dry run
+    (``mockllm``). ``tests/unit/test_llm_agent.py`` checks the flags are still inspect's.
+    """
+    try:
+        from inspect_ai.model import _assistant_internal as state
+    except ImportError:  # another inspect: nothing to skip
+        return
+    provider = name.split("/")[0]
+    if provider != "anthropic" and hasattr(state, "_HAS_ANTHROPIC"):
+        state._HAS_ANTHROPIC = False
+    if provider == "mockllm" and hasattr(state, "_HAS_OPENAI"):
+        state._HAS_OPENAI = False
+
+
 def inspect_version() -> str:
     """The installed inspect_ai version; :class:`InputError` with the install hint without it."""
     from importlib import metadata  # here: importing this module stays cheap (score, --help)

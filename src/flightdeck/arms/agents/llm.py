@@ -37,7 +37,14 @@ from typing import TYPE_CHECKING, Any
 from flightdeck.arms.agents.dry_run import agent_outputs, is_dry_run
 from flightdeck.arms.agents.tools import Submission, WorkspaceTools, inspect_tools, submit_tool
 from flightdeck.errors import AgentError
-from flightdeck.models import ModelSettings, TokenUsage, get_model, redact, redact_json
+from flightdeck.models import (
+    ModelSettings,
+    TokenUsage,
+    get_model,
+    redact,
+    redact_json,
+    skip_other_providers_state,
+)
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalSample
@@ -169,6 +176,7 @@ def run_agent(
             tool=submit_tool(tools, submission), answer_only=True, keep_in_messages=True
         ),
     )
+    skip_other_providers_state(settings.name)
     log_dir = Path(tempfile.mkdtemp(prefix="inspect-", dir=scratch))
     evaluating = time.monotonic()
     try:

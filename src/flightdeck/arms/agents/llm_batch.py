@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from flightdeck.arms.agents.dry_run import agent_outputs, is_dry_run
 from flightdeck.arms.agents.llm import NO_ANSWER, AgentOptions, sample_timing, user_prompt
 from flightdeck.arms.agents.tools import Submission, WorkspaceTools, inspect_tools, submit_tool
-from flightdeck.models import TokenUsage, get_model, redact
+from flightdeck.models import TokenUsage, get_model, redact, skip_other_providers_state
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalSample
@@ -116,6 +116,7 @@ def run_batch(
         )
 
     _on_sample_end(collect)
+    skip_other_providers_state(model_settings.name)
     setup = time.monotonic()
     process["setup_seconds"] = round(setup - started - import_seconds, 3)
     process["eval_called"] = time.time()  # each sample's wait: its start minus this
