@@ -21,8 +21,9 @@ before). For each it prints
   batch process's start (interpreter, imports, setup: divided by the batch's questions);
 - the median split of a trial, from the ``timing:`` line each trial's trace holds: startup
   (interpreter and flightdeck's CLI), import (inspect_ai), setup (options, tools, task),
-  wait (batched: from the eval's call to the sample's start), model, tools, the rest of the
-  sample (inspect's loop), log and write (the inspect log and the result);
+  wait (batched: from the eval's call to the sample's start, queueing included), model,
+  tools, log and write (the inspect log and the result), eval_start (a process per question:
+  the eval's time beyond its one sample) and sample_rest (inspect's loop in the sample);
 - the ratio of the two ways in the same run.
 
 Run from the project root (the numbers go to README "Performance" and benchmarks/README.md)::
@@ -123,6 +124,9 @@ def one_run(root: Path, suite: str, arm: str, server: StandInServer, *extra: str
         overhead = [seconds[i] - t["model_seconds"] for i, t in zip(ids, trials, strict=True)]
     split_keys = ("startup", "import", "setup", "wait", "model", "tool", "log", "write")
     split = {k: statistics.median(t.get(f"{k}_seconds", 0.0) for t in trials) for k in split_keys}
+    split["eval_start"] = statistics.median(  # a process per question: eval's own start
+        t.get("eval_seconds", t["sample_seconds"]) - t["sample_seconds"] for t in trials
+    )
     split["sample_rest"] = statistics.median(
         t["sample_seconds"] - t["model_seconds"] - t["tool_seconds"] for t in trials
     )
