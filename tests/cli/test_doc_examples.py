@@ -33,6 +33,7 @@ from tests.standin_model import StandInServer
 from flightdeck.cli import cli
 
 DOCUMENTED_PORT = "127.0.0.1:8000"
+PIN = "git+https://example.com/team/flightdeck@" + "0" * 40  # what CI would install
 MARKDOWN = markdown_examples(ROOT)
 HELP = help_examples(cli)
 QUESTIONS = [q["id"] for q in read_jsonl(ROOT / DEMO_SUITE / "questions.jsonl")]
@@ -125,7 +126,7 @@ def init_params(tmp_path: Path) -> str:
     folder.mkdir()
     subprocess.run(["git", "init", "--quiet", str(folder)], check=True)
     done = subprocess.run(
-        ["flightdeck", "init", str(folder), "--no-dvc", "--install", "wheels/x.whl"],
+        ["flightdeck", "init", str(folder), "--no-dvc", "--install", PIN],
         env=user_env(),
         capture_output=True,
         text=True,
