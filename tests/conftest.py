@@ -20,6 +20,8 @@ FOLDER_MARKS = {"browser": "browser", "pipeline": "slow"}
 # Each starts inspect_ai (about 2 s an eval) against a loopback model: the LLM arms and judge.
 LLM_FILES = {
     "tests/cli/test_attached.py",
+    "tests/cli/test_doc_examples.py",
+    "tests/cli/test_dry_run.py",
     "tests/cli/test_llm_arm.py",
     "tests/cli/test_judge_llm.py",
     "tests/unit/test_attached.py",

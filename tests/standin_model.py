@@ -7,6 +7,10 @@ inspect's provider path, the tools, the hashing and the protocol end to end, off
 2. ``read`` the lines around the first hit;
 3. ``submit`` those lines as the answer, citing their span.
 
+Offered no tools (``agent attached``: the documents are in the prompt), it answers at once
+with the first lines of the attached document holding the question's longest word, and names
+that document under ``Sources:``.
+
 Standard library only (:class:`tests.loopback.LoopbackServer`); the server runs on 127.0.0.1
 on a free port and keeps every request it served, with its headers, for the test to inspect.
 """
@@ -32,6 +36,7 @@ STOP = {"what", "which", "when", "does", "did", "the", "who", "how", "why", "and
 _HIT_RE = re.compile(r"^(?P<path>[^\s:]+):(?P<line>\d+): ", re.MULTILINE)
 _URI_RE = re.compile(r"^(?P<path>[^\s#]+)#L(?P<a>\d+)-L(?P<b>\d+):$", re.MULTILINE)
 _NUMBERED_RE = re.compile(r"^(\d+): ?(.*)$")
+_DOCUMENT_RE = re.compile(r'<document name="(?P<name>[^"]+)">\n(?P<text>.*?)</document>', re.DOTALL)
 
 
 def _call(name: str, arguments: dict[str, Any], turn: int) -> dict[str, Any]:
@@ -52,10 +57,26 @@ def _last_tool(messages: list[dict[str, Any]]) -> tuple[str | None, str, dict[st
     return None, content, {}
 
 
+def attached_reply(prompt: str) -> dict[str, Any]:
+    """The answer to documents and a question in one prompt: a document's first lines."""
+    question = prompt.rstrip().rsplit("Question: ", 1)[-1].split("\n")[0]
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", question) if w.lower() not in STOP]
+    documents = [(m["name"], m["text"]) for m in _DOCUMENT_RE.finditer(prompt)]
+    if not documents:
+        return {"role": "assistant", "content": "No documents were attached."}
+    word = max(words, key=len).lower() if words else ""
+    name, text = next(((n, t) for n, t in documents if word in t.lower()), documents[0])
+    excerpt = " ".join(line.strip() for line in text.splitlines()[:3] if line.strip())
+    return {"role": "assistant", "content": f"{excerpt}\n\nSources:\n- {name}"}
+
+
 def next_message(body: dict[str, Any], turn: int) -> dict[str, Any]:
     """The stand-in's next assistant message for a chat completions request."""
     messages = body["messages"]
     tools = {t["function"]["name"] for t in body.get("tools", [])}
+    prompt = "\n".join(content_text(m["content"]) for m in messages if m["role"] == "user")
+    if not tools:
+        return attached_reply(prompt)
     question = content_text(next(m["content"] for m in messages if m["role"] == "user"))
     question = question.split("\n")[0].removeprefix("Question: ")
     name, text, args = _last_tool(messages)

@@ -349,3 +349,29 @@ def test_a_snapshot_file_is_the_arm_s_knowledge_snapshot(workspace: Path, tmp_pa
     outputs = [tool_call("submit", {"answer": "x", "citations": []})]
     run = run_agent(agent(outputs, snapshot=snapshot), workspace, TASK)
     assert run.provenance["knowledge_snapshot"] == {"retrieval": snapshot}
+
+
+def test_a_non_anthropic_run_never_imports_the_anthropic_sdk(workspace: Path) -> None:
+    """inspect resets each installed provider's per-sample state at a sample's start; the
+    anthropic one imports its SDK (seconds of CPU), which a dry run or openai-api model skips."""
+    import subprocess
+    import sys
+
+    from inspect_ai.model import _assistant_internal
+
+    assert isinstance(_assistant_internal._HAS_ANTHROPIC, bool)  # still inspect's flags
+    assert isinstance(_assistant_internal._HAS_OPENAI, bool)
+    code = (
+        "import sys, json\n"
+        "from pathlib import Path\n"
+        "from flightdeck.arms.agents.llm import AgentOptions, run_agent\n"
+        "from flightdeck.models import ModelSettings\n"
+        "run = run_agent(AgentOptions(ModelSettings('mockllm/model')), Path(sys.argv[1]),\n"
+        "                {'question': 'Why Postgres?'})\n"
+        "print(json.dumps([run.answer[:8], 'anthropic' in sys.modules,\n"
+        "                  'inspect_ai.model._providers.anthropic' in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(workspace)], capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == ["Dry run ", False, False]

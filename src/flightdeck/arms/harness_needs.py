@@ -65,15 +65,17 @@ class HarnessNeeds:
     model: str
     provider: ProviderEnv | None  # None: a provider inspect does not ship
     mcp: bool = False  # pins an MCP server (``--mcp``)
+    one_per_process: bool = False  # ``--no-batch``: a process per question
 
     @property
     def batch(self) -> bool:
         """Whether it takes many questions a process (:mod:`flightdeck.arms.batch_trial`).
 
         The LLM agent does, unless it pins an MCP server: that server is the team's program,
-        which would see every workspace of the batch, so each question keeps its process.
+        which would see every workspace of the batch, so each question keeps its process;
+        nor with ``--no-batch``.
         """
-        return self.agent == "llm" and not self.mcp
+        return self.agent == "llm" and not self.mcp and not self.one_per_process
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -145,7 +147,8 @@ def harness_needs(argv: Sequence[str]) -> HarnessNeeds | None:
             if model is None:
                 return None
             mcp = any(a == "--mcp" or a.startswith("--mcp=") for a in rest)
-            return HarnessNeeds(argv[i + 2], model, provider_env(model), mcp)
+            alone = "--no-batch" in rest
+            return HarnessNeeds(argv[i + 2], model, provider_env(model), mcp, alone)
     return None
 
 

@@ -121,9 +121,10 @@ def attached_command(
 
     \b
     Example:
+        export LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=none
         flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-projects-api \\
-            --harness "flightdeck experiment agent attached \\
-                --model anthropic/claude-sonnet-4-5 --attach demo/projects-attachments"
+            --harness "flightdeck experiment agent attached --model openai-api/local/qwen3-32b \\
+                --context-window 32768 --attach demo/projects-attachments"
     """
     from flightdeck.arms.agents.attached import answer, load_attachments
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE, read_task

@@ -70,6 +70,11 @@ from flightdeck.errors import AgentError, InputError
     default=None,
     help="The retrieval index's manifest, recorded as the arm's knowledge_snapshot.",
 )
+@click.option(
+    "--no-batch",
+    is_flag=True,
+    help="experiment run starts a process per question instead of one per batch (slower).",
+)
 def llm_command(
     model: str,
     workspace: Path,
@@ -82,6 +87,7 @@ def llm_command(
     prompt_file: Path | None,
     mcp_commands: tuple[str, ...],
     snapshot_file: Path | None,
+    no_batch: bool,
 ) -> None:
     """Answer one question with an inspect_ai ReAct agent that has only grep, read and list.
 
@@ -91,14 +97,17 @@ def llm_command(
     tools join them (the candidate arm). Prints the result JSON (with the tokens used and
     the arm's provenance) and writes the inspect log, keys redacted, to FLIGHTDECK_TRACE.
     Credentials come from the model's environment variables, e.g. LOCAL_BASE_URL and
-    LOCAL_API_KEY for openai-api/local/<model>.
+    LOCAL_API_KEY for openai-api/local/<model> (experiment run passes them into the sandbox
+    and opens the network, read off --model); --model mockllm/model is an offline dry run.
 
     \b
     Example:
+        export LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=none
         flightdeck experiment run suites/knowledge-demo-v1 --arm llm-grep \\
-            --harness "flightdeck experiment agent llm --model anthropic/claude-sonnet-4-5"
-        flightdeck experiment agent llm --model openai-api/local/qwen3 --workspace ws/ \\
-            --question "Who owns the gateway?" --mcp "flightdeck experiment mcp repo-search"
+            --harness "flightdeck experiment agent llm --model openai-api/local/qwen3-32b"
+        flightdeck experiment agent llm --model openai-api/local/qwen3-32b \\
+            --workspace demo/projects-attachments --question "Who owns the gateway?" \\
+            --mcp "flightdeck experiment mcp repo-search"
     """
     from flightdeck.arms.agents.llm import (
         SYSTEM_PROMPT,
@@ -119,6 +128,7 @@ def llm_command(
     )
 
     started = time.monotonic()
+    startup = _process_age()
     inspect_version()
     check_model_name(model)
     prompt = SYSTEM_PROMPT
@@ -137,12 +147,12 @@ def llm_command(
         mcp=parse_mcp_commands(mcp_commands),
         snapshot=load_snapshot(snapshot_file) if snapshot_file is not None else None,
     )
-    batch_file = os.environ.get(ENV_BATCH)
-    if batch_file and question is None:  # many questions, one eval (arms/batch_trial.py)
+    batch_file = os.environ.get(ENV_BATCH)  # many questions, one eval (arms/batch_trial.py)
+    if batch_file and question is None and not no_batch:
         from flightdeck.arms.agents.llm_batch import run_batch
 
         _private_inspect_dirs(Path(tempfile.mkdtemp(prefix="inspect-")))
-        run_batch(options, Path(batch_file), started)
+        run_batch(options, Path(batch_file), started, startup)
         return
     task = {"question": question} if question is not None else read_task()
     result_path, trace_path = os.environ.get(ENV_RESULT), os.environ.get(ENV_TRACE)
@@ -160,11 +170,27 @@ def llm_command(
         notes.append(f"stopped without submitting: {run.stopped}")
     usage = run.usage
     notes.append(f"tokens: {usage.input_tokens} in, {usage.output_tokens} out")
-    _write_trace(trace_path, notes, run.log_json)
+    writing = time.monotonic()
     output = redact(json.dumps(run.result(), ensure_ascii=False, sort_keys=True))
     if result_path:
         atomic_write(Path(result_path), output + "\n")
+    timing = {**run.timing, "command_seconds": round(writing - started, 3)}
+    if startup is not None:
+        timing["startup_seconds"] = startup
+    timing["write_seconds"] = round(time.monotonic() - writing, 3)
+    notes.append("timing: " + json.dumps(timing, sort_keys=True))
+    _write_trace(trace_path, notes, run.log_json)
     click.echo(output)
+
+
+def _process_age() -> float | None:
+    """Seconds since this process started (interpreter and imports), from Linux's /proc."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+    return round(max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")), 3)
 
 
 def _private_inspect_dirs(scratch: Path) -> None:
@@ -191,7 +217,9 @@ def mcp() -> None:
 
     \b
     Example:
-        flightdeck experiment agent llm --model anthropic/claude-sonnet-4-5 \\
+        export LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=none
+        flightdeck experiment agent llm --model openai-api/local/qwen3-32b \\
+            --workspace demo/projects-attachments --question "How do we deploy?" \\
             --mcp "flightdeck experiment mcp repo-search"
     """
 
@@ -208,8 +236,9 @@ def mcp_repo_search_command(workspace: Path) -> None:
 
     \b
     Example:
+        export LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=none
         flightdeck experiment run suites/knowledge-demo-v1 --arm llm-retrieval --harness \\
-            "flightdeck experiment agent llm --model anthropic/claude-sonnet-4-5 \\
+            "flightdeck experiment agent llm --model openai-api/local/qwen3-32b \\
              --mcp 'flightdeck experiment mcp repo-search'"
     """
     from flightdeck.arms.agents.mcp import serve

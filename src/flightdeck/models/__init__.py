@@ -82,9 +82,35 @@ def model_failure(name: str, detail: str) -> InputError:
     from flightdeck.models.provider_env import provider_env
 
     needs = provider_env(name)
-    names = ", ".join(v for v in needs.reads) if needs is not None and needs.reads else ""
+    named: list[str] = []  # what must be set (one of each group), else where it goes
+    if needs is not None:
+        named = [group[0] for group in needs.requires] or [
+            v for v in needs.reads if v.endswith("_BASE_URL")
+        ][:1]
+    names = ", ".join(named)
     check = "check the model name" + (f", {names}" if names else "") + " and that its server is up"
     return InputError("--model", None, f"the model call failed ({detail}); {check}")
+
+
+def skip_other_providers_state(name: str) -> None:
+    """Keep inspect from importing a provider SDK the model ``name`` never uses, per sample.
+
+    At each sample's start inspect resets every installed provider's per-sample state
+    (``inspect_ai.model._assistant_internal``), importing the anthropic SDK (about 1.8 s of
+    CPU) and OpenAI's Responses module (about 0.7 s) whatever the model. That state is only
+    read by those providers' own calls, so for another model it is skipped: the anthropic
+    state unless the provider is ``anthropic``, the OpenAI state only in a dry run
+    (``mockllm``). ``tests/unit/test_llm_agent.py`` checks the flags are still inspect's.
+    """
+    try:
+        from inspect_ai.model import _assistant_internal as state
+    except ImportError:  # another inspect: nothing to skip
+        return
+    provider = name.split("/")[0]
+    if provider != "anthropic" and hasattr(state, "_HAS_ANTHROPIC"):
+        state._HAS_ANTHROPIC = False
+    if provider == "mockllm" and hasattr(state, "_HAS_OPENAI"):
+        state._HAS_OPENAI = False
 
 
 def inspect_version() -> str:

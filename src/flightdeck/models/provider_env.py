@@ -7,8 +7,9 @@ model name. The table is read off the provider modules of inspect_ai 0.3.285
 (``inspect_ai/model/_providers/*.py``: the names each passes to ``api_key_vars``,
 ``model_base_url`` and ``environment_prerequisite_error``, or reads with ``os.environ``; for
 the OpenAI-compatible ones, ``OpenAICompatibleAPI`` derives ``<SERVICE>_API_KEY`` and
-``<SERVICE>_BASE_URL`` from its ``service``); ``tests/unit/test_provider_env.py`` checks each
-name against the installed inspect's source.
+``<SERVICE>_BASE_URL`` from its ``service``); ``tests/unit/test_provider_env.py`` reads the
+installed inspect's provider registry and modules and checks that every provider is here or
+in :data:`NOT_SUPPORTED`, and every variable its module names is in its entry.
 
 Beside a provider's own variables, every provider that reaches a server may read the
 transport's: :data:`TRANSPORT` (the HTTP proxy and CA variables httpx honours, and
@@ -82,20 +83,50 @@ _AWS = (
     "AWS_SECRET_ACCESS_KEY",
     "AWS_SESSION_TOKEN",
 )
+_OPENAI = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "AZUREAI_OPENAI_API_KEY")
+_OPENAI_MORE = (
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "OPENAI_API_VERSION",
+    "OPENAI_SAFETY_IDENTIFIER",
+    "AZURE_OPENAI_BASE_URL",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZUREAI_OPENAI_BASE_URL",
+    "AZUREAI_OPENAI_API_VERSION",
+    "BEDROCK_OPENAI_API_KEY",
+    "BEDROCK_OPENAI_BASE_URL",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_BEDROCK_BASE_URL",
+)
+_ANTHROPIC = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "AZURE_ANTHROPIC_API_KEY",
+    "AZUREAI_ANTHROPIC_API_KEY",
+)
+_ANTHROPIC_MORE = (
+    "ANTHROPIC_BASE_URL",
+    "AZURE_ANTHROPIC_BASE_URL",
+    "AZUREAI_ANTHROPIC_BASE_URL",
+    "ANTHROPIC_BEDROCK_BASE_URL",
+    "BEDROCK_ANTHROPIC_BASE_URL",
+    "ANTHROPIC_VERTEX_BASE_URL",
+    "VERTEX_ANTHROPIC_BASE_URL",
+    "ANTHROPIC_VERTEX_PROJECT_ID",
+    "ANTHROPIC_VERTEX_REGION",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+)
+_MISTRAL = ("MISTRAL_API_KEY", "AZURE_MISTRAL_API_KEY", "AZUREAI_MISTRAL_API_KEY")
+_MISTRAL_MORE = ("MISTRAL_BASE_URL", "AZURE_MISTRAL_BASE_URL", "AZUREAI_MISTRAL_BASE_URL")
 
 PROVIDERS: dict[str, ProviderEnv] = {
     p.provider: p
     for p in (
-        ProviderEnv(
-            "anthropic",
-            ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"),
-            (("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),),
-        ),
-        ProviderEnv(
-            "openai",
-            ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"),
-            (("OPENAI_API_KEY",),),
-        ),
+        # the Azure, Bedrock and Vertex variables are the same provider's other hosts
+        ProviderEnv("anthropic", _ANTHROPIC + _ANTHROPIC_MORE, (_ANTHROPIC,)),
+        ProviderEnv("openai", _OPENAI + _OPENAI_MORE, (_OPENAI,)),
         ProviderEnv(
             "google",
             (
@@ -104,13 +135,15 @@ PROVIDERS: dict[str, ProviderEnv] = {
                 "VERTEX_API_KEY",
                 "GOOGLE_BASE_URL",
                 "GOOGLE_GENAI_USE_VERTEXAI",
+                "GOOGLE_USE_ADC",
                 "GOOGLE_CLOUD_PROJECT",
                 "GOOGLE_CLOUD_LOCATION",
+                "GOOGLE_CLOUD_QUOTA_PROJECT",
                 "GOOGLE_VERTEX_BASE_URL",
                 "VERTEX_BASE_URL",
             ),
         ),
-        ProviderEnv("mistral", ("MISTRAL_API_KEY", "MISTRAL_BASE_URL"), (("MISTRAL_API_KEY",),)),
+        ProviderEnv("mistral", _MISTRAL + _MISTRAL_MORE, (_MISTRAL,)),
         ProviderEnv("groq", ("GROQ_API_KEY", "GROQ_BASE_URL"), (("GROQ_API_KEY",),)),
         ProviderEnv(
             "together", ("TOGETHER_API_KEY", "TOGETHER_BASE_URL"), (("TOGETHER_API_KEY",),)
@@ -122,16 +155,30 @@ PROVIDERS: dict[str, ProviderEnv] = {
         ),
         ProviderEnv(
             "azureai",
-            ("AZUREAI_API_KEY", "AZURE_API_KEY", "AZUREAI_BASE_URL"),
-            (("AZUREAI_API_KEY", "AZURE_API_KEY"), ("AZUREAI_BASE_URL",)),
+            (
+                "AZUREAI_API_KEY",
+                "AZURE_API_KEY",
+                "AZUREAI_BASE_URL",
+                "AZUREAI_ENDPOINT_URL",
+                "AZURE_ENDPOINT_URL",
+                "AZUREAI_AUDIENCE",
+            ),
+            (("AZUREAI_API_KEY", "AZURE_API_KEY"), ("AZUREAI_BASE_URL", "AZUREAI_ENDPOINT_URL")),
         ),
         ProviderEnv(
             "cloudflare",
-            ("CLOUDFLARE_API_KEY", "CLOUDFLARE_API_TOKEN", "CLOUDFLARE_ACCOUNT_ID"),
+            (
+                "CLOUDFLARE_API_KEY",
+                "CLOUDFLARE_API_TOKEN",
+                "CLOUDFLARE_ACCOUNT_ID",
+                "CLOUDFLARE_BASE_URL",
+            ),
             (("CLOUDFLARE_API_KEY", "CLOUDFLARE_API_TOKEN"), ("CLOUDFLARE_ACCOUNT_ID",)),
         ),
         ProviderEnv(
-            "meta", ("META_API_KEY", "MODEL_API_KEY"), (("META_API_KEY", "MODEL_API_KEY"),)
+            "meta",
+            ("META_API_KEY", "MODEL_API_KEY", "META_BASE_URL"),
+            (("META_API_KEY", "MODEL_API_KEY"),),
         ),
         ProviderEnv(
             "litellm-proxy",
@@ -145,7 +192,9 @@ PROVIDERS: dict[str, ProviderEnv] = {
         ),
         ProviderEnv("hf-inference-providers", ("HF_TOKEN",), (("HF_TOKEN",),)),
         ProviderEnv("hf", ("HF_TOKEN",)),  # local weights, fetched from the hub
-        ProviderEnv("bedrock", _AWS),  # read by the AWS SDK
+        ProviderEnv("nnterp", ("HF_TOKEN",)),  # local weights too
+        ProviderEnv("bedrock", (*_AWS, "BEDROCK_BASE_URL")),  # the rest read by the AWS SDK
+        ProviderEnv("sagemaker", _AWS),  # read by the AWS SDK
         _service("fireworks", "Fireworks"),
         _service("deepseek", "DeepSeek"),
         _service("sambanova", "SambaNova"),
@@ -154,11 +203,21 @@ PROVIDERS: dict[str, ProviderEnv] = {
         _service("openrouter", "OpenRouter"),
         _service("ollama", "Ollama", key_required=False),  # localhost:11434 by default
         _service("vllm", "vLLM", key_required=False),
+        _service("vllm-completions", "vLLM", key_required=False),  # vllm's subclass
         _service("sglang", "SGLang", key_required=False),
         _service("llama-cpp-python", "llama_cpp_python", key_required=False),
         ProviderEnv(DRY_RUN_PROVIDER, (), network=False),
     )
 }
+
+# Providers inspect ships that a harness command cannot use, and why: the runner gives them
+# nothing (provider_env is None) and says so in the meta (provider: null).
+NOT_SUPPORTED: dict[str, str] = {
+    "transformer_lens": "its model is a Python object passed to get_model, not a name",
+    "none": "no model at all (a task that never generates)",
+}
+# How an ``openai-api/<service>/...`` name is read (``OpenAICompatibleAPI``).
+COMPATIBLE = ("openai-api", "openai-api-completions")
 
 
 def provider_env(model: str) -> ProviderEnv | None:
@@ -169,7 +228,7 @@ def provider_env(model: str) -> ProviderEnv | None:
     """
     parts = model.split("/")
     provider = parts[0]
-    if provider in ("openai-api", "openai-api-completions"):
+    if provider in COMPATIBLE:
         if len(parts) < 3 or not parts[1]:
             return None
         key, url = _compatible(parts[1])

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from flightdeck.arms.harness_needs import is_dry_run
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write, write_json, writing_to
 from flightdeck.holdouts.manifest import manifest_path
@@ -106,6 +107,8 @@ def meta_lines(s: ArmScore) -> list[str]:
     sandbox = f.get("sandbox")
     if isinstance(sandbox, dict) and sandbox.get("mode") == "none":
         parts.append("**arm ran without a sandbox**")
+    if is_dry_run(f):  # only scored with --allow-dry-run (#21)
+        parts.append("**dry run: no model answered (scored with --allow-dry-run)**")
     provenance = f.get("provenance")
     if isinstance(provenance, dict) and isinstance(provenance.get("prompt_sha256"), str):
         parts.append(f"prompt sha256 {provenance['prompt_sha256'][:16]}")

@@ -28,15 +28,26 @@ import json
 import shlex
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flightdeck.arms.agents.dry_run import agent_outputs, is_dry_run
 from flightdeck.arms.agents.tools import Submission, WorkspaceTools, inspect_tools, submit_tool
 from flightdeck.errors import AgentError
-from flightdeck.models import ModelSettings, TokenUsage, get_model, redact, redact_json
+from flightdeck.models import (
+    ModelSettings,
+    TokenUsage,
+    get_model,
+    redact,
+    redact_json,
+    skip_other_providers_state,
+)
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalSample
 
 DEFAULT_MAX_STEPS = 30
 NO_ANSWER = "No answer: the agent stopped before it submitted one ({why})."
@@ -100,6 +111,7 @@ class AgentRun:
     log_json: str  # the inspect eval log, redacted
     stopped: str | None = None  # why the agent ended without a submission
     read_paths: list[str] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)  # seconds, by what they went to
 
     def result(self) -> dict[str, Any]:
         """The harness protocol's result object, with the usage and provenance it allows."""
@@ -132,10 +144,12 @@ def run_agent(
     environ: Mapping[str, str] | None = None,
 ) -> AgentRun:
     """Answer one task with the agent; the log goes to a temporary folder under ``scratch``."""
+    began = time.monotonic()
     from inspect_ai import Task, eval
     from inspect_ai.agent import AgentSubmit, react
     from inspect_ai.dataset import Sample
 
+    imported = time.monotonic()
     tools = WorkspaceTools(workspace)
     submission = Submission()
     settings = options.settings
@@ -162,7 +176,9 @@ def run_agent(
             tool=submit_tool(tools, submission), answer_only=True, keep_in_messages=True
         ),
     )
+    skip_other_providers_state(settings.name)
     log_dir = Path(tempfile.mkdtemp(prefix="inspect-", dir=scratch))
+    evaluating = time.monotonic()
     try:
         logs = eval(
             Task(dataset=[Sample(input=user_prompt(task, workspace), id=str(task.get("id")))]),
@@ -177,6 +193,7 @@ def run_agent(
             fail_on_error=True,
         )
         log = logs[0]
+        evaluated = time.monotonic()
         location = Path(log.location)
         log_json = redact(location.read_text(encoding="utf-8"))
     finally:
@@ -187,6 +204,13 @@ def run_agent(
     usage = TokenUsage.total(TokenUsage.from_inspect(u) for u in log.stats.model_usage.values())
     stopped = None
     sample = log.samples[0] if log.samples else None
+    timing = {
+        "import_seconds": round(imported - began, 3),
+        "setup_seconds": round(evaluating - imported, 3),
+        "eval_seconds": round(evaluated - evaluating, 3),
+        **(sample_timing(sample) if sample is not None else {}),
+        "log_seconds": round(time.monotonic() - evaluated, 3),
+    }
     if submission.answer is None:
         limit = sample.limit if sample is not None else None
         stopped = f"{limit.type} limit of {limit.limit:g}" if limit is not None else "no submit"
@@ -200,7 +224,19 @@ def run_agent(
         log_json=log_json,
         stopped=stopped,
         read_paths=list(tools.read_paths),
+        timing=timing,
     )
+
+
+def sample_timing(sample: EvalSample) -> dict[str, float]:
+    """A sample's seconds: in all, waiting on the model, running tools (inspect's events)."""
+    model = sum(getattr(e, "working_time", 0) or 0 for e in sample.events if e.event == "model")
+    tool = sum(getattr(e, "working_time", 0) or 0 for e in sample.events if e.event == "tool")
+    return {
+        "sample_seconds": round(sample.total_time or 0, 3),
+        "model_seconds": round(model, 3),
+        "tool_seconds": round(tool, 3),
+    }
 
 
 def parse_mcp_commands(commands: tuple[str, ...]) -> tuple[str, ...]:

@@ -27,13 +27,14 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.arms.agents.dry_run import agent_outputs, is_dry_run
-from flightdeck.arms.agents.llm import NO_ANSWER, AgentOptions, user_prompt
+from flightdeck.arms.agents.llm import NO_ANSWER, AgentOptions, sample_timing, user_prompt
 from flightdeck.arms.agents.tools import Submission, WorkspaceTools, inspect_tools, submit_tool
-from flightdeck.models import TokenUsage, get_model, redact
+from flightdeck.models import TokenUsage, get_model, redact, skip_other_providers_state
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalSample
@@ -56,8 +57,14 @@ def read_batch(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return data, list(data["trials"])
 
 
-def run_batch(options: AgentOptions, batch_file: Path, started: float) -> int:
-    """Answer every trial of the batch; return how many got a result (the rest failed.txt)."""
+def run_batch(
+    options: AgentOptions, batch_file: Path, started: float, startup: float | None = None
+) -> int:
+    """Answer every trial of the batch; return how many got a result (the rest failed.txt).
+
+    ``started`` is when the command began (monotonic), ``startup`` the seconds the process
+    took to get there (interpreter and imports), for each trial's ``timing``.
+    """
     imported = time.monotonic()
     from inspect_ai import Task, eval
     from inspect_ai.agent import AgentSubmit, as_solver, react
@@ -80,7 +87,9 @@ def run_batch(options: AgentOptions, batch_file: Path, started: float) -> int:
         model_settings = dataclasses.replace(model_settings, model_args=script)
     provenance = options.provenance()
     time_limit = settings.get("timeout")
-    process = {"import_seconds": round(import_seconds, 3), "samples": len(trials)}
+    process: dict[str, Any] = {"import_seconds": round(import_seconds, 3), "samples": len(trials)}
+    if startup is not None:
+        process["startup_seconds"] = startup
 
     @solver
     def one_question() -> Solver:
@@ -107,8 +116,10 @@ def run_batch(options: AgentOptions, batch_file: Path, started: float) -> int:
         )
 
     _on_sample_end(collect)
+    skip_other_providers_state(model_settings.name)
     setup = time.monotonic()
     process["setup_seconds"] = round(setup - started - import_seconds, 3)
+    process["eval_called"] = time.time()  # each sample's wait: its start minus this
     eval(
         Task(
             dataset=[
@@ -165,8 +176,6 @@ def write_sample(
     """Write one ended sample's trace, then its result (or why it failed); 1 when answered."""
     began = time.monotonic()
     usage = TokenUsage.total(TokenUsage.from_inspect(u) for u in sample.model_usage.values())
-    model_s = sum(getattr(e, "working_time", 0) or 0 for e in sample.events if e.event == "model")
-    tool_s = sum(getattr(e, "working_time", 0) or 0 for e in sample.events if e.event == "tool")
     notes = [f"read {path}" for path in trial.tools.read_paths]
     notes += [f"cite {uri} sha256={sha}" for uri, sha in trial.submission.citations]
     failure = None
@@ -180,12 +189,11 @@ def write_sample(
         stopped = f"{limit.type} limit of {limit.limit:g}" if limit is not None else "no submit"
         notes.append(f"stopped without submitting: {stopped}")
     notes.append(f"tokens: {usage.input_tokens} in, {usage.output_tokens} out")
-    timing = {
-        **process,
-        "sample_seconds": round(sample.total_time or 0, 3),
-        "model_seconds": round(model_s, 3),
-        "tool_seconds": round(tool_s, 3),
-    }
+    timing = {**process, **sample_timing(sample)}
+    called = timing.pop("eval_called")
+    if sample.started_at:  # inspect's start-up and the queue before this sample began
+        begun = datetime.fromisoformat(sample.started_at).timestamp()
+        timing["wait_seconds"] = round(max(0.0, begun - called), 3)
     log_json = redact(sample.model_dump_json(exclude_none=True))
     timing["write_seconds"] = round(time.monotonic() - began, 3)
     notes.append("timing: " + json.dumps(timing, sort_keys=True))
