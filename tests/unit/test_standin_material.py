@@ -231,3 +231,39 @@ def test_a_long_runbook_section_is_quoted_past_its_first_screen(tmp_path: Path) 
     assert "make fleet-rotate-finish CLUSTER=<name>" in result.answer
     assert "1. Check node group 1 of the fleet" in result.answer
     assert set(check_citations(root, result)) == {"fleet/docs/rotate-nodes.md"}
+
+
+FILLER_LINES = "".join(
+    f"The style checker reads rule file number {n} from the styles folder at start-up.\n"
+    for n in range(1, 21)
+)
+LINT_README = f"""\
+# Handbook
+
+## Checking the prose
+
+Run the prose checker on your machine before you push:
+
+    make prose-check
+
+{FILLER_LINES}
+### When the checker rejects a product name
+
+Add the product name to `styles/vocab/accept.txt`, one word a line, in order.
+{FILLER_LINES}"""
+
+
+def test_a_long_section_is_quoted_where_it_answers_both_parts_of_a_question(
+    tmp_path: Path,
+) -> None:
+    """Too long to quote whole: the quote keeps the line that matches most and starts as early
+    as its room allows, so the first part's answer above it is kept too."""
+    root = workspace(tmp_path, "docs", {"README.md": LINT_README})
+    result = search(
+        root,
+        "How do I run the prose checker, and what if the checker rejects a product name?",
+        kind="how-to",
+    )
+    assert "make prose-check" in result.answer
+    assert "styles/vocab/accept.txt" in result.answer
+    check_citations(root, result)

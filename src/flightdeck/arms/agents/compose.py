@@ -131,7 +131,7 @@ class _Answer:
         heads = [lines[n].strip() for n in block.context if n < block.start]
         start = block.start
         if sum(len(lines[n]) + 1 for n in range(block.start, block.end)) > room:
-            start = self.first_hit(file, block)  # too long: quote from its first match
+            start = self.first_hit(file, block, room - sum(len(h) + 1 for h in heads))
             if start > block.start and block.level:
                 heads.append(lines[block.start].strip())
         body: list[str] = []
@@ -191,19 +191,37 @@ class _Answer:
             return False
         return self.add(file, block, score, cited)
 
-    def first_hit(self, file: int, block: Block) -> int:
-        """The line before the block's line holding most of the question's terms.
+    def first_hit(self, file: int, block: Block, room: int) -> int:
+        """Where to start quoting a block too long to quote whole, within ``room`` characters.
 
-        The first such line, or the block's start when no line holds one: in a long
-        CODEOWNERS block every rule may name the folder, and only one the file asked about.
+        The line holding most of the question's terms (the first such: in a long CODEOWNERS
+        block every rule may name the folder, and only one the file asked about) must be in
+        the quote; of the starts that keep it in, the one whose ``room`` holds the most
+        distinct terms wins, the earliest on a tie (a two-part question's first answer sits
+        above its second). The line before the best line is the latest start.
         """
         lines = self.lines(file)
-        best, best_count = block.start, 0
-        for n in range(block.start, block.end):
-            count = len(self.terms.intersection(stem(word) for word in words(lines[n])))
-            if count > best_count:
-                best, best_count = max(block.start, n - CONTEXT_LINES), count
-        return best
+        found = [
+            self.terms.intersection(stem(word) for word in words(lines[n]))
+            for n in range(block.start, block.end)
+        ]
+        sizes = [len(lines[n]) + 1 for n in range(block.start, block.end)]
+        best = max(range(len(found)), key=lambda i: (len(found[i]), -i))
+        if not found[best]:
+            return block.start
+        chosen, chosen_count = max(0, best - CONTEXT_LINES), -1
+        for start in range(max(0, best - CONTEXT_LINES), -1, -1):
+            size, said = 0, set[str]()
+            for i in range(start, len(found)):
+                size += sizes[i]
+                if size > room and i > best:
+                    break
+                said |= found[i]
+            if sum(sizes[start : best + 1]) > room:
+                break  # the best line would fall out of the quote
+            if len(said) >= chosen_count:
+                chosen, chosen_count = start, len(said)
+        return block.start + chosen
 
     def full(self) -> bool:
         return self.used >= MAX_ANSWER_CHARS - 200
