@@ -4,12 +4,16 @@
     python benchmarks/bench_canary_scan.py /tmp/fd-traces --jobs 2 [--big-gib 10]
 
 For each corpus (plain, gzip, zst) it first checks that the scan finds exactly the planted
-hits of expected.json, then times, best of --repeat runs: the whole `flightdeck holdout
-canary-scan` process (start-up, manifest, scan, line numbers, report), the `canary_scan()`
-function alone, and the reference tools with the same 10,000 canaries (`grep -F -c -f`,
-`rg -F -c -f`, `rg -z` for compressed files; `cat` and `gzip -dc`/`zstd -dc` as the floor).
-GB/s is decompressed text per second (1 GB = 1e9 bytes). Peak RSS is the largest process in
-the scan's tree (GNU time). --big-gib also scans one N GiB plain file and one N GiB (of text)
+hits of expected.json, then times --repeat rounds, each tool once a round (so a change of the
+machine's load hits all of them alike): the whole `flightdeck holdout canary-scan` process
+(start-up, manifest, scan, line numbers, void marks, report), the `canary_scan()` function
+alone, and the reference tools with the same 10,000 canaries and the same files (`grep -F -c
+-f`, `rg -F -c -f -jN`, `rg -z` for compressed files; `cat` and `gzip -dc`/`zstd -dc` as the
+floor), page cache warm. Flightdeck's modules are compiled to bytecode first, as a wheel
+install does. GB/s is decompressed text per second (1 GB = 1e9 bytes); CPU is user + system
+seconds of the whole process tree and peak RSS its largest process (GNU time). The ratios
+compare the process with each tool, best against best, median against median, and round by
+round. --big-gib also scans one N GiB plain file and one N GiB (of text)
 multi-member gzip file, to show that memory follows the chunk size, not the file size.
 """
 
@@ -26,11 +30,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.holdouts.leaks import canary_scan
 
 FLIGHTDECK = str(Path(sys.executable).with_name("flightdeck"))
+PROCESS = "flightdeck holdout canary-scan (process)"
 TIME = "/usr/bin/time"  # GNU time, for the peak RSS
 GB = 1e9
 
@@ -49,17 +55,27 @@ def fresh_holdouts(corpus: Path, tmp: Path) -> Path:
     return target
 
 
-def run(cmd: list[str], prepare: Callable[[], object] = lambda: None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one command, its output thrown away.
+@dataclass(frozen=True)
+class Timing:
+    """One run of a tool: wall seconds, CPU seconds (user + system, the whole tree), peak RSS."""
+
+    wall: float
+    cpu: float
+    rss_mb: float
+
+
+def run(cmd: list[str], prepare: Callable[[], object] = lambda: None) -> Timing:
+    """One command, its output thrown away, timed by GNU time.
 
     The RSS comes from GNU time (the largest process of the command's tree): a child forked
-    from this Python process would count this process's memory until it execs.
+    from this Python process would count this process's memory until it execs. CPU time is
+    the tree's too (GNU time waits for it).
     """
     prepare()
     with tempfile.NamedTemporaryFile("r") as report:
         start = time.perf_counter()
         process = subprocess.run(
-            [TIME, "-f", "%M", "-o", report.name, *cmd],
+            [TIME, "-f", "%M %U %S", "-o", report.name, *cmd],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -67,14 +83,17 @@ def run(cmd: list[str], prepare: Callable[[], object] = lambda: None) -> tuple[f
         # 1: a hit (flightdeck, grep) or no match (rg); GNU time passes the status through
         if process.returncode not in (0, 1):
             raise SystemExit(f"{cmd[0]} failed with {process.returncode}")
-        return seconds, int(report.read().split()[-1]) / 1024
+        rss, user, system = report.read().split()[-3:]
+        return Timing(seconds, float(user) + float(system), int(rss) / 1024)
 
 
-def best(repeat: int, measure: Callable[[], tuple[float, float]]) -> tuple[float, float, float]:
-    """(best seconds, median seconds, peak RSS MB) over ``repeat`` runs."""
-    runs = [measure() for _ in range(repeat)]
-    seconds = [s for s, _ in runs]
-    return min(seconds), statistics.median(seconds), max(rss for _, rss in runs)
+def interleaved(repeat: int, rows: dict[str, Callable[[], Timing]]) -> dict[str, list[Timing]]:
+    """Every tool once per round, ``repeat`` rounds: a change of load hits all of them alike."""
+    runs: dict[str, list[Timing]] = {name: [] for name in rows}
+    for _ in range(repeat):
+        for name, measure in rows.items():
+            runs[name].append(measure())
+    return runs
 
 
 def check_planted(corpus: Path, folder: Path, tmp: Path, jobs: int) -> str:
@@ -92,7 +111,7 @@ def check_planted(corpus: Path, folder: Path, tmp: Path, jobs: int) -> str:
 
 def bench_corpus(
     corpus: Path, kind: str, tmp: Path, jobs: int, repeat: int
-) -> list[tuple[str, float, float, float]]:
+) -> tuple[int, dict[str, list[Timing]]]:
     folder = corpus / kind
     files = sorted(str(p) for p in folder.rglob("*") if p.is_file())
     patterns = str(corpus / "patterns.txt")
@@ -106,16 +125,14 @@ def bench_corpus(
     holdouts = tmp / "holdouts"
     scan = [FLIGHTDECK, "holdout", "canary-scan", "--holdouts", str(holdouts), "--jobs", str(jobs)]
 
-    def function() -> tuple[float, float]:
+    def function() -> Timing:
         fresh_holdouts(corpus, tmp)
         start = time.perf_counter()
-        canary_scan(holdouts, [folder], jobs=jobs)
-        return time.perf_counter() - start, float("nan")
+        canary_scan(holdouts, [folder], jobs=jobs)  # workers' CPU is not counted: NaN
+        return Timing(time.perf_counter() - start, float("nan"), float("nan"))
 
     rows = {
-        "flightdeck holdout canary-scan (process)": lambda: run(
-            [*scan, str(folder)], lambda: fresh_holdouts(corpus, tmp)
-        ),
+        PROCESS: lambda: run([*scan, str(folder)], lambda: fresh_holdouts(corpus, tmp)),
         "canary_scan() (function)": function,
     }
     rg = shutil.which("rg")
@@ -135,11 +152,7 @@ def bench_corpus(
             rows[f"rg -z -F -c -f -j{jobs}"] = lambda: run(
                 [rg, "-z", "-F", "-c", "-f", patterns, f"-j{jobs}", "--no-ignore", *files]
             )
-    results = []
-    for name, measure in rows.items():
-        fastest, median, rss = best(repeat, measure)
-        results.append((name, size / fastest / GB, size / median / GB, rss))
-    return results
+    return size, interleaved(repeat, rows)
 
 
 def bench_big(corpus: Path, tmp: Path, gib: int, jobs: int) -> None:
@@ -170,12 +183,50 @@ def bench_big(corpus: Path, tmp: Path, gib: int, jobs: int) -> None:
     for path, tail in ((plain, last), (gz, gzip.compress(last, mtime=0))):
         for label in ("clean", "a hit in the last line"):
             subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)
-            seconds, rss = run([*scan, str(path)], lambda: fresh_holdouts(corpus, tmp))
-            speed = (size + len(last) * (label != "clean")) / seconds / GB
-            print(f"| {path.name}, {label} | {speed:.2f} | {seconds:.1f} | {rss:.0f} MB |")
+            timing = run([*scan, str(path)], lambda: fresh_holdouts(corpus, tmp))
+            speed = (size + len(last) * (label != "clean")) / timing.wall / GB
+            print(
+                f"| {path.name}, {label} | {speed:.2f} | {timing.wall:.1f} | "
+                f"{timing.rss_mb:.0f} MB |"
+            )
             with path.open("ab") as out:
                 out.write(tail)
         path.unlink()
+
+
+def report(size: int, runs: dict[str, list[Timing]]) -> None:
+    """The table, and the whole process's speed against every other tool in the same rounds."""
+    print("| tool | GB/s (best) | GB/s (median) | CPU s (median) | peak RSS |")
+    print("|---|---:|---:|---:|---:|")
+    for name, timings in runs.items():
+        walls = [t.wall for t in timings]
+        cpu = statistics.median(t.cpu for t in timings)
+        rss = max(t.rss_mb for t in timings)
+        shown_cpu = "" if cpu != cpu else f"{cpu:.2f}"  # NaN: measured in-process
+        memory = "" if rss != rss else f"{rss:.0f} MB"
+        fastest, median = size / min(walls) / GB, size / statistics.median(walls) / GB
+        print(f"| {name} | {fastest:.2f} | {median:.2f} | {shown_cpu} | {memory} |")
+    ours = [t.wall for t in runs[PROCESS]]
+    for name, timings in runs.items():
+        if name == PROCESS or "function" in name:
+            continue
+        theirs = [t.wall for t in timings]
+        per_round = [b / a for a, b in zip(ours, theirs, strict=True)]
+        print(
+            f"flightdeck (process) vs {name}: {min(theirs) / min(ours):.2f}x best, "
+            f"{statistics.median(theirs) / statistics.median(ours):.2f}x median, "
+            f"per round {min(per_round):.2f}-{max(per_round):.2f}x"
+        )
+
+
+def compile_bytecode() -> None:
+    """Compile flightdeck's modules, as installing a wheel does: with PYTHONDONTWRITEBYTECODE
+    set (as here) an editable install would compile every module at every start."""
+    import compileall
+
+    import flightdeck
+
+    compileall.compile_dir(Path(flightdeck.__file__).parent, quiet=1)
 
 
 def main() -> None:
@@ -186,20 +237,13 @@ def main() -> None:
     parser.add_argument("--big-gib", type=int, default=0, help="also scan one file this big")
     parser.add_argument("--kinds", default="plain,gzip,zst")
     args = parser.parse_args()
+    compile_bytecode()
     print(f"cores {len(os.sched_getaffinity(0))}, jobs {args.jobs}, load {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory(dir=args.corpus) as name:
         tmp = Path(name)
         for kind in args.kinds.split(","):
-            rows = bench_corpus(args.corpus, kind, tmp, args.jobs, args.repeat)
-            print("| tool | GB/s (best) | GB/s (median) | peak RSS |")
-            print("|---|---:|---:|---:|")
-            for name_, fastest, median, rss in rows:
-                memory = "" if rss != rss else f"{rss:.0f} MB"  # NaN: measured in-process
-                print(f"| {name_} | {fastest:.2f} | {median:.2f} | {memory} |")
-            ours = next(r for r in rows if "process" in r[0])
-            for name_, fastest, *_ in rows:
-                if name_.startswith("rg"):
-                    print(f"flightdeck (process) / {name_}: {ours[1] / fastest:.1f}x")
+            size, runs = bench_corpus(args.corpus, kind, tmp, args.jobs, args.repeat)
+            report(size, runs)
         if args.big_gib:
             bench_big(args.corpus, tmp, args.big_gib, args.jobs)
     print(f"load after: {os.getloadavg()[0]:.2f}")

@@ -203,7 +203,7 @@ def main() -> None:
 
 def phases(suite: Path) -> None:
     """In-process: the readers, the rules as frames and as plain Python, the results files."""
-    from flightdeck.jsonl import encode_lines
+    from flightdeck.files.jsonl import encode_lines
     from flightdeck.project import open_suite
     from flightdeck.scoring import tables
     from flightdeck.scoring.results import encode_results

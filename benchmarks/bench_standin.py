@@ -17,10 +17,15 @@ Then it reads the answers file and reports, against the frozen keys:
   line count at the question's ``as_of`` (read from the bundle);
 - the wall time of the whole ``experiment run`` process (every trial, workspaces included).
 
+``--corpus DIR`` runs another frozen corpus laid out the same way (``suite/``, ``repos/*.bundle``),
+e.g. ``--corpus benchmarks/heldout-public-v2``; its suite is named after the folder
+(``heldout-public-v2``), the default corpus' stays ``heldout-public-v1``.
+
 ``--src DIR`` runs another flightdeck's sources (``PYTHONPATH=DIR`` for the run and its
 harness, e.g. ``--src /work/main/src``); the scoring here always uses this tree.
 
-Run: ``.venv/bin/python -m benchmarks.bench_standin [--json] [--src DIR] [--keep DIR]``
+Run: ``.venv/bin/python -m benchmarks.bench_standin [--json] [--corpus DIR] [--src DIR]
+[--keep DIR]``
 """
 
 from __future__ import annotations
@@ -56,13 +61,18 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def make_project(project: Path) -> Path:
+def suite_name(corpus: Path) -> str:
+    """The suite's name in the temporary project: v1's for the default corpus, else the folder's."""
+    return SUITE if corpus.resolve() == CORPUS.resolve() else corpus.resolve().name
+
+
+def make_project(project: Path, corpus: Path = CORPUS) -> Path:
     """A flightdeck project holding a sealed copy of the corpus; returns the suite folder."""
-    suite = project / "suites" / SUITE
+    suite = project / "suites" / suite_name(corpus)
     suite.mkdir(parents=True)
     for name in ("questions.jsonl", "keys.jsonl"):
-        shutil.copyfile(CORPUS / "suite" / name, suite / name)
-    repos = {b.stem: str(b.resolve()) for b in sorted((CORPUS / "repos").glob("*.bundle"))}
+        shutil.copyfile(corpus / "suite" / name, suite / name)
+    repos = {b.stem: str(b.resolve()) for b in sorted((corpus / "repos").glob("*.bundle"))}
     lines = ["repos:", *(f"  {name}: {path}" for name, path in repos.items())]
     (project / "params.yaml").write_text("\n".join(lines) + "\n")
     return suite
@@ -82,8 +92,9 @@ def _flightdeck(project: Path, env: dict[str, str], *args: str) -> subprocess.Co
 class LineCounts:
     """Line counts of files at a commit, read from bare clones of the bundles as needed."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, corpus: Path = CORPUS) -> None:
         self.folder = folder
+        self.corpus = corpus
         self.cache: dict[tuple[str, str, str], int | None] = {}
 
     def get(self, repo: str, commit: str, path: str) -> int | None:
@@ -91,7 +102,7 @@ class LineCounts:
         key = (repo, commit, path)
         if key not in self.cache:
             clone = self.folder / repo
-            bundle = CORPUS / "repos" / f"{repo}.bundle"
+            bundle = self.corpus / "repos" / f"{repo}.bundle"
             if not clone.exists() and bundle.exists():
                 subprocess.run(
                     ["git", "clone", "-q", "--bare", str(bundle), str(clone)], check=True
@@ -105,12 +116,12 @@ class LineCounts:
         return self.cache[key]
 
 
-def measure(answers: list[dict[str, Any]], project: Path) -> dict[str, Any]:
+def measure(answers: list[dict[str, Any]], project: Path, corpus: Path = CORPUS) -> dict[str, Any]:
     """Facts held, citation validity and spans of ``answers`` against the corpus's keys."""
-    questions = {q["id"]: q for q in _jsonl(CORPUS / "suite" / "questions.jsonl")}
-    keys = {k["id"]: k for k in _jsonl(CORPUS / "suite" / "keys.jsonl")}
+    questions = {q["id"]: q for q in _jsonl(corpus / "suite" / "questions.jsonl")}
+    keys = {k["id"]: k for k in _jsonl(corpus / "suite" / "keys.jsonl")}
     by_id = {a["id"]: a for a in answers}
-    lines = LineCounts(project / "clones")
+    lines = LineCounts(project / "clones", corpus)
     held_ids: list[str] = []
     per_kind: defaultdict[str, list[int]] = defaultdict(lambda: [0, 0])
     cited = valid = spans = spans_inside = 0
@@ -165,11 +176,12 @@ def measure(answers: list[dict[str, Any]], project: Path) -> dict[str, Any]:
     }
 
 
-def run(src: Path | None, jobs: int, keep: Path | None) -> dict[str, Any]:
+def run(src: Path | None, jobs: int, keep: Path | None, corpus: Path = CORPUS) -> dict[str, Any]:
+    name = suite_name(corpus)
     with tempfile.TemporaryDirectory(prefix="bench-standin-") as tmp:
         project = keep if keep is not None else Path(tmp)
         project.mkdir(parents=True, exist_ok=True)
-        suite = make_project(project)
+        suite = make_project(project, corpus)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         flags: list[str] = []
         if src is not None:
@@ -177,7 +189,7 @@ def run(src: Path | None, jobs: int, keep: Path | None) -> dict[str, Any]:
             env.update({"PYTHONPATH": str(src.resolve()), "PYTHONDONTWRITEBYTECODE": "1"})
             flags = ["--pass-env", "PYTHONPATH", "--pass-env", "PYTHONDONTWRITEBYTECODE"]
         sealed = _flightdeck(
-            project, env, "knowledge", "seal", f"suites/{SUITE}", "--holdouts", "holdouts"
+            project, env, "knowledge", "seal", f"suites/{name}", "--holdouts", "holdouts"
         )
         if sealed.returncode != 0:
             raise SystemExit(f"seal failed ({sealed.returncode}): {sealed.stderr.strip()}")
@@ -186,7 +198,7 @@ def run(src: Path | None, jobs: int, keep: Path | None) -> dict[str, Any]:
         done = _flightdeck(
             project,
             env,
-            "experiment", "run", f"suites/{SUITE}", "--arm", ARM,
+            "experiment", "run", f"suites/{name}", "--arm", ARM,
             "--harness", harness, "--jobs", str(jobs), *flags,
         )  # fmt: skip
         wall = time.perf_counter() - start
@@ -194,7 +206,7 @@ def run(src: Path | None, jobs: int, keep: Path | None) -> dict[str, Any]:
             raise SystemExit(f"experiment run failed ({done.returncode}): {done.stderr.strip()}")
         answers_file = suite / "answers" / f"{ARM}.jsonl"
         answers = _jsonl(answers_file) if answers_file.exists() else []
-        result = measure(answers, project)
+        result = measure(answers, project, corpus)
         result.update(
             {
                 "wall_seconds": round(wall, 2),
@@ -202,7 +214,8 @@ def run(src: Path | None, jobs: int, keep: Path | None) -> dict[str, Any]:
                 "run_exit": done.returncode,
                 "src": str(src.resolve()) if src else str(ROOT / "src"),
                 "load_average": [round(x, 2) for x in os.getloadavg()],
-                "command": f"flightdeck experiment run suites/{SUITE} --arm {ARM} "
+                "corpus": str(corpus.resolve()),
+                "command": f"flightdeck experiment run suites/{name} --arm {ARM} "
                 f"--harness '{harness}' --jobs {jobs}",
             }
         )
@@ -213,6 +226,7 @@ def _render(result: dict[str, Any]) -> str:
     facts, cites, spans = result["facts_held"], result["citations"], result["spans"]
     lo, hi = facts["wilson95"]
     out = [
+        f"corpus: {result['corpus']}",
         f"src: {result['src']}",
         f"answered {result['answered']} of {result['questions']} "
         f"(experiment run exit {result['run_exit']})",
@@ -233,11 +247,17 @@ def _render(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument(
+        "--corpus", type=Path, default=CORPUS, help="the frozen corpus folder (suite/, repos/)"
+    )
     parser.add_argument("--src", type=Path, default=None, help="flightdeck sources to run")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", type=Path, default=None, help="build the project here, keep it")
     args = parser.parse_args(argv)
-    result = run(args.src, args.jobs, args.keep)
+    for part in ("suite/questions.jsonl", "suite/keys.jsonl", "repos"):
+        if not (args.corpus / part).exists():
+            parser.error(f"--corpus {args.corpus}: no {part} there; name a corpus folder")
+    result = run(args.src, args.jobs, args.keep, args.corpus)
     print(json.dumps(result, indent=2) if args.json else _render(result))
     return 0
 

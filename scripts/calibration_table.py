@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from flightdeck.jsonl import atomic_write
+from flightdeck.files.jsonl import atomic_write
 from flightdeck.scoring import calibration
 
 ALPHA = 0.025

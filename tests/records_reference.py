@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import canonical_json, read_bytes, sha256_bytes
+from flightdeck.files.jsonl import canonical_json, read_bytes, sha256_bytes
 from flightdeck.suite.records import Answer, Key, Label, Question, Source
 from flightdeck.suite.repos import glob_regex
 

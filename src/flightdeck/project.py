@@ -17,13 +17,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from flightdeck.arm_names import ARM_NAME_CHARS as ARM_NAME_CHARS  # re-exported: a
-from flightdeck.arm_names import ARM_NAME_MAX as ARM_NAME_MAX  # suite's arms are named
-from flightdeck.arm_names import check_arm_name as check_arm_name  # by this one rule
 from flightdeck.errors import InputError
 from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.params import Params, load_params, parse_repo_option
-from flightdeck.params_yaml import PARAMS_FILE
+from flightdeck.params.arm_names import ARM_NAME_CHARS as ARM_NAME_CHARS  # re-exported: a
+from flightdeck.params.arm_names import ARM_NAME_MAX as ARM_NAME_MAX  # suite's arms are named
+from flightdeck.params.arm_names import check_arm_name as check_arm_name  # by this one rule
+from flightdeck.params.yaml_file import PARAMS_FILE
 from flightdeck.suite.records import Manifest, read_manifest
 from flightdeck.suite.repos import CACHE_FOLDER as CACHE_FOLDER  # re-exported: the one spelling
 from flightdeck.suite.repos import RepoSet
@@ -211,7 +211,7 @@ class Suite:
 
     def read_ledger(self) -> dict[str, FirstScored]:
         """arm -> where and when each arm was first scored, and on which answers."""
-        from flightdeck.jsonl import read_jsonl
+        from flightdeck.files.jsonl import read_jsonl
 
         first: dict[str, FirstScored] = {}
         if not self.ledger.is_file():

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from tests.cli.test_judge import FRESH, STATES, SUITE, invoke, people_votes
 from tests.judging import N, build_judge_project, qid, write_arm
 
-from flightdeck.jsonl import write_jsonl
+from flightdeck.files.jsonl import write_jsonl
 
 
 @pytest.fixture

@@ -141,7 +141,7 @@ def test_init_runs_dvc_init_once(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_docs_ci_shows_the_workflow_init_writes() -> None:
-    from flightdeck.project_init import install_requirement, template
+    from flightdeck.tasks.init import install_requirement, template
 
     pin = install_requirement(ROOT, PIN)
     workflow = (

@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from packaging.requirements import InvalidRequirement, Requirement
 from tests.gitrepo import git_env
 
-from flightdeck import project_init
 from flightdeck.cli import cli
+from flightdeck.tasks import init as project_init
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

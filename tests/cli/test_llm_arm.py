@@ -23,7 +23,7 @@ from tests.standin_model import StandInServer
 
 from flightdeck import __version__
 from flightdeck.arms.agents.llm import SYSTEM_PROMPT
-from flightdeck.provider_env import TRANSPORT
+from flightdeck.models.provider_env import TRANSPORT
 from flightdeck.suite.records import read_meta
 
 SECRET = "sk-stand-in-0123456789abcdef"

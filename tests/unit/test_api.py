@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from tests.builders import Project, answer, labels_for
 
 from flightdeck.cli import cli
-from flightdeck.jsonl import sha256_file
+from flightdeck.files.jsonl import sha256_file
 
 HEAVY = {"numpy", "scipy", "polars", "dvc", "yaml", "msgspec", "flightdeck.tasks.scoring"}
 

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from flightdeck.errors import InputError
+from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.holdouts.custody import custody, describe_custody
 from flightdeck.holdouts.leaks import Hit, canary_scan, mark_void
 from flightdeck.holdouts.plan import ScanPlan, plan_scan
 from flightdeck.holdouts.registry import register_suite, suite_state, unvoid, void_evidence
-from flightdeck.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.suite.records import CANARY_PREFIX
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")

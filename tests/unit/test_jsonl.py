@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flightdeck.jsonl import append_jsonl, atomic_write, read_jsonl
+from flightdeck.files.jsonl import append_jsonl, atomic_write, read_jsonl
 
 
 def test_atomic_write_failure_keeps_old_file(

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from flightdeck.params_sections import JudgeSpec
+from flightdeck.errors import JudgeFailed
+from flightdeck.params.sections import JudgeSpec
 from flightdeck.rating.calibration import bootstrap_kappa
 from flightdeck.rating.judge_llm import LlmJudge, parse_verdict, render_prompt
-from flightdeck.rating.judgements import FactVerdict, JudgeFailed
+from flightdeck.rating.judgements import FactVerdict
 from flightdeck.rating.judges import find_fact
 from flightdeck.scoring.stats import cohens_kappa
 from flightdeck.suite.records import Answer, Key, Question

@@ -12,7 +12,7 @@ from tests.builders import Project
 from flightdeck.cli import cli
 from flightdeck.errors import InputError
 from flightdeck.params import load_params
-from flightdeck.params_sections import PersonArm
+from flightdeck.params.sections import PersonArm
 
 PERSON = """people:
   chat:

@@ -12,7 +12,7 @@ import pytest
 
 import flightdeck
 from flightdeck.errors import InputError
-from flightdeck.jsonl import encode_lines
+from flightdeck.files.jsonl import encode_lines
 from flightdeck.params import load_params
 from flightdeck.scoring.results import result_rows
 from flightdeck.scoring.tables import result_schema

@@ -541,3 +541,13 @@ def test_family_false_shown_rate_rejects_bad_input() -> None:
         family_false_shown_rate(-1)
     with pytest.raises(ValueError, match=r"confidence must be strictly between 0 and 1, got 1"):
         family_false_shown_rate(2, confidence=1)
+
+
+def test_normal_quantile_agrees_with_scipy_ndtri() -> None:
+    # the Wilson interval's z without scipy: the standard library's AS 241 against scipy's ndtri
+    from scipy.special import ndtri
+
+    from flightdeck.scoring.stats import normal_quantile
+
+    for p in [1e-12, 1e-6, 0.005, 0.025, 0.05, 0.1, 0.3, 0.5, 0.8, 0.9, 0.95, 0.975, 0.995]:
+        assert normal_quantile(p) == pytest.approx(float(ndtri(p)), rel=4e-15, abs=1e-15), p

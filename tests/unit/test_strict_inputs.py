@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_json, read_jsonl
+from flightdeck.files.jsonl import read_json, read_jsonl
+from flightdeck.files.strict_json import JSONProblem, loads_strict
 from flightdeck.params import load_params
-from flightdeck.strict_json import JSONProblem, loads_strict
 from flightdeck.suite.records import read_keys, read_labels, read_meta, read_questions
 
 C = "c" * 40

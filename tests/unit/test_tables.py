@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flightdeck.jsonl import encode_lines
+from flightdeck.files.jsonl import encode_lines
 from flightdeck.scoring.results import encode_results, frame_from_rows, result_rows
 from flightdeck.scoring.rules import score_arm
 from flightdeck.scoring.stats import cohens_kappa

@@ -20,6 +20,7 @@ import pytest
 from tests.gitrepo import make_git_repo
 
 from flightdeck.arms.limits import Limits, escape_control
+from flightdeck.arms.pids_cgroup import controller
 from flightdeck.arms.runner import RunConfig, RunResult, run_experiment
 from flightdeck.holdouts.manifest import load_manifest, manifest_path
 from flightdeck.holdouts.registry import register_suite
@@ -189,7 +190,10 @@ def test_the_meta_records_the_caps_and_how_each_holds(root: Path) -> None:
     meta = json.loads((project["suite"] / "answers" / "arm1.meta.json").read_text())
     limits = meta["sandbox"]["limits"]
     assert (limits["output_mb"], limits["tmp_mb"], limits["memory_mb"]) == (2, 1, 512)
-    expected = "no: flightdeck runs as root" if os.getuid() == 0 else "yes: RLIMIT_NPROC"
+    if controller() is not None:  # root here: a pids cgroup (#20), which holds for root too
+        expected = "yes: a pids cgroup per trial"
+    else:
+        expected = "no: flightdeck runs as root" if os.getuid() == 0 else "yes: RLIMIT_NPROC"
     assert limits["processes_enforced"].startswith(expected)
     assert meta["canary_check"] == (
         f"every trial's trace, against {manifest_path(root / 'holdouts')}"
@@ -223,3 +227,61 @@ def test_the_process_cap_holds_for_an_ordinary_user(root: Path) -> None:
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert "Cannot fork" in proc.stderr, (proc.returncode, proc.stderr)
     assert "started 64" not in proc.stdout
+
+
+FORK_CAP = Limits(output_mb=2, tmp_mb=1, memory_mb=512, processes=40)
+
+
+def sleepers() -> list[str]:
+    """The fork bomb's children still alive anywhere on the machine (``sleep 31.4159``)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", b"31.4159"]:
+            found.append(proc.name)
+    return found
+
+
+@pytest.mark.skipif(controller() is None, reason="no pids cgroup can be made here")
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_a_fork_bomb_fails_its_trial_with_the_process_cap_named(root: Path, sandbox: str) -> None:
+    """A pids cgroup per trial caps processes for root too, and sees a refused fork even when
+    the harness swallows the error and answers (fork-500-quiet)."""
+    where = controller()
+    assert where is not None
+    project = make_project(root, ["ok", "fork-500", "fork-500-quiet"])
+    result = run(project, sandbox=sandbox, limits=FORK_CAP)
+    reasons = {o.id: o.reason or "" for o in result.failed}
+    assert sorted(reasons) == ["fork-500", "fork-500-quiet"]
+    for reason in reasons.values():
+        assert reason.startswith(
+            "it tried to run more than 40 processes and threads at once (the process cap, "
+            "--max-processes); "
+        ), reason
+        assert int(reason.split("; ")[1].split()[0]) >= 1  # forks refused, counted by the kernel
+    assert [o.id for o in result.outcomes if o.ok] == ["ok"]
+    assert sleepers() == []  # every child killed with its trial
+    left = [p.name for p in where.parent.glob(f"flightdeck-{os.getpid()}-*")]
+    assert left == []  # every trial's group removed
+
+
+@pytest.mark.skipif(controller() is None, reason="no pids cgroup can be made here")
+def test_a_trial_group_kills_a_process_that_left_the_session() -> None:
+    """``setsid`` escapes the trial's process group, never its cgroup."""
+    import subprocess
+
+    from flightdeck.arms.pids_cgroup import trial_group
+
+    group = trial_group(5, sandboxed=False)
+    assert group is not None
+    script = "setsid sleep 31.4159 > /dev/null 2>&1 < /dev/null & echo started"
+    out = subprocess.run(group.wrap(["sh", "-c", script]), capture_output=True, text=True)
+    assert out.stdout == "started\n"
+    assert len(sleepers()) == 1  # outlived its parent, outside the session
+    assert (group.path / "pids.max").read_text().strip() == "5"
+    group.close()
+    assert sleepers() == []
+    assert not group.path.exists()

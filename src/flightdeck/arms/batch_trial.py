@@ -33,13 +33,14 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from flightdeck.arms import sandbox
-from flightdeck.arms.limits import prlimit_argv
-from flightdeck.arms.protocol import ENV_WORKSPACE, HarnessResult, ProtocolError, task_record
+from flightdeck.arms.limits import prlimit_argv, processes_over
+from flightdeck.arms.pids_cgroup import TrialGroup, trial_group
+from flightdeck.arms.protocol import ENV_WORKSPACE, HarnessResult, task_record
 from flightdeck.arms.trial import TrialControl, TrialOutcome, TrialSpec
 from flightdeck.arms.trial_output import (
     check_out,
@@ -48,7 +49,7 @@ from flightdeck.arms.trial_output import (
     trace_header,
     write_trace,
 )
-from flightdeck.errors import FlightdeckError
+from flightdeck.errors import InputError, ProtocolError
 from flightdeck.suite.records import Question
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ class _Batch:
             for n, question in enumerate(self.questions):
                 try:
                     held[n] = (question, self.cache.acquire(question))
-                except (FlightdeckError, OSError) as exc:
+                except (InputError, OSError) as exc:
                     record(
                         self._outcome(question, None, None, f"could not build the workspace: {exc}")
                     )
@@ -144,13 +145,22 @@ class _Batch:
         if timeout is not None:
             rounds = math.ceil(len(held) / max(1, self.jobs))
             deadline = self.started + timeout * rounds + GRACE
+        limits = self.spec.policy.limits
+        try:
+            group = trial_group(limits.processes, sandboxed=self.spec.policy.mode == "bwrap")
+        except OSError as exc:
+            for question, workspace in held.values():
+                why = f"could not make its process cgroup: {exc.strerror or exc}"
+                record(self._outcome(question, workspace, None, why))
+            return
         with (
             tempfile.TemporaryFile(dir=scratch) as stdout,
             tempfile.TemporaryFile(dir=scratch) as stderr,
+            _closing(group),
         ):
             try:
                 proc = subprocess.Popen(
-                    argv,
+                    group.wrap(argv) if group is not None else argv,
                     stdin=subprocess.DEVNULL,
                     stdout=stdout,
                     stderr=stderr,
@@ -185,6 +195,9 @@ class _Batch:
                 self.control.discard(proc.pid)
             code = proc.returncode
             self._sweep(pending, out, code, record)
+            refused = group.refused() if group is not None else 0
+            if why_left is None and refused:
+                why_left = processes_over(refused, limits)
             if why_left is None:
                 last = _tail_line(stderr)
                 why_left = f"the harness exited (status {code}) before answering" + (
@@ -322,6 +335,16 @@ def _sample_seconds(folder: Path) -> float | None:
         except (ValueError, AttributeError):
             return None
     return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+
+
+@contextlib.contextmanager
+def _closing(group: TrialGroup | None) -> Iterator[None]:
+    """The batch's pids cgroup, emptied and removed when the batch ends."""
+    try:
+        yield
+    finally:
+        if group is not None:
+            group.close()
 
 
 def _signal_group(pgid: int, signum: int) -> None:

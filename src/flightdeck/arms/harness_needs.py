@@ -2,7 +2,7 @@
 
 The built-in model harnesses (``experiment agent llm`` and ``experiment agent attached``) name
 their model on the command line; its provider decides which environment variables inspect
-reads and whether the harness must reach a server (:mod:`flightdeck.provider_env`). The
+reads and whether the harness must reach a server (:mod:`flightdeck.models.provider_env`). The
 runner asks :func:`harness_needs` once per arm, where it builds the sandbox policy, and
 
 - passes exactly those variables that are set (besides any the operator names with
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from flightdeck.provider_env import ProviderEnv, provider_env
+from flightdeck.models.provider_env import ProviderEnv, provider_env
 
 MODEL_AGENTS = ("llm", "attached")
 

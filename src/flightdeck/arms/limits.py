@@ -10,14 +10,15 @@ The caps are kernel-enforced where the kernel offers an unprivileged knob:
   size or allocated blocks, whichever is larger) and the trial is killed past ``output_mb``;
 - the private ``/tmp``, ``$HOME`` and ``/dev/shm`` are tmpfs mounts of ``tmp_mb`` each
   (bubblewrap's ``--size``);
-- ``RLIMIT_AS`` caps each process's address space at ``memory_mb``, and ``RLIMIT_NPROC``
-  the sandbox user's processes and threads at ``processes``. The process count is per user
-  namespace, so it is set inside the sandbox (by ``prlimit``, after bubblewrap made the
-  namespace); the kernel exempts real root (uid 0) from it, and :func:`processes_enforced`
-  says so in the meta.
+- ``RLIMIT_AS`` caps each process's address space at ``memory_mb``;
+- a trial's processes and threads are capped at ``processes`` by a pids cgroup of its own
+  where one can be made (:mod:`flightdeck.arms.pids_cgroup`: root can, which the kernel
+  exempts from ``RLIMIT_NPROC``), and by ``RLIMIT_NPROC`` inside the sandbox in any case.
+  That count is per user namespace, so it is set inside the sandbox (by ``prlimit``, after
+  bubblewrap made the namespace). :func:`processes_enforced` says in the meta which holds.
 
-cgroups would cap a trial's total memory, but creating one needs a delegated cgroup (root,
-or a systemd user session); prlimit works for any user, so that is what is used.
+Memory stays a per-process ``RLIMIT_AS``: a memory cgroup would cap a trial's total, which
+root could make here too, but that is not done yet.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flightdeck.arms.pids_cgroup import controller
 from flightdeck.errors import InputError
 
 MIB = 1 << 20
@@ -64,7 +66,7 @@ class Limits:
 
     def meta(self, *, sandboxed: bool) -> dict[str, Any]:
         """What the arm's meta says of the caps, and how each is enforced."""
-        processes = processes_enforced() if sandboxed else "not enforced without a sandbox"
+        processes = processes_enforced(sandboxed=sandboxed)
         found: dict[str, Any] = {
             "output_mb": self.output_mb,
             "output": "each file a trial writes (RLIMIT_FSIZE) and its out folder in all",
@@ -79,14 +81,31 @@ class Limits:
         return found
 
 
-def processes_enforced() -> str:
-    """Whether RLIMIT_NPROC holds here, in words: the kernel exempts real root from it."""
+def processes_enforced(*, sandboxed: bool) -> str:
+    """Whether the process cap holds here, and how, in words."""
+    where = controller()
+    if where is not None:
+        return f"yes: {where.describe()}, which holds for root too"
+    if not sandboxed:
+        return (
+            "no: no pids cgroup can be made here, and without a sandbox RLIMIT_NPROC would "
+            "count every process of the user"
+        )
     if os.getuid() == 0:
         return (
-            "no: flightdeck runs as root (uid 0), whom the kernel exempts from RLIMIT_NPROC; "
-            "run it as another user for this cap to hold"
+            "no: flightdeck runs as root (uid 0), whom the kernel exempts from RLIMIT_NPROC, "
+            "and no pids cgroup can be made here; run it as another user for this cap to hold"
         )
     return "yes: RLIMIT_NPROC inside the sandbox's user namespace"
+
+
+def processes_over(refused: int, limits: Limits) -> str:
+    """The reason of a trial whose forks the pids cgroup refused."""
+    return (
+        f"it tried to run more than {limits.processes} processes and threads at once (the "
+        f"process cap, --max-processes); {refused} fork{'s were' if refused != 1 else ' was'} "
+        "refused"
+    )
 
 
 def prlimit_argv(prlimit: str, limits: Limits, *, processes: bool) -> list[str]:

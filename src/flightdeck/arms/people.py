@@ -33,7 +33,7 @@ from typing import Any, Literal
 import msgspec
 
 from flightdeck.arms.people_rows import Row, read_rows_with_format
-from flightdeck.arms.protocol import ProtocolError, check_citation_uri
+from flightdeck.arms.protocol import check_citation_uri
 from flightdeck.arms.snapshot import (
     EMPTY_SHA256,
     check_snapshot_commits,
@@ -42,9 +42,9 @@ from flightdeck.arms.snapshot import (
     snapshot_record,
     split_uri,
 )
-from flightdeck.clock import utc_now
-from flightdeck.errors import InputError
-from flightdeck.jsonl import encode_document, encode_lines, sha256_bytes, sha256_file
+from flightdeck.errors import InputError, ProtocolError
+from flightdeck.files.clock import utc_now
+from flightdeck.files.jsonl import encode_document, encode_lines, sha256_bytes, sha256_file
 from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name
 from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.records import (

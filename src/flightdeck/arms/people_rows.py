@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_jsonl
+from flightdeck.files.jsonl import read_jsonl
 from flightdeck.suite.records import SHA256_RE
 
 CSV_SEPARATORS = re.compile(r"[\s;|]+")

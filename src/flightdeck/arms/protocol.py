@@ -37,6 +37,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from flightdeck.errors import ProtocolError
 from flightdeck.suite.records import OPAQUE_RE, SHA256_RE, Question, parse_source_uri
 
 ENV_TASK = "FLIGHTDECK_TASK"
@@ -47,10 +48,6 @@ ENV_TRACE = "FLIGHTDECK_TRACE"
 _MAX_QUOTED = 80
 _MAX_USAGE_FIELDS = 32
 _MAX_PROVENANCE_BYTES = 16 << 10
-
-
-class ProtocolError(Exception):
-    """A harness's output breaks the protocol; the message says how, in one line."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, dumps_line, writing_to
+from flightdeck.files.jsonl import atomic_write, dumps_line, writing_to
 from flightdeck.project import Suite
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def answers_for_scored_arm(arm: str, answers_path: Path, *, scored: bool) -> Pat
 
 def settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> None:
     """Keep a scored arm's rerun only when it reproduces the scored answers byte for byte."""
-    from flightdeck.jsonl import sha256_file
+    from flightdeck.files.jsonl import sha256_file
 
     scored = suite.read_ledger()[arm]
     if rerun.is_file() and sha256_file(rerun) == scored.answers_sha256:

@@ -71,9 +71,9 @@ from flightdeck.arms.run_files import (
 from flightdeck.arms.trial import TrialControl, TrialOutcome, TrialSpec, run_trial
 from flightdeck.arms.workspace import DEFAULT_CAP_MB, Workspace, WorkspaceCache
 from flightdeck.arms.workspace_plan import commit_order
-from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.jsonl import write_json
+from flightdeck.files.clock import utc_now
+from flightdeck.files.jsonl import write_json
 from flightdeck.project import (
     CACHE_FOLDER,
     STATE_FOLDER,

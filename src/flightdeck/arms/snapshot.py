@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import sha256_file
+from flightdeck.files.jsonl import sha256_file
 from flightdeck.suite.records import COMMIT_RE, parse_source_uri
 from flightdeck.suite.repos import RepoSet
 

@@ -32,14 +32,15 @@ from flightdeck.arms.limits import (
     limit_hint,
     out_folder_over,
     prlimit_argv,
+    processes_over,
 )
+from flightdeck.arms.pids_cgroup import trial_group
 from flightdeck.arms.protocol import (
     ENV_RESULT,
     ENV_TASK,
     ENV_TRACE,
     ENV_WORKSPACE,
     HarnessResult,
-    ProtocolError,
     task_record,
 )
 from flightdeck.arms.trial_output import (
@@ -49,8 +50,8 @@ from flightdeck.arms.trial_output import (
     trace_header,
     write_trace,
 )
-from flightdeck.clock import utc_now
-from flightdeck.errors import FlightdeckError
+from flightdeck.errors import InputError, ProtocolError
+from flightdeck.files.clock import utc_now
 from flightdeck.suite.records import Question
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ def run_trial(
         ):
             try:
                 workspace = workspace_for(question)
-            except (FlightdeckError, OSError) as exc:
+            except (InputError, OSError) as exc:
                 reason: str | None = f"could not build the workspace: {exc}"
             else:
                 exit_code, reason = _start_and_wait(
@@ -338,26 +339,35 @@ def _start_and_wait(
     argv, env = _command(workspace, scratch, spec, task)
     if control.stop.is_set():
         return None, "not run: the run was interrupted"
-    with _stdin_for(task.encode()) as stdin:
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=stdin,
-                stdout=stdout,
-                stderr=stderr,
-                env=env,
-                cwd=spec.cwd,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return None, f"could not start the harness: {exc.strerror or exc}"
-    control.add(proc.pid)
     limits = spec.policy.limits
     try:
-        killed = _wait(proc, spec.timeout, scratch / "out", limits.output_bytes)
+        group = trial_group(limits.processes, sandboxed=spec.policy.mode == "bwrap")
+    except OSError as exc:
+        return None, f"could not make its process cgroup: {exc.strerror or exc}"
+    try:
+        with _stdin_for(task.encode()) as stdin:
+            try:
+                proc = subprocess.Popen(
+                    group.wrap(argv) if group is not None else argv,
+                    stdin=stdin,
+                    stdout=stdout,
+                    stderr=stderr,
+                    env=env,
+                    cwd=spec.cwd,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                return None, f"could not start the harness: {exc.strerror or exc}"
+        control.add(proc.pid)
+        try:
+            killed = _wait(proc, spec.timeout, scratch / "out", limits.output_bytes)
+        finally:
+            _signal_group(proc.pid, signal.SIGKILL)  # whatever it left running
+            control.discard(proc.pid)
+        refused = group.refused() if group is not None else 0
     finally:
-        _signal_group(proc.pid, signal.SIGKILL)  # whatever it left running
-        control.discard(proc.pid)
+        if group is not None:
+            group.close()  # kills what left the session, too
     code = proc.returncode
     if spec.policy.mode == "bwrap" and code is not None and code > 128:
         with contextlib.suppress(ValueError):  # bwrap exits 128 + N for a signal N
@@ -369,6 +379,8 @@ def _start_and_wait(
         return code, f"timed out after {spec.timeout:g} s; its process group was killed"
     if control.stop.is_set():
         return code, "killed: the run was interrupted"
+    if refused:  # whatever it answered, it ran without the processes it asked for
+        return code, processes_over(refused, limits)
     if code != 0:
         if code == -signal.SIGXFSZ:
             return code, file_over(limits.output_bytes, limits, "a file it wrote")

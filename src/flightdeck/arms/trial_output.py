@@ -24,12 +24,12 @@ from flightdeck.arms.protocol import (
     ENV_RESULT,
     ENV_TRACE,
     HarnessResult,
-    ProtocolError,
     check_result,
 )
-from flightdeck.clock import utc_now
-from flightdeck.jsonl import atomic_writer
-from flightdeck.strict_json import JSONProblem, loads_strict
+from flightdeck.errors import JSONProblem, ProtocolError
+from flightdeck.files.clock import utc_now
+from flightdeck.files.jsonl import atomic_writer
+from flightdeck.files.strict_json import loads_strict
 from flightdeck.suite.records import Question
 
 if TYPE_CHECKING:

@@ -1,8 +1,10 @@
 """The root command group, and the one place that maps errors to exit codes.
 
-Exit codes: 0 success; 1 a negative verdict (canary found, gate not met); 2 bad input
-(:class:`~flightdeck.errors.InputError`, click usage errors); 3 a bug (the traceback is
-kept); 130 interrupted; 141 stdout closed early (``flightdeck ... | head``), quietly.
+Exit codes: 0 success; 1 a negative verdict (:class:`~flightdeck.errors.NegativeVerdict`);
+2 bad input (:class:`~flightdeck.errors.InputError`, click usage errors); 3 a bug (any other
+exception, a :class:`~flightdeck.errors.FlightdeckError` whose ``exit_code`` is 3 included:
+the traceback is kept); 130 interrupted; 141 stdout closed early (``flightdeck ... | head``),
+quietly. Each code is the ``exit_code`` of its class in :mod:`flightdeck.errors`.
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ from typing import Any
 
 import click
 
-from flightdeck.errors import FlightdeckError
+from flightdeck.errors import EXIT_BUG, FlightdeckError, NegativeVerdict
 from flightdeck.version import __version__
 
-EXIT_BUG = 3
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 
@@ -81,8 +82,14 @@ class FlightdeckGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except NegativeVerdict as exc:  # the command printed the verdict
+            if exc.message:
+                click.echo(exc.message, err=True)
+            ctx.exit(exc.exit_code)
         except FlightdeckError as exc:
-            click.echo(f"error: {exc}", err=True)
+            if exc.exit_code == EXIT_BUG:  # a bug: main() keeps the traceback
+                raise
+            click.echo(f"error: {exc.format_message()}", err=True)
             ctx.exit(exc.exit_code)
         except BrokenPipeError:  # the reader of stdout went away: nothing left to tell it
             _silence_stdout()

@@ -46,7 +46,7 @@ def init_command(folder: Path, suite: str, force: bool, no_dvc: bool, install: s
         flightdeck init ../team-evals --suite team-gold-v1 \\
             --install git+https://github.com/OWNER/flightdeck@<40-hex commit>
     """
-    from flightdeck.project_init import init_project
+    from flightdeck.tasks.init import init_project
 
     result = init_project(folder, suite=suite, force=force, dvc=not no_dvc, install=install)
     for path in result.written:

@@ -21,6 +21,7 @@ from flightdeck.cli._options import (
     suite_argument,
     warn_if_unsealed,
 )
+from flightdeck.errors import NegativeVerdict
 
 if TYPE_CHECKING:
     from flightdeck.arms.runner import RunResult
@@ -239,7 +240,7 @@ def run_command(
     else:
         _print_summary(result)
     if result.failed:
-        ctx.exit(1)
+        raise NegativeVerdict()
 
 
 class _Progress:

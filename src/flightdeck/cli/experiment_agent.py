@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from flightdeck.errors import InputError
+from flightdeck.errors import ContextTooLarge, InputError, ModelFailed
 
 
 @click.group("agent")
@@ -65,7 +65,7 @@ def repo_search_command(workspace: Path, question: str | None, passages: str) ->
     """
     from flightdeck.arms.agents.repo_search import search
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
-    from flightdeck.jsonl import atomic_write
+    from flightdeck.files.jsonl import atomic_write
 
     task = {"question": question} if question is not None else _read_task()
     text, kind = task["question"], task.get("kind")  # the kind steers the whole-passage mode
@@ -137,9 +137,8 @@ def attached_command(
                 --model anthropic/claude-sonnet-4-5 --attach demo/projects-attachments"
     """
     from flightdeck.arms.agents.attached import answer, load_attachments
-    from flightdeck.arms.agents.inspect_call import ContextTooLarge, ModelFailed
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
-    from flightdeck.jsonl import atomic_write
+    from flightdeck.files.jsonl import atomic_write
     from flightdeck.models import model_failure
 
     task = _read_task()

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from flightdeck.errors import InputError
+from flightdeck.errors import AgentError, InputError
 
 _workspace_option = click.option(
     "--workspace",
@@ -111,7 +111,6 @@ def llm_command(
     """
     from flightdeck.arms.agents.llm import (
         SYSTEM_PROMPT,
-        AgentError,
         AgentOptions,
         load_snapshot,
         parse_mcp_commands,
@@ -119,7 +118,7 @@ def llm_command(
     )
     from flightdeck.arms.batch_trial import ENV_BATCH
     from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
-    from flightdeck.jsonl import atomic_write
+    from flightdeck.files.jsonl import atomic_write
     from flightdeck.models import (
         ModelSettings,
         check_model_name,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from flightdeck.cli._options import json_option, params_file_option
+from flightdeck.errors import NegativeVerdict
 
 if TYPE_CHECKING:  # the scanner loads when a command runs, keeping --help fast
     from flightdeck.holdouts.leaks import ScanResult
@@ -109,7 +110,7 @@ def canary_scan_command(
         for line in scan_lines(holdouts_dir, result, newly_void):
             click.echo(line)
     if not result.clean:
-        ctx.exit(1)
+        raise NegativeVerdict()
 
 
 def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> dict[str, object]:

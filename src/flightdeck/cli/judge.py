@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from flightdeck.cli._options import open_project, params_options, suite_argument
+from flightdeck.errors import NegativeVerdict
 
 
 @click.command("judge")
@@ -47,11 +48,9 @@ def judge_command(
         )
     failed = [f"{run.arm} {qid}" for run in runs for qid in run.failed]
     if failed:
-        click.echo(
-            f"no verdict on {len(failed)} answer(s): {', '.join(failed[:10])}; run again to retry",
-            err=True,
+        raise NegativeVerdict(
+            f"no verdict on {len(failed)} answer(s): {', '.join(failed[:10])}; run again to retry"
         )
-        click.get_current_context().exit(1)
 
 
 @click.command("calibrate")
@@ -86,7 +85,7 @@ def calibrate_command(
     Example:
         flightdeck knowledge calibrate suites/knowledge-demo-v1 --judge facts
     """
-    from flightdeck.jsonl import write_json
+    from flightdeck.files.jsonl import write_json
     from flightdeck.rating.calibration import calibrate, calibration_path
 
     project = open_project(params_file, repo, near=suite, **overrides)

@@ -22,6 +22,7 @@ from flightdeck.cli._options import (
     stats_options,
     suite_argument,
 )
+from flightdeck.errors import NegativeVerdict
 
 
 @click.group()
@@ -131,7 +132,7 @@ def status_command(
         )
     click.echo("ready to score" if st.ready else "not ready to score")
     if not st.ready:
-        ctx.exit(1)
+        raise NegativeVerdict()
 
 
 SCORED_WORDS = {
@@ -288,7 +289,7 @@ def gate_command(
         for line in gate_lines(result):
             click.echo(line)
     if not result.passed:
-        click.get_current_context().exit(1)
+        raise NegativeVerdict()
 
 
 @knowledge.command("show")

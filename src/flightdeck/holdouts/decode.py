@@ -11,11 +11,12 @@ into one line (:func:`describe`). Line numbers are counted only where a hit was 
 from __future__ import annotations
 
 import io
-import mmap
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from flightdeck.errors import CorruptError
 
 Progress = Callable[[int], None]
 
@@ -66,10 +67,6 @@ def check_suffix(path: str, kind: str) -> None:
         raise CorruptError(
             f"named {expected} but is not {expected} data; re-copy or rename the file"
         )
-
-
-class CorruptError(Exception):
-    """A file that is not what its name promises, or changed under the scan."""
 
 
 def decompressed(path: str, kind: str, chunk_size: int, report: Progress) -> Iterator[bytes]:
@@ -266,22 +263,21 @@ def text_views(
     path: str, kind: str, start: int, end: int, chunk_size: int
 ) -> Iterator[tuple[Any, int, int, int]]:
     """``(view, base, lo, hi)`` over the text in ``[start, end)``: ``view[lo:hi]`` is text at
-    ``base + lo``. Plain files through mmap windows; compressed ones decompressed from the start.
+    ``base + lo``, valid until the next item. Plain files are read into one buffer of at most
+    :data:`PIECE` bytes (the file may end before ``end``); compressed ones are decompressed
+    from the start.
     """
     if kind == "plain":
-        granularity = mmap.ALLOCATIONGRANULARITY
+        buffer = bytearray(min(chunk_size, PIECE))
+        view = memoryview(buffer)
         with open(path, "rb", buffering=0) as handle:
-            end = min(end, os.fstat(handle.fileno()).st_size)
-            for offset in range(start, end, chunk_size):
-                stop = min(offset + chunk_size, end)
-                map_start = offset - offset % granularity
-                window = mmap.mmap(
-                    handle.fileno(), stop - map_start, offset=map_start, access=mmap.ACCESS_READ
-                )
-                try:
-                    yield window, map_start, offset - map_start, stop - map_start
-                finally:
-                    window.close()
+            handle.seek(start)
+            while start < end:
+                got = handle.readinto(view[: end - start])
+                if not got:
+                    return
+                yield buffer, start, 0, got
+                start += got
         return
     base = 0
     for data in decompressed(path, kind, chunk_size, ignore):

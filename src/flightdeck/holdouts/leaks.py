@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flightdeck.clock import utc_now
+from flightdeck.files.clock import utc_now
 from flightdeck.holdouts import scan as engine
 from flightdeck.holdouts.manifest import (
+    ManifestRead,
     append_scan,
     load_manifest,
     locked_manifest,
     manifest_path,
+    read_manifest,
     require_folder,
     write_manifest,
 )
@@ -65,6 +67,8 @@ class ScanResult:
     # after it (traces/<suite>/...): what the scan covered of that suite's traces
     coverage: dict[str, tuple[int, int]] = field(default_factory=dict)
     paths: tuple[str, ...] = ()  # what the scan was asked to read, as given
+    # the registry the scan matched against, as read: mark_void reuses it if unchanged
+    read: ManifestRead | None = field(default=None, compare=False)
 
     @property
     def clean(self) -> bool:
@@ -92,14 +96,18 @@ def canary_scan(
     share the work; ``on_progress`` receives increments of on-disk bytes scanned
     (``ScanPlan.size`` in all).
     """
-    require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
-    manifest = load_manifest(path, missing_ok=False)
+    if isinstance(paths, ScanPlan) and paths.read is not None and paths.read.path == path:
+        plan, read = paths, paths.read  # planned with this manifest: not read again
+    else:
+        require_folder(holdouts_dir)
+        read = read_manifest(path)
+        plan = paths if isinstance(paths, ScanPlan) else plan_files(read, paths)
+    manifest = read.manifest
     owners = {
         canary[len(engine.PREFIX) :]: (canary, entry["suite"], entry["question_id"])
         for canary, entry in manifest["canaries"].items()
     }
-    plan = paths if isinstance(paths, ScanPlan) else plan_files(path, manifest, paths)
     files = plan.files
     tails = frozenset(tail.encode("ascii") for tail in owners)
     found = engine.scan_tails(
@@ -122,6 +130,7 @@ def canary_scan(
         sealed_keys=plan.sealed_keys,
         coverage=_coverage(files, manifest["suites"]),
         paths=tuple(str(p) for p in (plan.paths if isinstance(paths, ScanPlan) else paths)),
+        read=read,
     )
 
 
@@ -168,9 +177,11 @@ def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
     path = manifest_path(holdouts_dir)
     newly: list[str] = []
     with locked_manifest(holdouts_dir):
-        manifest = load_manifest(path, missing_ok=False)
         now = utc_now()
         append_scan(holdouts_dir, _scan_event(result, now))  # apart: see manifest.SCANS
+        if not result.suite_counts:
+            return newly
+        manifest = _current(path, result.read)
         for suite, count in result.suite_counts.items():
             entry = manifest["suites"].get(suite)
             if entry is None or entry["status"] == "void":
@@ -192,6 +203,16 @@ def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
         if newly:  # a clean scan leaves the manifest, a pipeline dependency, as it was
             write_manifest(path, manifest)
     return newly
+
+
+def _current(path: Path, read: ManifestRead | None) -> dict[str, Any]:
+    """The manifest as it is now (call under the lock): the scan's own read when the file
+    has not changed since (its suites and history copied, as they change), else read again."""
+    if read is None or read.path != path or not read.unchanged():
+        return load_manifest(path, missing_ok=False)
+    manifest = read.manifest
+    suites = {name: dict(entry) for name, entry in manifest["suites"].items()}
+    return {**manifest, "suites": suites, "history": list(manifest["history"])}
 
 
 def _scan_event(result: ScanResult, at: str) -> dict[str, Any]:

@@ -26,13 +26,14 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
+from flightdeck.files.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
 from flightdeck.suite.schema import Canary, Sha256
 
 MANIFEST = "manifest.json"
@@ -109,7 +110,10 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
 
 
 def _line(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)  # json.dumps makes one a call
 
 
 @contextlib.contextmanager
@@ -126,17 +130,52 @@ def load_manifest(path: Path, *, missing_ok: bool) -> dict[str, Any]:
     if not path.exists():
         if missing_ok:
             return {"format": FORMAT, "canaries": {}, "suites": {}, "history": []}
-        raise InputError(
-            path,
-            None,
-            "no holdouts manifest here; seal a suite with "
-            f"`flightdeck knowledge seal SUITE --holdouts {path.parent}` first",
-        )
-    manifest = read_json(path)
+        raise _missing(path)
+    return read_manifest(path).manifest
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestRead:
+    """A checked manifest and the bytes it was read from.
+
+    A writer holding :func:`locked_manifest` may reuse ``manifest`` instead of reading and
+    checking the file again when :meth:`unchanged` (the file still holds exactly ``data``;
+    every write replaces the whole file). Callers copy what they change.
+    """
+
+    path: Path
+    data: bytes
+    manifest: dict[str, Any]
+
+    def unchanged(self) -> bool:
+        try:
+            return self.path.read_bytes() == self.data
+        except OSError:
+            return False
+
+
+def read_manifest(path: Path) -> ManifestRead:
+    """Read and check an existing manifest, keeping its bytes (see :class:`ManifestRead`)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise _missing(path) from None
+    except OSError:
+        data = None  # read_json names the problem
+    manifest = read_json(path, data)
     problem = _problem(manifest)
     if problem:
         raise InputError(path, None, f"{problem}; restore the file from git")
-    return manifest
+    return ManifestRead(path, data or b"", manifest)
+
+
+def _missing(path: Path) -> InputError:
+    return InputError(
+        path,
+        None,
+        "no holdouts manifest here; seal a suite with "
+        f"`flightdeck knowledge seal SUITE --holdouts {path.parent}` first",
+    )
 
 
 # --- the file's shape: msgspec Structs are the rule, the messages name the entry -----------

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from flightdeck.suite.records import CANARY_PREFIX
+from flightdeck.suite.schema import CANARY_PREFIX
 
 PREFIX = CANARY_PREFIX.encode("ascii")
 TAIL_LEN = 32

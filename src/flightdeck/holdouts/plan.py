@@ -12,13 +12,13 @@ import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.holdouts.manifest import load_manifest, manifest_path, require_folder
-from flightdeck.jsonl import canonical_json, sha256_bytes, sha256_file
+from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
+from flightdeck.holdouts.manifest import ManifestRead, manifest_path, read_manifest, require_folder
 from flightdeck.project import Suite
 
 
@@ -31,6 +31,8 @@ class ScanPlan:
     sealed_keys: tuple[Path, ...]
     size: int
     paths: tuple[Path, ...] = ()  # what the plan was made of, as given
+    # the manifest it was planned with, so that the scan does not read it again
+    read: ManifestRead | None = field(default=None, compare=False)
 
 
 def plan_scan(holdouts_dir: Path, paths: Sequence[Path]) -> ScanPlan:
@@ -47,23 +49,22 @@ def plan_scan(holdouts_dir: Path, paths: Sequence[Path]) -> ScanPlan:
     scan's summary shows where each one was.
     """
     require_folder(holdouts_dir)
-    path = manifest_path(holdouts_dir)
-    return plan_files(path, load_manifest(path, missing_ok=False), paths)
+    return plan_files(read_manifest(manifest_path(holdouts_dir)), paths)
 
 
-def plan_files(path: Path, manifest: dict[str, Any], paths: Sequence[Path]) -> ScanPlan:
-    """:func:`plan_scan` over a manifest already read (``path`` is its file)."""
+def plan_files(read: ManifestRead, paths: Sequence[Path]) -> ScanPlan:
+    """:func:`plan_scan` over a manifest already read."""
     files: list[Path] = []
     sealed_keys: list[Path] = []
     size = 0
-    for file in collect_files(paths, exclude=[path]):
-        if _is_sealed_keys(file, manifest["suites"]):
+    for file in collect_files(paths, exclude=[read.path]):
+        if _is_sealed_keys(file, read.manifest["suites"]):
             sealed_keys.append(file)
             continue
         files.append(file)
         with contextlib.suppress(OSError):  # the scan itself reports an unreadable file
             size += file.stat().st_size
-    return ScanPlan(tuple(files), tuple(sealed_keys), size, tuple(paths))
+    return ScanPlan(tuple(files), tuple(sealed_keys), size, tuple(paths), read)
 
 
 def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
+from flightdeck.files.clock import utc_now
 from flightdeck.holdouts.manifest import (
     load_manifest,
     locked_manifest,

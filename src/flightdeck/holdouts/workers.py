@@ -14,18 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from flightdeck.errors import WorkerDiedError
 from flightdeck.holdouts.decode import Progress
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
-
-
-class WorkerDiedError(RuntimeError):
-    """A scan process died, for instance on a file truncated while it was mapped.
-
-    Not an input error: nothing the user gave was wrong that we could name, so the CLI keeps
-    the traceback and exits 3.
-    """
 
 
 @dataclass(frozen=True, slots=True)

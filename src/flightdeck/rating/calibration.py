@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_json, write_json
-from flightdeck.params_sections import JudgeSpec
+from flightdeck.files.jsonl import read_json, write_json
+from flightdeck.params.sections import JudgeSpec
 from flightdeck.project import Suite, as_suite
 from flightdeck.rating.judgements import Judgement, current_judgements, judgements_path
 from flightdeck.rating.judges import judge_identity, resolve_judge
@@ -206,7 +206,7 @@ def calibrate(
 
     Refuses a sealed suite that changed since sealing, like every command that reads one.
     """
-    from flightdeck.clock import utc_now
+    from flightdeck.files.clock import utc_now
 
     spec = resolve_judge(params, judge)
     suite = as_suite(suite_dir, params)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import canonical_json, writing_to
+from flightdeck.files.jsonl import canonical_json, writing_to
 from flightdeck.project import CACHE_FOLDER, Suite
 from flightdeck.rating.judgements import Judgement, judgements_of
 from flightdeck.suite.records import (

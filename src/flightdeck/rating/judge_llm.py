@@ -19,10 +19,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from flightdeck.errors import InputError
-from flightdeck.models import ModelSettings, ModelUnavailable, get_model
-from flightdeck.params_sections import JudgeSpec
-from flightdeck.rating.judgements import FactVerdict, JudgeFailed, Verdict
+from flightdeck.errors import InputError, JudgeFailed, ModelUnavailable
+from flightdeck.models import ModelSettings, get_model
+from flightdeck.params.sections import JudgeSpec
+from flightdeck.rating.judgements import FactVerdict, Verdict
 from flightdeck.suite.records import Answer, Key, Question
 
 TOOL_NAME = "record_verdict"

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, encode_lines, read_bytes
-from flightdeck.jsonl import read_jsonl as _read_jsonl
+from flightdeck.files.jsonl import atomic_write, encode_lines, read_bytes
+from flightdeck.files.jsonl import read_jsonl as _read_jsonl
 from flightdeck.project import Suite
 from flightdeck.suite.records import SHA256_RE, Answer, Key, Question
 
@@ -65,10 +65,6 @@ class Judgement:
 
 
 JudgeFn = Callable[[Question, Key, Answer], Verdict]
-
-
-class JudgeFailed(Exception):
-    """The judge gave no usable verdict for one answer (a model that called no tool)."""
 
 
 def judgements_path(suite: Suite, judge: str, arm: str) -> Path:

@@ -17,13 +17,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flightdeck.errors import InputError
-from flightdeck.jsonl import append_jsonl, locked_folder
-from flightdeck.params_sections import JudgeSpec
+from flightdeck.errors import InputError, JudgeFailed
+from flightdeck.files.jsonl import append_jsonl, locked_folder
+from flightdeck.params.sections import JudgeSpec
 from flightdeck.project import Suite, as_suite, check_arm_name
 from flightdeck.rating.judgements import (
     FactVerdict,
-    JudgeFailed,
     JudgeFn,
     Judgement,
     Verdict,
@@ -39,7 +38,7 @@ FACTS_RULES = "facts-v1: NFKC, casefold, words split at punctuation, Porter2 ste
 
 def judge_identity(spec: JudgeSpec) -> dict[str, Any]:
     """What a calibration holds for: kind, model, the prompt's sha256, temperature, rules."""
-    from flightdeck.jsonl import sha256_bytes
+    from flightdeck.files.jsonl import sha256_bytes
 
     if spec.kind == "facts":
         return {
@@ -50,7 +49,7 @@ def judge_identity(spec: JudgeSpec) -> dict[str, Any]:
             "temperature": None,
             "rules": FACTS_RULES,
         }
-    assert spec.prompt is not None  # params_sections.py requires it for an llm judge
+    assert spec.prompt is not None  # params/sections.py requires it for an llm judge
     prompt = spec.prompt
     if not prompt.is_file():
         raise InputError(prompt, None, f"prompt of judge {spec.name!r} not found; check prompt:")

@@ -39,9 +39,9 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, JSONProblem
+from flightdeck.files.strict_json import loads_strict
 from flightdeck.rating.session import RatingSession
-from flightdeck.strict_json import loads_strict
 
 HOST = "127.0.0.1"
 _ASSETS = {
@@ -259,11 +259,11 @@ class _Handler(BaseHTTPRequestHandler):
             length = int(self.headers.get("Content-Length", "0"))
             if not 0 < length <= _MAX_BODY:
                 raise ValueError("the request body is missing or too large")
-            body = loads_strict(self.rfile.read(length))  # JSONProblem is a ValueError
+            body = loads_strict(self.rfile.read(length))
             if not isinstance(body, dict):
                 raise ValueError("the request body must be a JSON object")
             reply = self.app.label(body)
-        except ValueError as exc:
+        except (ValueError, JSONProblem) as exc:
             self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
             return
         self._json(reply)

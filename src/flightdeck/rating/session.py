@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flightdeck.clock import format_utc
 from flightdeck.errors import InputError
-from flightdeck.jsonl import append_jsonl, atomic_write, dumps_line, locked_folder
+from flightdeck.files.clock import format_utc
+from flightdeck.files.jsonl import append_jsonl, atomic_write, dumps_line, locked_folder
 from flightdeck.project import Suite, as_suite
 from flightdeck.rating.items import Item, load_items
 from flightdeck.rating.judgements import disagreements

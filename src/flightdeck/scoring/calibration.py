@@ -355,7 +355,7 @@ def _read_cache(
 def _write_cache(cache_dir: Path | None, result: Calibration) -> None:
     if cache_dir is None:
         return
-    from flightdeck.jsonl import atomic_write
+    from flightdeck.files.jsonl import atomic_write
 
     path = _cache_path(cache_dir, result.n, result.threshold, result.alpha, result.side)
     record = asdict(result)

@@ -18,12 +18,13 @@ The four add up to ``fabricated``. Only fabricated citations are looked up, thro
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from flightdeck.errors import InputError
-from flightdeck.suite.records import Question, parse_source_uri, read_questions
+from flightdeck.suite.records import Question, parse_source_uri
 from flightdeck.suite.repos import CACHE_FOLDER, BlobReader, RepoSet
 
 if TYPE_CHECKING:
@@ -44,25 +45,30 @@ WORDS = {
 }
 
 
-def with_fabricated_split(result: ScoreResult, suite: Suite, params: Params) -> ScoreResult:
-    """``result`` with each arm's ``citations`` holding the split beside ``fabricated``."""
+def with_fabricated_split(
+    result: ScoreResult, suite: Suite, params: Params, *, questions: Sequence[Question]
+) -> ScoreResult:
+    """``result`` with each arm's ``citations`` holding the split beside ``fabricated``.
+
+    ``questions`` are the suite's, as scored (their ``as_of`` says where to look).
+    """
+    import polars as pl
+
     fabricated = {
-        arm: [
-            (qid, uri)
-            for qid, uris, classes in s.table.select("id", "citations", "classes").iter_rows()
-            for uri, cls in zip(uris or [], classes or [], strict=True)
-            if cls == "fabricated"
-        ]
+        arm: s.table.select("id", "citations", "classes")
+        .explode("citations", "classes")
+        .filter(pl.col("classes") == "fabricated")
+        .group_by("id", "citations", maintain_order=True)
+        .len()
+        .rows()
         for arm, s in result.arms.items()
     }
-    questions = (
-        {q.id: q for q in read_questions(suite.questions)} if any(fabricated.values()) else {}
-    )
+    by_id = {q.id: q for q in questions} if any(fabricated.values()) else {}
     repos = RepoSet(params.repos, params.root / CACHE_FOLDER)
     with _Lookup(repos) as lookup:
         arms = {
             arm: replace(
-                s, citations=dict(s.citations) | split_counts(fabricated[arm], questions, lookup)
+                s, citations=dict(s.citations) | split_counts(fabricated[arm], by_id, lookup)
             )
             for arm, s in result.arms.items()
         }
@@ -70,10 +76,12 @@ def with_fabricated_split(result: ScoreResult, suite: Suite, params: Params) -> 
 
 
 def split_counts(
-    cited: list[tuple[str, str]], questions: dict[str, Question], lookup: _Lookup
+    cited: list[tuple[str, str, int]], questions: dict[str, Question], lookup: _Lookup
 ) -> dict[str, int]:
-    """How many of the (question id, uri) fabricated citations fall in each part."""
-    counts = Counter(lookup.kind(questions[qid], uri) for qid, uri in cited)
+    """How many fabricated citations fall in each part, from (question id, uri, how often)."""
+    counts: Counter[str] = Counter()
+    for qid, uri, times in cited:
+        counts[lookup.kind(questions[qid], uri)] += times
     return {part: counts.get(part, 0) for part in SPLIT}
 
 

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flightdeck.scoring.stats import wilson_interval
+from flightdeck.scoring.stats import normal_quantile, wilson_interval
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,11 +34,9 @@ class Interval:
 
 
 def _z(confidence: float) -> float:
-    from scipy.special import ndtri
-
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-    return float(ndtri(1.0 - (1.0 - confidence) / 2.0))
+    return normal_quantile(1.0 - (1.0 - confidence) / 2.0)
 
 
 def _check(a: int, b: int, c: int, d: int) -> int:

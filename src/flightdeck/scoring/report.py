@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
+from flightdeck.files.jsonl import atomic_write, write_json, writing_to
 from flightdeck.holdouts.manifest import manifest_path
-from flightdeck.jsonl import atomic_write, write_json, writing_to
 from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import GateResult, ScoreResult
 from flightdeck.scoring.report_comparison import (

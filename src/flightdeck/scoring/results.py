@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_jsonl
+from flightdeck.files.jsonl import read_jsonl
 from flightdeck.scoring.tables import CLASSES, result_schema
 
 if TYPE_CHECKING:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,10 +115,26 @@ def check_labels(
     """
     from flightdeck.suite.citations import is_flagged_unsupported
 
+    # The first spelling of each name, in file order: a label whose rater is written
+    # otherwise is refused. Only the few distinct raters are compared one by one.
+    names = dict.fromkeys(map(attrgetter("rater"), labels))  # distinct, in file order
     spelled: dict[str, str] = {}
-    for label in labels:
-        key = label.rater.strip().casefold()
-        first = spelled.setdefault(key, label.rater)
+    for rater in names:
+        spelled.setdefault(rater.strip().casefold(), rater)
+    respelled = {rater for rater in names if spelled[rater.strip().casefold()] != rater}
+    # One cheap pass picks the labels any rule could refuse; the rules below run on them
+    # alone, in file order, so the first label refused and its message are as if every
+    # label had been read (a label outside the pick passes every rule).
+    picked = [
+        label
+        for label in labels
+        if label.unsupported
+        or label.answer_sha256 is not None
+        or label.rater in respelled
+        or label.id not in answers
+    ]
+    for label in picked:
+        first = spelled[label.rater.strip().casefold()]
         if first != label.rater:
             raise InputError(
                 labels_path,
@@ -147,7 +164,7 @@ def check_labels(
                     f"unsupported entry {entry!r} is not a citation of answer {label.id!r}; "
                     "copy the cited uri exactly (or drop its #L span to flag the whole file)",
                 )
-    raters_by_id = Counter(label.id for label in labels)
+    raters_by_id = Counter(map(attrgetter("id"), labels))
     short = [qid for qid in answers if raters_by_id[qid] < min_raters]
     if short:
         shown = ", ".join(map(_quote, short[:10]))

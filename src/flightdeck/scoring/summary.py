@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_json
+from flightdeck.files.jsonl import read_json
 
 METRIC_WORDS = {"correctness": "correctness", "citation_validity": "citation validity"}
 _BOLD_LINE = re.compile(r"\*\*(?P<text>[^*].*?)\*\*\s*\Z")

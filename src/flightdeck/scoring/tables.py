@@ -72,12 +72,10 @@ def suite_tables(questions: Sequence[Question], keys: Mapping[str, Key]) -> Suit
         {"id": [q.id for q in questions], "kind": [q.kind for q in questions]},
         schema={"id": pl.String, "kind": pl.String},
     ).with_row_index("order")
-    ids, uris, hashes = [], [], []
-    for key in keys.values():
-        for source in key.valid_sources:
-            ids.append(key.id)
-            uris.append(source.uri)
-            hashes.append(source.sha256)
+    sources = [(key.id, source) for key in keys.values() for source in key.valid_sources]
+    ids = [qid for qid, _ in sources]
+    uris = [source.uri for _, source in sources]
+    hashes = [source.sha256 for _, source in sources]
     valid = (
         pl.DataFrame(
             {"id": ids, "uri": uris, "sha256": hashes},
@@ -93,13 +91,12 @@ def citation_frame(answers: Iterable[Answer]) -> tuple[pl.DataFrame, pl.DataFram
     """(answered: id, one row per answer; citations: id, uri, sha256, one row per citation)."""
     import polars as pl
 
-    answered, ids, uris, hashes = [], [], [], []
-    for answer in answers:
-        answered.append(answer.id)
-        for citation in answer.citations:
-            ids.append(answer.id)
-            uris.append(citation.uri)
-            hashes.append(citation.sha256)
+    answers = list(answers)
+    cited = [(answer.id, citation) for answer in answers for citation in answer.citations]
+    answered = [answer.id for answer in answers]
+    ids = [qid for qid, _ in cited]
+    uris = [citation.uri for _, citation in cited]
+    hashes = [citation.sha256 for _, citation in cited]
     strings = {"id": pl.String, "uri": pl.String, "sha256": pl.String}
     return (
         pl.DataFrame({"id": answered}, schema={"id": pl.String}),
@@ -119,11 +116,9 @@ def label_frames(labels: Sequence[Label]) -> tuple[pl.DataFrame, pl.DataFrame]:
         },
         schema={"id": pl.String, "rater": pl.String, "correct": pl.Boolean},
     )
-    flag_ids, entries = [], []
-    for label in labels:
-        for entry in label.unsupported:
-            flag_ids.append(label.id)
-            entries.append(entry)
+    flagging = [label for label in labels if label.unsupported]
+    flag_ids = [label.id for label in flagging for _ in label.unsupported]
+    entries = [entry for label in flagging for entry in label.unsupported]
     flags = pl.DataFrame(
         {"id": flag_ids, "entry": entries}, schema={"id": pl.String, "entry": pl.String}
     )

@@ -60,6 +60,8 @@ def span_in_order(uri: str) -> bool:
     A regex cannot compare two numbers, so this rule runs in Python, for a uri of either
     valid shape (a repository uri's ``#`` only ever starts its span).
     """
+    if "-L" not in uri:  # no range, nothing to order (the common case, without a regex)
+        return True
     match = _SPAN_RE.search(uri)
     if match is None or OPAQUE_RE.match(uri):
         return True

@@ -19,9 +19,13 @@ from typing import Annotated, Any, Generic, TypeVar
 import msgspec
 from msgspec import Meta
 
-from flightdeck.errors import InputError
-from flightdeck.jsonl import decode_object
-from flightdeck.strict_json import JSONProblem, has_lone_surrogate, keys_repeated, loads_strict
+from flightdeck.errors import InputError, JSONProblem
+from flightdeck.files.jsonl import decode_object
+from flightdeck.files.strict_json import (
+    has_lone_surrogate,
+    loads_strict,
+    texts_repeat_a_key,
+)
 
 T = TypeVar("T", bound=msgspec.Struct)
 Explain = Callable[[Any], "str | None"]
@@ -186,11 +190,7 @@ def _maybe_null(schema: Schema[Any], raw: bytes, records: list[Any]) -> bool:
 
 def _keys_repeated(lines: list[bytes]) -> bool:
     """Whether a key repeats in any line msgspec read as a record (it keeps the last)."""
-    decode = _ANY.decode
-    return keys_repeated(lines, (decode(raw) for raw in lines))
-
-
-_ANY: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
+    return texts_repeat_a_key(lines)
 
 
 def _line_by_line(
@@ -238,7 +238,7 @@ def _up_to_first_bad(
 def _explain_line(path: Path, number: int, raw: bytes, schema: Schema[T]) -> T | InputError:
     """The error of a line msgspec refused (or whose keys repeat), or its record.
 
-    The line is read again strictly (:func:`flightdeck.jsonl.loads_strict`): bad JSON, a key
+    The line is read again strictly (:func:`flightdeck.files.jsonl.loads_strict`): bad JSON, a key
     given twice, a number out of range is named as such. A lone surrogate is named with its
     field, from the explanations, as the value json reads.
     """

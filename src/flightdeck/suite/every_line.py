@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_bytes
+from flightdeck.files.jsonl import read_bytes
 from flightdeck.suite.checks import Problem
 from flightdeck.suite.records import Key, Question, read_keys, read_questions
 from flightdeck.suite.repos import RepoSet

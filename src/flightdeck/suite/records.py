@@ -19,7 +19,7 @@ from typing import Protocol
 import msgspec
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import read_bytes, read_json
+from flightdeck.files.jsonl import read_bytes, read_json
 from flightdeck.suite.citations import (
     OPAQUE_RE,
     SOURCE_URI_RE,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write, dumps_line, encode_lines
+from flightdeck.files.jsonl import atomic_write, dumps_line, encode_lines
 from flightdeck.suite.records import KINDS
 from flightdeck.suite.repos import RepoSet, Repository
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import sha256_bytes, sha256_file
+from flightdeck.files.jsonl import sha256_bytes, sha256_file
 from flightdeck.suite.records import Manifest
 
 SEALED_FILES = ("questions.jsonl", "keys.jsonl")

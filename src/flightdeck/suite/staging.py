@@ -10,7 +10,7 @@ kill after it leaves a committed folder, whose remaining files :func:`finish_pen
 into place. Every command that opens a suite calls :func:`finish_pending` on its answers
 folder first (``project.open_suite``), so no command ever sees the half-done state.
 
-Both hold the folder's lock (:func:`flightdeck.jsonl.locked_folder`), so a command opening the
+Both hold the folder's lock (:func:`flightdeck.files.jsonl.locked_folder`), so a command opening the
 suite never takes a staging folder that another process is still writing for its own.
 """
 
@@ -23,7 +23,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from flightdeck.jsonl import locked_folder, writing_to
+from flightdeck.files.jsonl import locked_folder, writing_to
 
 _PREFIX = ".together-"
 _PENDING = ".pending"  # being written: removed if found (the step never happened)

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.holdouts.custody import describe_void as describe_void  # re-exported
-from flightdeck.holdouts.custody import holdouts_custody
-from flightdeck.jsonl import (
+from flightdeck.files.clock import utc_now
+from flightdeck.files.jsonl import (
     sha256_bytes,
     sha256_file,
     write_json,
     write_jsonl,
 )
+from flightdeck.holdouts.custody import describe_void as describe_void  # re-exported
+from flightdeck.holdouts.custody import holdouts_custody
 from flightdeck.params import Params
 from flightdeck.project import SEALED_FILES, Suite, as_suite
 from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
@@ -186,8 +186,8 @@ def _hashed_sources(
 
 
 def _register(holdouts: Path, suite: Suite, manifest: Manifest, keys: Sequence[Key]) -> None:
+    from flightdeck.files.jsonl import canonical_json
     from flightdeck.holdouts.registry import register_suite
-    from flightdeck.jsonl import canonical_json
 
     register_suite(
         holdouts,

@@ -13,16 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flightdeck.arms.harness_needs import refuse_dry_runs
-from flightdeck.clock import utc_now
 from flightdeck.errors import InputError
-from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
-from flightdeck.holdouts.manifest import manifest_path
-from flightdeck.jsonl import (
+from flightdeck.files.clock import utc_now
+from flightdeck.files.jsonl import (
     append_jsonl,
     read_bytes,
     read_jsonl,
     sha256_bytes,
 )
+from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
+from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.params import Params, load_params
 from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name, only_line_endings
 from flightdeck.scoring.outcomes import ScoreResult
@@ -288,7 +288,8 @@ def compute_scores(
         read.sources,
         {q.id: q.question for q in read.questions},
     )
-    return with_fabricated_split(result, read.suite, params)  # (#21) what each fabricated is
+    # (#21) what each fabricated citation is
+    return with_fabricated_split(result, read.suite, params, questions=read.questions)
 
 
 def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:

@@ -1,1 +1,1 @@
-"""The files `flightdeck init` writes into a project, read by ``project_init.py``."""
+"""The files `flightdeck init` writes into a project, read by :mod:`flightdeck.tasks.init`."""

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.provider_env import DRY_RUN_PROVIDER
+from flightdeck.models.provider_env import DRY_RUN_PROVIDER
 
 if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.arms.agents.dry_run import is_dry_run
-from flightdeck.errors import FlightdeckError
+from flightdeck.errors import ContextTooLarge, InputError, ModelFailed
 from flightdeck.models import ModelSettings, TokenUsage, get_model
 
 if TYPE_CHECKING:
@@ -37,14 +37,6 @@ if TYPE_CHECKING:
 ESTIMATE = "estimate: ceil(UTF-8 bytes / 3) per text part (no provider count in inspect)"
 # The counts a reply reports (the run summary shows input, cached and output per question).
 USAGE_FIELDS = ("input_tokens", "cached_tokens", "cache_write_tokens", "output_tokens")
-
-
-class ContextTooLarge(FlightdeckError):
-    """The prompt does not fit the model's context window; nothing was sent."""
-
-
-class ModelFailed(Exception):
-    """The provider failed after inspect's retries, or cut the answer at its context limit."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +79,7 @@ def ask(
     """Ask once: ``system``, then ``documents`` (cached prefix), then ``question``.
 
     Raises :class:`ContextTooLarge` before any generation when the prompt does not fit,
-    :class:`flightdeck.errors.FlightdeckError` when the window is unknown or the model cannot
+    :class:`flightdeck.errors.InputError` when the window is unknown or the model cannot
     be opened (:class:`flightdeck.models.ModelUnavailable`), and
     :class:`ModelFailed` when the provider fails or stops at its context length.
     """
@@ -137,9 +129,11 @@ async def _ask(
     else:
         info = get_model_info(model)
         if info is None or info.input_tokens is None:
-            raise FlightdeckError(
+            raise InputError(
+                "--model",
+                None,
                 f"inspect does not know the context window of {name}; pass --context-window "
-                "TOKENS (the provider's documented limit)"
+                "TOKENS (the provider's documented limit)",
             )
         window, source = info.input_tokens, "inspect's model database"
 

@@ -35,6 +35,7 @@ from typing import Any
 
 from flightdeck.arms.agents.dry_run import agent_outputs, is_dry_run
 from flightdeck.arms.agents.tools import Submission, WorkspaceTools, inspect_tools, submit_tool
+from flightdeck.errors import AgentError
 from flightdeck.models import ModelSettings, TokenUsage, get_model, redact, redact_json
 
 DEFAULT_MAX_STEPS = 30
@@ -200,17 +201,6 @@ def run_agent(
         stopped=stopped,
         read_paths=list(tools.read_paths),
     )
-
-
-class AgentError(RuntimeError):
-    """The eval itself failed (the model unreachable after retries, a bad key): the trial fails.
-
-    ``log_json`` is the inspect log up to the failure, for the trace.
-    """
-
-    def __init__(self, message: str, log_json: str) -> None:
-        super().__init__(message)
-        self.log_json = log_json
 
 
 def parse_mcp_commands(commands: tuple[str, ...]) -> tuple[str, ...]:

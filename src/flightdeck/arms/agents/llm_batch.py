@@ -223,6 +223,6 @@ def _error_line(message: str, traceback: str) -> str:
 
 
 def _atomic(path: Path, text: str) -> None:
-    from flightdeck.jsonl import atomic_write
+    from flightdeck.files.jsonl import atomic_write
 
     atomic_write(path, text)

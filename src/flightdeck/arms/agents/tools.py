@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flightdeck.errors import ToolFailure
 from flightdeck.suite.records import parse_source_uri
 
 if TYPE_CHECKING:
@@ -26,10 +27,6 @@ MAX_LINE_CHARS = 300
 MAX_READ_LINES = 400
 MAX_LIST = 500
 MAX_CITATIONS = 8
-
-
-class ToolFailure(ValueError):
-    """A tool call the model can fix: the message goes back to it."""
 
 
 @functools.lru_cache(maxsize=256)

@@ -23,7 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.jsonl import atomic_write
+from flightdeck.files.jsonl import atomic_write
 from flightdeck.version import DISTRIBUTION
 
 WORKFLOW = Path(".github") / "workflows" / "knowledge-evals.yml"

@@ -3,7 +3,7 @@
 ``json`` and msgspec both keep the last of two equal keys without a word, ``json`` crashes
 (ValueError) on an integer of more than 4,300 digits and reads NaN, and both let a file
 through that cannot be written back. :func:`loads_strict` refuses all of these with a
-:class:`JSONProblem` that says what is wrong; :mod:`flightdeck.jsonl` turns it into the
+:class:`JSONProblem` that says what is wrong; :mod:`flightdeck.files.jsonl` turns it into the
 ``<file>:<line>`` error. The decode is msgspec's (in C); only bytes it refuses, or whose
 keys repeat, are read again with ``json`` to say what and where.
 
@@ -21,18 +21,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-
-class JSONProblem(ValueError):
-    """Bytes that are not strict JSON: ``what`` is wrong, ``kind`` of problem, ``line`` in them.
-
-    ``kind`` is one of ``encoding``, ``bom``, ``syntax``, ``depth``, ``number``, ``duplicate``,
-    ``surrogate``; callers add how to fix it in their own setting (a line, a document).
-    """
-
-    def __init__(self, kind: str, what: str, line: int | None = None, value: Any = None) -> None:
-        super().__init__(what)
-        self.kind, self.what, self.line = kind, what, line
-        self.value = value  # for "surrogate": the value as json reads it, to say which field
+from flightdeck.errors import HandledError, JSONProblem
 
 
 def loads_strict(data: bytes) -> Any:
@@ -79,6 +68,44 @@ def keys_repeated(lines: list[bytes], values: Iterable[Any]) -> bool:
     return escaped or colons != buffer.count(b":")
 
 
+def texts_repeat_a_key(texts: list[bytes]) -> bool:
+    """:func:`keys_repeated` for many texts, each known to be one valid JSON value.
+
+    The texts are decoded as JSON arrays of :data:`_BLOCK` at a time (each text is a whole
+    value, so joined by commas they are exactly the array's items), and each array is
+    encoded again once: two calls into msgspec per block instead of two per text. The
+    decoded values are dropped block by block, so few of them are alive when the garbage
+    collector runs (a block of thousands costs more than two calls a text: each collection
+    walks every live container).
+    """
+    import msgspec
+
+    decode, encode = _decoder().decode, _encoder().encode
+    for start in range(0, len(texts), _BLOCK):
+        part = texts[start : start + _BLOCK]
+        joined = b"[" + b",".join(part) + b"]"
+        colons = joined.count(b":")
+        if colons and b"\\u003" in joined and _ESCAPED_COLON.search(joined):
+            return True
+        try:
+            values = decode(joined)
+        except msgspec.DecodeError:  # not the valid values the caller promised: look closer
+            return True
+        if colons != encode(values).count(b":"):
+            return True
+    return False
+
+
+_BLOCK = 128  # texts decoded at once by texts_repeat_a_key (64 to 256 cost the same)
+
+
+@functools.cache
+def _decoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Decoder()
+
+
 @functools.cache
 def _encoder() -> Any:
     import msgspec
@@ -118,7 +145,7 @@ def _diagnose(data: bytes) -> JSONProblem | None:
     return None
 
 
-class _Problem(Exception):
+class _Problem(HandledError):
     def __init__(self, kind: str, what: str, key: str | None = None) -> None:
         super().__init__(what)
         self.kind, self.what, self.key = kind, what, key

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flightdeck.arm_names import check_arm_name
 from flightdeck.errors import InputError
-from flightdeck.params_yaml import line_of, line_of_nested
+from flightdeck.params.arm_names import check_arm_name
+from flightdeck.params.yaml_file import line_of, line_of_nested
 
 
 @dataclass(frozen=True)

@@ -24,15 +24,13 @@ imported inside functions, so importing this module is cheap and works without i
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, ModelUnavailable
 from flightdeck.version import __version__
 
 if TYPE_CHECKING:
@@ -49,23 +47,6 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[^\s/][^\s]*)+$")
 _MARKUP_RE = re.compile(r"\[/?[a-z]+\]")  # rich markup in inspect's messages: [bold]...[/bold]
 
 
-class ModelUnavailable(InputError):
-    """inspect cannot open the model (unknown provider, missing key or package); says why.
-
-    ``reason`` is inspect's own message on one line, without its markup, for a caller that
-    names another place than ``--model`` (a judge names params.yaml).
-    """
-
-    def __init__(self, name: str, reason: str) -> None:
-        self.name, self.reason = name, reason
-        super().__init__(
-            "--model",
-            None,
-            f"cannot open {name!r} ({reason}); check the name and the provider's key and "
-            "base URL variables" + sandbox_hint(name),
-        )
-
-
 def in_trial(environ: Mapping[str, str] | None = None) -> bool:
     """Whether this process is a harness that ``experiment run`` started (its protocol is set)."""
     env = os.environ if environ is None else environ
@@ -74,7 +55,7 @@ def in_trial(environ: Mapping[str, str] | None = None) -> bool:
 
 def sandbox_hint(name: str, environ: Mapping[str, str] | None = None) -> str:
     """In a trial, which of the model's variables are missing here and how to pass them."""
-    from flightdeck.provider_env import provider_env
+    from flightdeck.models.provider_env import provider_env
 
     env = os.environ if environ is None else environ
     needs = provider_env(name)
@@ -98,7 +79,7 @@ def model_failure(name: str, detail: str) -> InputError:
     that failed: a wrong key, an unknown model, a server that is down are the operator's to
     fix, never a verdict (exit 1).
     """
-    from flightdeck.provider_env import provider_env
+    from flightdeck.models.provider_env import provider_env
 
     needs = provider_env(name)
     names = ", ".join(v for v in needs.reads) if needs is not None and needs.reads else ""
@@ -108,6 +89,8 @@ def model_failure(name: str, detail: str) -> InputError:
 
 def inspect_version() -> str:
     """The installed inspect_ai version; :class:`InputError` with the install hint without it."""
+    from importlib import metadata  # here: importing this module stays cheap (score, --help)
+
     try:
         return metadata.version("inspect-ai")
     except metadata.PackageNotFoundError:
@@ -226,7 +209,7 @@ def get_model(settings: ModelSettings, *, memoize: bool = True) -> Model:
         )
     except Exception as exc:  # inspect's error types differ per provider
         reason = " ".join(_MARKUP_RE.sub("", str(exc)).split())
-        raise ModelUnavailable(settings.name, reason) from None
+        raise ModelUnavailable(settings.name, reason, sandbox_hint(settings.name)) from None
 
 
 _USAGE_FIELDS = (
@@ -357,5 +340,7 @@ def complete(settings: ModelSettings, prompt: str, *, system: str | None = None)
         output = await model.generate(messages)
         usage = TokenUsage.from_inspect(output.usage) if output.usage else TokenUsage()
         return Completion(output.completion, usage, output.model or settings.name)
+
+    import asyncio
 
     return asyncio.run(generate())

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from flightdeck.errors import InputError
-from flightdeck.strict_json import JSONProblem, loads_strict
+from flightdeck.errors import InputError, JSONProblem
+from flightdeck.files.strict_json import loads_strict
 
 
 def read_bytes(path: Path) -> bytes:
@@ -58,10 +58,11 @@ def decode_object(path: Path, number: int, raw: bytes) -> dict[str, Any]:
     return obj
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    """Read one strict JSON object from a file, with the same errors as :func:`read_jsonl`."""
+def read_json(path: Path, data: bytes | None = None) -> dict[str, Any]:
+    """Read one strict JSON object from a file (or its ``data``, already read), with the same
+    errors as :func:`read_jsonl`."""
     try:
-        obj = loads_strict(read_bytes(path))
+        obj = loads_strict(read_bytes(path) if data is None else data)
     except JSONProblem as exc:
         raise InputError(path, exc.line, f"{exc.what}; {_DOCUMENT[exc.kind]}") from None
     if not isinstance(obj, dict):

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flightdeck.errors import InputError
+from flightdeck.errors import HandledError, InputError
 
 PARAMS_FILE = "params.yaml"
 
@@ -54,7 +54,7 @@ def read_yaml(path: Path) -> Any:
         raise InputError(path, None, f"not YAML ({exc}); fix the syntax") from None
 
 
-class _DuplicateKey(Exception):
+class _DuplicateKey(HandledError):
     """A key given twice in one mapping: YAML would silently keep the last."""
 
     def __init__(self, key: Any, line: int, first: int) -> None:
@@ -62,7 +62,7 @@ class _DuplicateKey(Exception):
         self.key, self.line, self.first = key, line, first
 
 
-class _BadScalar(Exception):
+class _BadScalar(HandledError):
     """A scalar PyYAML would crash on (a ValueError, exit 3): what it is and how to fix it."""
 
     def __init__(self, line: int, message: str) -> None:

@@ -2,8 +2,8 @@
 
 DVC reads the same file, so every value here is also a pipeline parameter. Without a
 params.yaml the spec's defaults apply. The sections with rules of their own (judges, people,
-harnesses, sandboxes) parse in :mod:`flightdeck.params_sections`; the file itself is read by
-:mod:`flightdeck.params_yaml`.
+harnesses, sandboxes) parse in :mod:`flightdeck.params.sections`; the file itself is read by
+:mod:`flightdeck.params.yaml_file`.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from flightdeck.errors import InputError
-from flightdeck.params_sections import (
+from flightdeck.params.sections import (
     JudgeSpec,
     PersonArm,
     parse_judges,
     parse_pipeline,
     sandbox_values,
 )
-from flightdeck.params_yaml import PARAMS_FILE, find_params, line_of, read_yaml
+from flightdeck.params.yaml_file import PARAMS_FILE, find_params, line_of, read_yaml
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class _TopLevel(msgspec.Struct, frozen=True):
     """The plain values of params.yaml: their types are the rule (an int is not a bool, a
     float may be written as an int). Unknown keys pass here and get a warning; the sections
     with rules of their own (judges, people, harnesses, sandboxes) are checked by
-    :mod:`flightdeck.params_sections`; the ranges by ``_range_problems``."""
+    :mod:`flightdeck.params.sections`; the ranges by ``_range_problems``."""
 
     seed: int | UnsetType = UNSET
     resamples: int | UnsetType = UNSET
