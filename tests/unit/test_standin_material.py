@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.standin_repo import check_citations, workspace
 
 from flightdeck.arms.agents import kinds
+from flightdeck.arms.agents.bm25 import terms_of
 from flightdeck.arms.agents.repo_search import search
 
 FILLER = "Nothing else of note happened in this release.\n"
@@ -267,3 +269,51 @@ def test_a_long_section_is_quoted_where_it_answers_both_parts_of_a_question(
     assert "make prose-check" in result.answer
     assert "styles/vocab/accept.txt" in result.answer
     check_citations(root, result)
+
+
+@pytest.mark.parametrize(
+    ("question", "term"),
+    [
+        pytest.param("Why do we run more than one cluster?", "multi", id="phrase-to-prefix"),
+        pytest.param("How do I upgrade k8s?", "kubernet", id="abbreviation"),
+        pytest.param("Where are the Kubernetes docs?", "document", id="docs"),
+        pytest.param("Who owns the database repo?", "repositori", id="repo"),
+    ],
+)
+def test_a_question_also_asks_in_the_words_written_for_it(question: str, term: str) -> None:
+    assert term in terms_of(question)
+
+
+def test_a_multi_cluster_record_answers_a_question_about_more_than_one_cluster(
+    tmp_path: Path,
+) -> None:
+    root = workspace(
+        tmp_path,
+        "platform",
+        {
+            "docs/adr/007-multi-cluster.md": "# Multi-cluster\n\n## Decision\n\nRun separate "
+            "clusters per environment so an upgrade can be tried on a non-production one.\n",
+            "docs/adr/003-one-cluster-for-apps.md": "# One cluster for the apps\n\n## Decision"
+            "\n\nThe apps run in one cluster, with one namespace per app.\n",
+        },
+    )
+    result = search(root, "Why do we run more than one cluster?", kind="decision-why")
+    assert check_citations(root, result)[0] == "platform/docs/adr/007-multi-cluster.md"
+
+
+@pytest.mark.parametrize(
+    "name", ["OWNERS.md", "MAINTAINERS.txt", ".github/CODEOWNERS", "docs/ownership.md"]
+)
+def test_ownership_files_by_any_of_their_names(tmp_path: Path, name: str) -> None:
+    root = workspace(
+        tmp_path,
+        "svc",
+        {
+            name: "# billing\n\n- billing service: @payments-team (Ana Silva)\n",
+            "docs/billing.md": "# Billing\n\nThe billing service sends invoices and owns the "
+            "ledger export; the billing service team answers billing questions.\n",
+        },
+    )
+    result = search(root, "Who owns the billing service?", kind="who-owns")
+    assert "@payments-team" in result.answer
+    assert check_citations(root, result)[0] == f"svc/{name}"
