@@ -317,3 +317,14 @@ def test_ownership_files_by_any_of_their_names(tmp_path: Path, name: str) -> Non
     result = search(root, "Who owns the billing service?", kind="who-owns")
     assert "@payments-team" in result.answer
     assert check_citations(root, result)[0] == f"svc/{name}"
+
+
+def test_a_long_codeowners_also_gives_the_owners_of_everything_else(tmp_path: Path) -> None:
+    """Over 60 lines: the rule that matches is quoted, and the catch-all rule with it."""
+    rules = "".join(f"/services/svc-{n:03d}/ @acme/team-{n % 7}\n" for n in range(90))
+    owners = f"# Default owners\n* @acme/platform-leads\n\n# Services\n{rules}"
+    root = workspace(tmp_path, "mono", {".github/CODEOWNERS": owners, "README.md": "# Mono\n"})
+    result = search(root, "Who reviews changes to services/svc-080?", kind="who-owns")
+    assert "/services/svc-080/ @acme/team-3" in result.answer
+    assert "* @acme/platform-leads" in result.answer
+    assert set(check_citations(root, result)) == {"mono/.github/CODEOWNERS"}

@@ -15,7 +15,8 @@ passages (every one within :data:`MIN_RELATIVE_SCORE` of the best, from at most
    amends or is replaced by another (relative markdown links that resolve in the
    workspace), with their record sections: an old decision's "Superseded by 0036" is
    followed to 0036's decision, and a new one's "supersedes 0003" back to what it changed;
-4. a short ownership file (CODEOWNERS, OWNERS, MAINTAINERS) whole.
+4. a short ownership file (CODEOWNERS, OWNERS, MAINTAINERS) whole; of a long one, the
+   passage that matched and its catch-all rule (``* @team``: who owns everything else).
 
 The whole answer stays under :data:`MAX_ANSWER_CHARS`, each quote under
 :data:`MAX_QUOTE_CHARS`, cut at a line's end; each quote's citation spans exactly the lines
@@ -42,6 +43,7 @@ CITE_RELATIVE_SCORE = 0.8  # nor cited below 80% of it, unless added for a cited
 MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
 MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
 MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for other files
+_CATCH_ALL = re.compile(r"^\s*(\*|/|/\*|\*\*(/\*)?)\s+[@\w]")  # CODEOWNERS' default rule
 MAX_SECTION_CHARS = 6000  # one file's quotes, when a cut section is continued
 MAX_CITATIONS = 4
 CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
@@ -309,12 +311,14 @@ def compose(
             continue
         cited = hit.score >= best * CITE_RELATIVE_SCORE
         lines = answer.lines(hit.file)
-        if (
-            first
-            and "ownership" in kinds.file_classes(paths[hit.file])
-            and len(lines) <= MAX_OWNERSHIP_LINES
-        ):
+        ownership = first and "ownership" in kinds.file_classes(paths[hit.file])
+        if ownership and len(lines) <= MAX_OWNERSHIP_LINES:
             answer.add(hit.file, Block(0, len(lines)), hit.score, cited)
+        elif ownership:  # a long one: the rule that matched, and the owners of everything else
+            answer.add(hit.file, hit.block, hit.score, cited)
+            for n, line in enumerate(lines):
+                if _CATCH_ALL.match(line):
+                    answer.add(hit.file, Block(n, n + 1), hit.score, cited, extra=True)
         elif answer.add(hit.file, hit.block, hit.score, cited):
             answer.continue_section(hit.file, hit.block, hit.score, cited)
         if not first:
