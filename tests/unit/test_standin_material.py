@@ -328,3 +328,24 @@ def test_a_long_codeowners_also_gives_the_owners_of_everything_else(tmp_path: Pa
     assert "/services/svc-080/ @acme/team-3" in result.answer
     assert "* @acme/platform-leads" in result.answer
     assert set(check_citations(root, result)) == {"mono/.github/CODEOWNERS"}
+
+
+def test_a_dated_list_too_long_to_quote_is_quoted_from_the_date_asked(tmp_path: Path) -> None:
+    entries = "".join(
+        f"- {year}-{month:02d}-{day:02d}: the search cluster upgrade is on track; replicas "
+        f"{month * 3 + day} of the index are in sync and nothing waits.\n"
+        for year in (2023, 2022, 2021)
+        for month in range(12, 0, -1)
+        for day in (24, 17, 10, 3)
+    )
+    log = (
+        "# Search upgrade log\n\n- 2024-01-09: the search cluster upgrade is done.\n"
+        + entries.replace(
+            "- 2022-04-17: the search cluster upgrade is on track",
+            "- 2022-04-17: the search cluster upgrade is held by SEC-88, the security review",
+        )
+    )
+    root = workspace(tmp_path, "search", {"docs/upgrade-log.md": log})
+    result = search(root, "What did the search upgrade wait on in April 2022?", kind="blocker")
+    assert "SEC-88" in result.answer
+    check_citations(root, result)

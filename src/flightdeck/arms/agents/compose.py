@@ -200,13 +200,18 @@ class _Answer:
         block every rule may name the folder, and only one the file asked about) must be in
         the quote; of the starts that keep it in, the one whose ``room`` holds the most
         distinct terms wins, the earliest on a tie (a two-part question's first answer sits
-        above its second). The line before the best line is the latest start.
+        above its second). The line before the best line is the latest start. A line that
+        names the version or date the question asks about counts one term more (a dated list).
         """
         lines = self.lines(file)
         found = [
             self.terms.intersection(stem(word) for word in words(lines[n]))
             for n in range(block.start, block.end)
         ]
+        if self.asked:  # a line naming the version or date asked counts as one more term
+            for i, n in enumerate(range(block.start, block.end)):
+                if kinds.names_the_same(self.asked, kinds.mentions(lines[n])):
+                    found[i] = found[i] | {"\0asked"}
         sizes = [len(lines[n]) + 1 for n in range(block.start, block.end)]
         best = max(range(len(found)), key=lambda i: (len(found[i]), -i))
         if not found[best]:
