@@ -349,3 +349,22 @@ def test_a_dated_list_too_long_to_quote_is_quoted_from_the_date_asked(tmp_path: 
     result = search(root, "What did the search upgrade wait on in April 2022?", kind="blocker")
     assert "SEC-88" in result.answer
     check_citations(root, result)
+
+
+def test_release_notes_one_file_a_version_answer_for_the_version_asked(tmp_path: Path) -> None:
+    notes = {
+        f"releases/v{version}.md": f"# Highlights\n\nThe agent's upload path changed: {text}.\n"
+        for version, text in (
+            ("1.4.0", "uploads are batched per minute"),
+            ("1.5.0", "uploads retry with backoff"),
+            ("2.5.0", "uploads go to the regional endpoint"),
+            ("1.15.0", "uploads are signed"),
+        )
+    }
+    root = workspace(tmp_path, "agent", notes)
+    result = search(root, "What changed about uploads in 1.5?", kind="what-changed")
+    assert "retry with backoff" in result.answer
+    assert "batched per minute" not in result.answer
+    assert "regional endpoint" not in result.answer  # 2.5, not 1.5
+    assert "signed" not in result.answer  # 1.15
+    assert check_citations(root, result) == ["agent/releases/v1.5.0.md"]

@@ -252,10 +252,11 @@ class _Answer:
         return found if len(found) <= MAX_RECORD_SECTIONS else []
 
     def path_mentions(self, hit: Hit) -> list[frozenset[kinds.Mention]]:
-        """The versions and dates each heading of a hit's heading path names."""
+        """The versions and dates its heading path names, and its file's name."""
         lines = self.lines(hit.file)
         own = (hit.block.start,) if hit.block.level else ()
-        return [kinds.mentions(lines[n]) for n in (*hit.block.context, *own)]
+        name = kinds.mentions(self.paths[hit.file].rsplit("/", 1)[-1])
+        return [name, *(kinds.mentions(lines[n]) for n in (*hit.block.context, *own))]
 
     def names_asked(self, hit: Hit) -> bool:
         return any(kinds.names_the_same(self.asked, m) for m in self.path_mentions(hit))
