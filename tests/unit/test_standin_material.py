@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.standin_repo import check_citations, workspace
 
 from flightdeck.arms.agents import kinds
+from flightdeck.arms.agents.bm25 import terms_of
 from flightdeck.arms.agents.repo_search import search
 
 FILLER = "Nothing else of note happened in this release.\n"
@@ -231,3 +233,138 @@ def test_a_long_runbook_section_is_quoted_past_its_first_screen(tmp_path: Path) 
     assert "make fleet-rotate-finish CLUSTER=<name>" in result.answer
     assert "1. Check node group 1 of the fleet" in result.answer
     assert set(check_citations(root, result)) == {"fleet/docs/rotate-nodes.md"}
+
+
+FILLER_LINES = "".join(
+    f"The style checker reads rule file number {n} from the styles folder at start-up.\n"
+    for n in range(1, 21)
+)
+LINT_README = f"""\
+# Handbook
+
+## Checking the prose
+
+Run the prose checker on your machine before you push:
+
+    make prose-check
+
+{FILLER_LINES}
+### When the checker rejects a product name
+
+Add the product name to `styles/vocab/accept.txt`, one word a line, in order.
+{FILLER_LINES}"""
+
+
+def test_a_long_section_is_quoted_where_it_answers_both_parts_of_a_question(
+    tmp_path: Path,
+) -> None:
+    """Too long to quote whole: the quote keeps the line that matches most and starts as early
+    as its room allows, so the first part's answer above it is kept too."""
+    root = workspace(tmp_path, "docs", {"README.md": LINT_README})
+    result = search(
+        root,
+        "How do I run the prose checker, and what if the checker rejects a product name?",
+        kind="how-to",
+    )
+    assert "make prose-check" in result.answer
+    assert "styles/vocab/accept.txt" in result.answer
+    check_citations(root, result)
+
+
+@pytest.mark.parametrize(
+    ("question", "term"),
+    [
+        pytest.param("Why do we run more than one cluster?", "multi", id="phrase-to-prefix"),
+        pytest.param("How do I upgrade k8s?", "kubernet", id="abbreviation"),
+        pytest.param("Where are the Kubernetes docs?", "document", id="docs"),
+        pytest.param("Who owns the database repo?", "repositori", id="repo"),
+    ],
+)
+def test_a_question_also_asks_in_the_words_written_for_it(question: str, term: str) -> None:
+    assert term in terms_of(question)
+
+
+def test_a_multi_cluster_record_answers_a_question_about_more_than_one_cluster(
+    tmp_path: Path,
+) -> None:
+    root = workspace(
+        tmp_path,
+        "platform",
+        {
+            "docs/adr/007-multi-cluster.md": "# Multi-cluster\n\n## Decision\n\nRun separate "
+            "clusters per environment so an upgrade can be tried on a non-production one.\n",
+            "docs/adr/003-one-cluster-for-apps.md": "# One cluster for the apps\n\n## Decision"
+            "\n\nThe apps run in one cluster, with one namespace per app.\n",
+        },
+    )
+    result = search(root, "Why do we run more than one cluster?", kind="decision-why")
+    assert check_citations(root, result)[0] == "platform/docs/adr/007-multi-cluster.md"
+
+
+@pytest.mark.parametrize(
+    "name", ["OWNERS.md", "MAINTAINERS.txt", ".github/CODEOWNERS", "docs/ownership.md"]
+)
+def test_ownership_files_by_any_of_their_names(tmp_path: Path, name: str) -> None:
+    root = workspace(
+        tmp_path,
+        "svc",
+        {
+            name: "# billing\n\n- billing service: @payments-team (Ana Silva)\n",
+            "docs/billing.md": "# Billing\n\nThe billing service sends invoices and owns the "
+            "ledger export; the billing service team answers billing questions.\n",
+        },
+    )
+    result = search(root, "Who owns the billing service?", kind="who-owns")
+    assert "@payments-team" in result.answer
+    assert check_citations(root, result)[0] == f"svc/{name}"
+
+
+def test_a_long_codeowners_also_gives_the_owners_of_everything_else(tmp_path: Path) -> None:
+    """Over 60 lines: the rule that matches is quoted, and the catch-all rule with it."""
+    rules = "".join(f"/services/svc-{n:03d}/ @acme/team-{n % 7}\n" for n in range(90))
+    owners = f"# Default owners\n* @acme/platform-leads\n\n# Services\n{rules}"
+    root = workspace(tmp_path, "mono", {".github/CODEOWNERS": owners, "README.md": "# Mono\n"})
+    result = search(root, "Who reviews changes to services/svc-080?", kind="who-owns")
+    assert "/services/svc-080/ @acme/team-3" in result.answer
+    assert "* @acme/platform-leads" in result.answer
+    assert set(check_citations(root, result)) == {"mono/.github/CODEOWNERS"}
+
+
+def test_a_dated_list_too_long_to_quote_is_quoted_from_the_date_asked(tmp_path: Path) -> None:
+    entries = "".join(
+        f"- {year}-{month:02d}-{day:02d}: the search cluster upgrade is on track; replicas "
+        f"{month * 3 + day} of the index are in sync and nothing waits.\n"
+        for year in (2023, 2022, 2021)
+        for month in range(12, 0, -1)
+        for day in (24, 17, 10, 3)
+    )
+    log = (
+        "# Search upgrade log\n\n- 2024-01-09: the search cluster upgrade is done.\n"
+        + entries.replace(
+            "- 2022-04-17: the search cluster upgrade is on track",
+            "- 2022-04-17: the search cluster upgrade is held by SEC-88, the security review",
+        )
+    )
+    root = workspace(tmp_path, "search", {"docs/upgrade-log.md": log})
+    result = search(root, "What did the search upgrade wait on in April 2022?", kind="blocker")
+    assert "SEC-88" in result.answer
+    check_citations(root, result)
+
+
+def test_release_notes_one_file_a_version_answer_for_the_version_asked(tmp_path: Path) -> None:
+    notes = {
+        f"releases/v{version}.md": f"# Highlights\n\nThe agent's upload path changed: {text}.\n"
+        for version, text in (
+            ("1.4.0", "uploads are batched per minute"),
+            ("1.5.0", "uploads retry with backoff"),
+            ("2.5.0", "uploads go to the regional endpoint"),
+            ("1.15.0", "uploads are signed"),
+        )
+    }
+    root = workspace(tmp_path, "agent", notes)
+    result = search(root, "What changed about uploads in 1.5?", kind="what-changed")
+    assert "retry with backoff" in result.answer
+    assert "batched per minute" not in result.answer
+    assert "regional endpoint" not in result.answer  # 2.5, not 1.5
+    assert "signed" not in result.answer  # 1.15
+    assert check_citations(root, result) == ["agent/releases/v1.5.0.md"]

@@ -22,6 +22,7 @@ check our scores against bm25s's.
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -52,15 +53,18 @@ _SEPARATE = bytes(
 
 # File names whose meaning is a convention, not their words: what a question calls them.
 _OWNERSHIP = ["code", "owner", "owners", "owns", "maintainers"]
-_NAMED_FILES = dict.fromkeys(
-    ("codeowners", "owners", "owners_aliases", "maintainers", "maintainers.md"), _OWNERSHIP
-)
+_NAMED_FILES = dict.fromkeys(("codeowners", "owners", "owners_aliases", "maintainers"), _OWNERSHIP)
 
 
 def path_words_of(path: str) -> list[str]:
-    """The words a file's path adds to each of its passages (CODEOWNERS: code, owns, ...)."""
+    """The words a file's path adds to each of its passages (CODEOWNERS: code, owns, ...).
+
+    The file's name is read without its extension and in any case: ``OWNERS.md``,
+    ``Maintainers.txt`` and ``CODEOWNERS`` all say who owns.
+    """
     found = text_words(path)
-    return found + _NAMED_FILES.get(path.rsplit("/", 1)[-1].lower(), [])
+    name = path.rsplit("/", 1)[-1].lower()
+    return found + _NAMED_FILES.get(name.split(".", 1)[0] if "." in name[1:] else name, [])
 
 
 def path_terms_of(path: str) -> list[str]:
@@ -89,17 +93,60 @@ def query_words(question: str, *, compounds: bool = False) -> list[str]:
     return list(seen)
 
 
+# Words a team writes two ways, the short and the long (or a phrase and a prefix): a
+# question in one finds a document in the other. Each word of a question also counts as its
+# partners; they are general English and engineering abbreviations, not any repository's.
+_SAME = (
+    ("kubernetes", "k8s"),
+    ("database", "db"),
+    ("repository", "repo"),
+    ("configuration", "config"),
+    ("environment", "env"),
+    ("documentation", "docs"),
+    ("infrastructure", "infra"),
+    ("authentication", "authn"),
+    ("authorisation", "authorization", "authz"),
+    ("certificate", "cert"),
+    ("dependency", "deps"),
+    ("organisation", "organization", "org"),
+    ("colour", "color"),
+    ("behaviour", "behavior"),
+    ("licence", "license"),
+)
+_PHRASES = ((re.compile(r"\bmore than one\b|\bmultiple\b|\bseveral\b"), "multi"),)
+
+
+def _partners() -> dict[str, tuple[str, ...]]:
+    table: dict[str, tuple[str, ...]] = {}
+    for group in _SAME:
+        for word in group:
+            table[word] = tuple(w for w in group if w != word)
+    return table
+
+
+_PARTNERS = _partners()
+
+
 def terms_of(question: str) -> list[str]:
     """The distinct terms of a question as the whole-passage mode scores them: stems.
 
     Each word is folded by :func:`stem` ("owners", "owns" and "owner" are one term;
     "approve" and "approvers" another); digits and words with other characters stay as they
     are, and neighbouring alphabetic words also count glued together as in
-    :func:`query_words`.
+    :func:`query_words`. A word also brings the words written for it elsewhere
+    (:data:`_SAME`: "k8s" and "kubernetes", "docs" and "documentation"; "more than one"
+    brings "multi").
     """
     seen: dict[str, None] = {}
     for word in query_words(question, compounds=True):
         seen.setdefault(stem(word), None)
+    for word in query_words(question):
+        for partner in _PARTNERS.get(word, _PARTNERS.get(word.rstrip("s"), ())):
+            seen.setdefault(stem(partner), None)
+    lowered = question.casefold()
+    for pattern, partner in _PHRASES:
+        if pattern.search(lowered):
+            seen.setdefault(stem(partner), None)
     return list(seen)
 
 

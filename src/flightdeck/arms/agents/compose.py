@@ -15,7 +15,8 @@ passages (every one within :data:`MIN_RELATIVE_SCORE` of the best, from at most
    amends or is replaced by another (relative markdown links that resolve in the
    workspace), with their record sections: an old decision's "Superseded by 0036" is
    followed to 0036's decision, and a new one's "supersedes 0003" back to what it changed;
-4. a short ownership file (CODEOWNERS, OWNERS, MAINTAINERS) whole.
+4. a short ownership file (CODEOWNERS, OWNERS, MAINTAINERS) whole; of a long one, the
+   passage that matched and its catch-all rule (``* @team``: who owns everything else).
 
 The whole answer stays under :data:`MAX_ANSWER_CHARS`, each quote under
 :data:`MAX_QUOTE_CHARS`, cut at a line's end; each quote's citation spans exactly the lines
@@ -42,6 +43,7 @@ CITE_RELATIVE_SCORE = 0.8  # nor cited below 80% of it, unless added for a cited
 MAX_QUOTE_CHARS = 2400  # one passage, up to about 40 lines of prose
 MAX_ANSWER_CHARS = 7000  # the whole answer: about three pages a reader would skim
 MAX_RECORD_CHARS = 3600  # one file's added record sections stop here: room for other files
+_CATCH_ALL = re.compile(r"^\s*(\*|/|/\*|\*\*(/\*)?)\s+[@\w]")  # CODEOWNERS' default rule
 MAX_SECTION_CHARS = 6000  # one file's quotes, when a cut section is continued
 MAX_CITATIONS = 4
 CONTEXT_LINES = 1  # a cut passage starts this many lines before its first match
@@ -131,7 +133,7 @@ class _Answer:
         heads = [lines[n].strip() for n in block.context if n < block.start]
         start = block.start
         if sum(len(lines[n]) + 1 for n in range(block.start, block.end)) > room:
-            start = self.first_hit(file, block)  # too long: quote from its first match
+            start = self.first_hit(file, block, room - sum(len(h) + 1 for h in heads))
             if start > block.start and block.level:
                 heads.append(lines[block.start].strip())
         body: list[str] = []
@@ -191,19 +193,42 @@ class _Answer:
             return False
         return self.add(file, block, score, cited)
 
-    def first_hit(self, file: int, block: Block) -> int:
-        """The line before the block's line holding most of the question's terms.
+    def first_hit(self, file: int, block: Block, room: int) -> int:
+        """Where to start quoting a block too long to quote whole, within ``room`` characters.
 
-        The first such line, or the block's start when no line holds one: in a long
-        CODEOWNERS block every rule may name the folder, and only one the file asked about.
+        The line holding most of the question's terms (the first such: in a long CODEOWNERS
+        block every rule may name the folder, and only one the file asked about) must be in
+        the quote; of the starts that keep it in, the one whose ``room`` holds the most
+        distinct terms wins, the earliest on a tie (a two-part question's first answer sits
+        above its second). The line before the best line is the latest start. A line that
+        names the version or date the question asks about counts one term more (a dated list).
         """
         lines = self.lines(file)
-        best, best_count = block.start, 0
-        for n in range(block.start, block.end):
-            count = len(self.terms.intersection(stem(word) for word in words(lines[n])))
-            if count > best_count:
-                best, best_count = max(block.start, n - CONTEXT_LINES), count
-        return best
+        found = [
+            self.terms.intersection(stem(word) for word in words(lines[n]))
+            for n in range(block.start, block.end)
+        ]
+        if self.asked:  # a line naming the version or date asked counts as one more term
+            for i, n in enumerate(range(block.start, block.end)):
+                if kinds.names_the_same(self.asked, kinds.mentions(lines[n])):
+                    found[i] = found[i] | {"\0asked"}
+        sizes = [len(lines[n]) + 1 for n in range(block.start, block.end)]
+        best = max(range(len(found)), key=lambda i: (len(found[i]), -i))
+        if not found[best]:
+            return block.start
+        chosen, chosen_count = max(0, best - CONTEXT_LINES), -1
+        for start in range(max(0, best - CONTEXT_LINES), -1, -1):
+            size, said = 0, set[str]()
+            for i in range(start, len(found)):
+                size += sizes[i]
+                if size > room and i > best:
+                    break
+                said |= found[i]
+            if sum(sizes[start : best + 1]) > room:
+                break  # the best line would fall out of the quote
+            if len(said) >= chosen_count:
+                chosen, chosen_count = start, len(said)
+        return block.start + chosen
 
     def full(self) -> bool:
         return self.used >= MAX_ANSWER_CHARS - 200
@@ -227,10 +252,11 @@ class _Answer:
         return found if len(found) <= MAX_RECORD_SECTIONS else []
 
     def path_mentions(self, hit: Hit) -> list[frozenset[kinds.Mention]]:
-        """The versions and dates each heading of a hit's heading path names."""
+        """The versions and dates its heading path names, and its file's name."""
         lines = self.lines(hit.file)
         own = (hit.block.start,) if hit.block.level else ()
-        return [kinds.mentions(lines[n]) for n in (*hit.block.context, *own)]
+        name = kinds.mentions(self.paths[hit.file].rsplit("/", 1)[-1])
+        return [name, *(kinds.mentions(lines[n]) for n in (*hit.block.context, *own))]
 
     def names_asked(self, hit: Hit) -> bool:
         return any(kinds.names_the_same(self.asked, m) for m in self.path_mentions(hit))
@@ -291,12 +317,14 @@ def compose(
             continue
         cited = hit.score >= best * CITE_RELATIVE_SCORE
         lines = answer.lines(hit.file)
-        if (
-            first
-            and "ownership" in kinds.file_classes(paths[hit.file])
-            and len(lines) <= MAX_OWNERSHIP_LINES
-        ):
+        ownership = first and "ownership" in kinds.file_classes(paths[hit.file])
+        if ownership and len(lines) <= MAX_OWNERSHIP_LINES:
             answer.add(hit.file, Block(0, len(lines)), hit.score, cited)
+        elif ownership:  # a long one: the rule that matched, and the owners of everything else
+            answer.add(hit.file, hit.block, hit.score, cited)
+            for n, line in enumerate(lines):
+                if _CATCH_ALL.match(line):
+                    answer.add(hit.file, Block(n, n + 1), hit.score, cited, extra=True)
         elif answer.add(hit.file, hit.block, hit.score, cited):
             answer.continue_section(hit.file, hit.block, hit.score, cited)
         if not first:

@@ -52,8 +52,9 @@ _ASKS = (  # the first that matches a question decides its kind; how-to is the d
 # File classes by path (lowercase, "/"-separated); a path may be in several.
 _FILES = {
     "ownership": re.compile(
-        r"(^|/)(codeowners|owners|owners_aliases|maintainers(\.md|\.txt|\.rst)?"
-        r"|catalog-info\.ya?ml|[^/]*catalog(ue)?[^/]*\.(ya?ml|json))$"
+        r"(^|/)((code)?owners|owners_aliases|maintainers|ownership|stewards|teams?)"
+        r"(\.(md|markdown|txt|rst|adoc|ya?ml|json))?$"
+        r"|(^|/)(catalog-info\.ya?ml|[^/]*catalog(ue)?[^/]*\.(ya?ml|json))$"
     ),
     "changelog": re.compile(
         r"(^|/)(changelog|changes|history|news|release[-_]?notes|releasenotes)[^/]*$"

@@ -227,8 +227,9 @@ def section_arrays(
     Also each passage's heading path as (passage, global line) pairs, and its weight for the
     question's kind (:func:`.kinds.file_weight` of its path and of what its headings show,
     times :func:`.kinds.section_weight`), divided by :data:`MENTION_WEIGHT` when its heading
-    path names versions or dates and none the question ``asked`` about (:func:`.kinds.mentions`):
-    a changelog's other releases, a status page's other weeks. Dividing the others, rather
+    path (or its file's name) names versions or dates and none the question ``asked`` about
+    (:func:`.kinds.mentions`): a changelog's other releases, a status page's other weeks,
+    ``releases/v1.1.md`` when 1.2 is asked. Dividing the others, rather
     than multiplying the one asked, leaves the best score where the words put it, so the
     other documents that answer keep their place beside it.
     """
@@ -250,6 +251,7 @@ def section_arrays(
         labelled = markup(path) is None  # a comment opening a block of rules labels it
         heading_words: dict[int, set[str]] = {}
         named: dict[int, frozenset[kinds.Mention]] = {}
+        by_name = kinds.mentions(path.rsplit("/", 1)[-1]) if asked else frozenset()
         for block in found:
             own = (
                 (block.start,)
@@ -270,6 +272,8 @@ def section_arrays(
                     if n not in named:
                         named[n] = kinds.mentions(lines[n])
                 named_here = [named[n] for n in path_lines if named[n]]
+                if by_name:
+                    named_here.append(by_name)
                 if named_here and not any(kinds.names_the_same(asked, m) for m in named_here):
                     weight /= MENTION_WEIGHT
             weights.append(weight)
