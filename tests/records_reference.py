@@ -3,18 +3,21 @@
 This is the reader flightdeck had before its records became msgspec Structs, kept only as a
 test oracle: field by field, in plain Python, stopping at the first problem. The property
 test in ``tests/unit/test_formats.py`` holds the schema-driven readers to it on inputs near
-valid records, message for message. Three deliberate differences from that old reader: on one
+valid records, message for message. Four deliberate differences from that old reader: on one
 line a record's own problems are named before the rules between records (a duplicate id), an
 unpaired surrogate anywhere in a record is refused (it could not be written back as UTF-8), and
-a key given twice in one object is refused (json keeps the last without a word; #25). It reads
-lines with plain ``json`` itself, not through flightdeck's strict decoder.
+a key given twice in one object is refused (json keeps the last without a word; #25). A fourth
+(#23): in a list of strings, each item is checked whole (a string, not blank, then its own
+rule: a glob, a uri) before the next, as the record reads, where the old reader checked every
+item for blankness first. It reads lines with plain ``json`` itself, not through flightdeck's
+strict decoder.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +116,14 @@ class Record:
             self.fail(f"{name} is empty; give a non-empty string")
         return value  # type: ignore[no-any-return]
 
-    def strings(self, name: str, *, non_empty: bool, default: list[str] | None = None) -> list[str]:
+    def strings(
+        self,
+        name: str,
+        *,
+        non_empty: bool,
+        default: list[str] | None = None,
+        each: Callable[[str], None] | None = None,
+    ) -> list[str]:
         value = self.obj.get(name, default) if default is not None else self.get(name)
         if not isinstance(value, list):
             self.fail(f"{name} must be a list of strings, got {_show(value)}")
@@ -124,6 +134,8 @@ class Record:
                 self.fail(f"{name} must hold non-empty strings, got {_show(item)}")
             if not _encodable(item):
                 self.fail(f"{name} {SURROGATE}")
+            if each is not None:  # each item whole before the next (#23)
+                each(item)
         return value  # type: ignore[no-any-return]
 
     def uri(self, uri: object, what: str) -> None:
@@ -138,6 +150,13 @@ class Record:
         assert match is not None
         if match[2] is not None and int(match[2]) < int(match[1]):
             self.fail(f"{what} {uri!r} has a span that ends before it starts")
+
+    def glob(self, pattern: str) -> None:
+        if not _glob_ok(pattern):
+            self.fail(f"scope pattern {pattern!r} is not a valid glob; fix its [...] class")
+
+    def unsupported_entry(self, uri: str) -> None:
+        self.uri(uri, "unsupported entry")
 
     def sources(
         self, name: str, *, non_empty: bool, unhashed_ok: bool = False
@@ -192,10 +211,7 @@ def questions(path: Path) -> list[Question]:
                 r.fail(
                     f"as_of commit for {repo!r} must be a full 40-hex commit, got {_show(commit)}"
                 )
-        scope = r.strings("scope", non_empty=False)
-        for pattern in scope:
-            if not _glob_ok(pattern):
-                r.fail(f"scope pattern {pattern!r} is not a valid glob; fix its [...] class")
+        scope = r.strings("scope", non_empty=False, each=r.glob)
         r.whole_record_encodable()
         _once(path, line, seen, qid, f"id {qid!r}", "make ids unique")
         commits = {repo: commit.lower() for repo, commit in as_of.items()}
@@ -267,9 +283,12 @@ def labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
         correct = r.get("correct")
         if not isinstance(correct, bool):
             r.fail(f"correct must be true or false, got {_show(correct)}")
-        unsupported = r.strings("unsupported", non_empty=False, default=[])
-        for uri in unsupported:
-            r.uri(uri, "unsupported entry")
+        unsupported = r.strings(
+            "unsupported",
+            non_empty=False,
+            default=[],
+            each=r.unsupported_entry,
+        )
         bound = obj.get("answer_sha256")
         if bound is not None and (not isinstance(bound, str) or not SHA256.match(bound)):
             r.fail(f"answer_sha256 must be 64 hex digits, got {_show(bound)}")

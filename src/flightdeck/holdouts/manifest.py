@@ -32,8 +32,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, InternalError
 from flightdeck.files.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
+from flightdeck.suite.problems import Problem, problems, refusal
 from flightdeck.suite.schema import Canary, Sha256
 
 MANIFEST = "manifest.json"
@@ -242,52 +243,62 @@ def _problem(manifest: dict[str, Any]) -> str | None:
 
 
 def _where(manifest: dict[str, Any]) -> str:
-    """Which entry msgspec refused, named (its own errors write ``[...]`` for a key).
+    """Which entry msgspec refused, named in the order a person reads the file.
 
-    Each part is held against its own field's type, taken from the Structs above, in the
-    order a person reads the file.
+    msgspec says where each part is refused (:func:`flightdeck.suite.problems.problems`,
+    against the field's type in the Structs above); the words here only name the entry:
+    the format, an unknown field, the three sections' types, then each suite, canary and
+    history event in turn. A history event is said in msgspec's own words.
     """
     types = {f.name: f.type for f in msgspec.structs.fields(_File)}
-    if _fails(manifest.get("format"), types["format"]):
+    found = {  # strict JSON holds no lone surrogate, so every problem is a refusal
+        name: [p for p in problems(manifest.get(name), types[name]) if p.kind] for name in types
+    }
+    if found["format"]:
         return f"format must be {FORMAT}, got {manifest.get('format')!r}"
     extra = sorted(set(manifest) - set(types))
     if extra:
         return f"unknown field {extra[0]!r}"
-    suites, canaries, history = (manifest.get(k) for k in ("suites", "canaries", "history"))
-    if not isinstance(suites, dict) or not isinstance(canaries, dict):
+    if any(not p.path for name in ("suites", "canaries") for p in found[name]):
         return "suites and canaries must be objects"
-    if not isinstance(history, list):
+    if any(not p.path for p in found["history"]):
         return "history must be a list"
-    for name, entry in suites.items():
-        if not isinstance(entry, dict):
-            return f"suites.{name} must be an object"
-        for field in msgspec.structs.fields(_Suite):
-            value = entry.get(field.name)
-            if (field.required or value is not None) and _fails(value, field.type):
-                return f"suites.{name}" + _SUITE_FIELD[field.name].format(value=value)
-    for canary, entry in canaries.items():
-        if _fails(canary, Canary):
-            return f"canaries: {canary!r} is not a canary"
-        if _fails(entry, _Canary):
-            return f"canaries.{canary} must be an object with a question_id and a suite"
-    for number, event in enumerate(history):
-        try:
-            msgspec.convert(event, _Event)
-        except msgspec.ValidationError as exc:
-            return f"history[{number}]: {exc}"
-    raise AssertionError("a rule of the holdouts manifest has no message")
+    for name in manifest["suites"]:
+        refused = [p for p in found["suites"] if p.path[0] == name and not p.at_key]
+        if refused:
+            return f"suites.{name}" + _suite_words(min(refused, key=_suite_field_order))
+    for p in found["canaries"]:
+        if p.at_key:
+            return f"canaries: {p.path[0]!r} is not a canary"
+        return f"canaries.{p.path[0]} must be an object with a question_id and a suite"
+    for p in found["history"]:
+        number = p.path[0]
+        return f"history[{number}]: {refusal(manifest['history'][number], _Event)}"
+    raise InternalError("a rule of the holdouts manifest has no words")
 
 
-_SUITE_FIELD = {
-    "manifest_sha256": ".manifest_sha256 must be 64 hex digits",
-    "status": ".status must be sealed or void, got {value!r}",
-    "evidence": " is void but its evidence is incomplete",
-}
+_SUITE_FIELDS = [f.name for f in msgspec.structs.fields(_Suite)]
 
 
-def _fails(value: Any, type_: Any) -> bool:
-    try:
-        msgspec.convert(value, type_)
-    except msgspec.ValidationError:
-        return True
-    return False
+def _suite_field(p: Problem) -> str:
+    """The field of a suite entry a problem is in (a missing one is named by msgspec)."""
+    if len(p.path) > 1:
+        return str(p.path[1])
+    return p.detail.removeprefix("missing field ").strip("'") if p.kind == "shape" else ""
+
+
+def _suite_field_order(p: Problem) -> int:
+    field = _suite_field(p)
+    return _SUITE_FIELDS.index(field) if field in _SUITE_FIELDS else -1
+
+
+def _suite_words(p: Problem) -> str:
+    field = _suite_field(p)
+    if field == "manifest_sha256":
+        return ".manifest_sha256 must be 64 hex digits"
+    if field == "status":
+        status = p.value if len(p.path) > 1 else None
+        return f".status must be sealed or void, got {status!r}"
+    if field == "evidence":
+        return " is void but its evidence is incomplete"
+    return " must be an object"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,7 +26,7 @@ from flightdeck.params.sections import (
     parse_pipeline,
     sandbox_values,
 )
-from flightdeck.params.yaml_file import PARAMS_FILE, find_params, line_of, read_yaml
+from flightdeck.params.yaml_file import PARAMS_FILE, find_params, line_in, read_yaml
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class Params:
     pinned: str | None = None  # the gate's pinned arm
     root: Path = Path(".")  # the project root: relative paths in params.yaml start here
     warnings: tuple[str, ...] = ()  # for the CLI to show; the core never prints
+    # the params.yaml line of each top-level key, read with the file (never read again)
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def holdouts_elsewhere(self) -> bool:
@@ -149,7 +152,7 @@ def _top_level(path: Path, data: dict[str, Any]) -> _TopLevel:
         found = re.search(r"`\$\.(\w+)", str(exc))
         name = found[1] if found else ""
         message = _WRONG.get(name, f"{exc}; fix the value")
-        raise InputError(path, line_of(path, name) if name else None, message) from None
+        raise InputError(path, line_in(data, name) if name else None, message) from None
 
 
 def load_params(path: Path | None = None, *, near: Path | None = None) -> Params:
@@ -165,6 +168,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     if not isinstance(data, dict):
         raise InputError(path, 1, "params.yaml must be a mapping of names to values")
     values: dict[str, Any] = {"root": root}
+    values["lines"] = {k: v for k, v in getattr(data, "lines", {}).items() if isinstance(k, str)}
     plain = _top_level(path, data)
     for name in (*_NUMBERS, "judge_min_kappa"):
         value = getattr(plain, name)
@@ -184,13 +188,13 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     values["holdouts_in_params"] = values["holdouts"]
     values["repos"] = {str(k): root / v for k, v in (plain.repos or {}).items()}
     values.update(sandbox_values(data, path))
-    values["judges"] = parse_judges(path, data.get("judges"), root)
+    values["judges"] = parse_judges(path, data.get("judges"), root, line=line_in(data, "judges"))
     if data.get("judge") is not None:
         judge = data["judge"]
         if not isinstance(judge, str) or judge not in values["judges"]:
             raise InputError(
                 path,
-                line_of(path, "judge"),
+                line_in(data, "judge"),
                 f"judge {judge!r} is not declared under judges: "
                 f"({', '.join(values['judges']) or 'none declared'}); declare it or fix the name",
             )
@@ -201,7 +205,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     unknown = sorted(set(data) - KNOWN_KEYS, key=str)
     if unknown:
         warning = (
-            f"{path}:{line_of(path, unknown[0])}: unknown key {unknown[0]!r} is ignored "
+            f"{path}:{line_in(data, unknown[0])}: unknown key {unknown[0]!r} is ignored "
             f"(a typo?); flightdeck reads {', '.join(sorted(KNOWN_KEYS))}"
         )
         params = dataclasses.replace(params, warnings=(warning,))
@@ -245,7 +249,7 @@ def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
         if flags is not None and name in flags:
             raise InputError(f"--{name.replace('_', '-')}", None, problem)
         words = f"{name} is in {problem}" if problem.startswith("points,") else f"{name} {problem}"
-        raise InputError(path, line_of(path, name) if path.is_file() else None, words)
+        raise InputError(path, params.lines.get(name) if path.is_file() else None, words)
 
 
 def parse_repo_option(values: tuple[str, ...]) -> dict[str, Path]:

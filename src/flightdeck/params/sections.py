@@ -11,11 +11,13 @@ import datetime
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 from flightdeck.errors import InputError
 from flightdeck.params.arm_names import check_arm_name
-from flightdeck.params.yaml_file import line_of, line_of_nested
+from flightdeck.params.yaml_file import line_in
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,14 @@ PERSON_KEYS = ("from", "by", "model", "date", "snapshot")
 JUDGE_KINDS = ("facts", "llm")
 _JUDGE_KEYS = {"facts": {"kind"}, "llm": {"kind", "model", "prompt", "temperature"}}
 
-_SANDBOX_KEYS: dict[str, type] = {"bind": list, "network": bool, "pass_env": list, "sandbox": str}
+
+class _HarnessSandbox(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One arm's entry of ``harness_sandbox:``; the types are the rule (kept as given)."""
+
+    bind: list[str] = []
+    network: bool = False
+    pass_env: list[str] = []
+    sandbox: Literal["bwrap", "none"] = "bwrap"
 
 
 def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -54,38 +63,40 @@ def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if data.get("sandbox") is not None:
         if data["sandbox"] not in ("bwrap", "none"):
-            raise InputError(path, line_of(path, "sandbox"), "sandbox must be bwrap or none")
+            raise InputError(path, line_in(data, "sandbox"), "sandbox must be bwrap or none")
         values["sandbox"] = data["sandbox"]
     arms = data.get("harness_sandbox") or {}
-    line = line_of(path, "harness_sandbox")
+    line = line_in(data, "harness_sandbox")
     if not isinstance(arms, dict) or not all(isinstance(v, dict) for v in arms.values()):
         raise InputError(
             path, line, "harness_sandbox must map arm names to {bind, network, pass_env, sandbox}"
         )
     for arm, settings in arms.items():
-        for key, value in settings.items():
-            kind = _SANDBOX_KEYS.get(key)
-            if kind is None:
+        try:
+            msgspec.convert(settings, _HarnessSandbox)
+        except msgspec.ValidationError as exc:
+            said, _, where = str(exc).partition(" - at `$.")
+            key = where.split("`")[0].split("[")[0]
+            if said.startswith("Object contains unknown field"):
+                key = said.split("`")[1]
                 raise InputError(
                     path,
                     line,
                     f"harness_sandbox.{arm}: unknown key {key!r}; use "
-                    + ", ".join(sorted(_SANDBOX_KEYS)),
-                )
-            bad = (
-                not isinstance(value, kind)
-                or (isinstance(value, list) and not all(isinstance(v, str) for v in value))
-                or (key == "sandbox" and value not in ("bwrap", "none"))
-            )
-            if bad:
-                raise InputError(
-                    path, line, f"harness_sandbox.{arm}.{key} has a bad value {value!r}"
-                )
+                    + ", ".join(f.name for f in msgspec.structs.fields(_HarnessSandbox)),
+                ) from None
+            raise InputError(
+                path,
+                line,
+                f"harness_sandbox.{arm}.{key} has a bad value {settings[key]!r}",
+            ) from None
     values["harness_sandbox"] = {str(arm): dict(v) for arm, v in arms.items()}
     return values
 
 
-def parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
+def parse_judges(
+    path: Path, raw: Any, root: Path, *, line: int | None = None
+) -> dict[str, JudgeSpec]:
     """``judges: {NAME: {kind: facts}}`` or ``{kind: llm, model: M, prompt: FILE, temperature: T}``.
 
     An unknown key inside a judge is an error, not a warning: a misspelt ``temprature`` would
@@ -94,10 +105,10 @@ def parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InputError(path, line_of(path, "judges"), "judges must map names to {kind: ...}")
+        raise InputError(path, line, "judges must map names to {kind: ...}")
     judges = {}
     for name, spec in raw.items():
-        line = line_of_nested(path, str(name))
+        line = line_in(raw, name)
         if not isinstance(name, str) or not _JUDGE_NAME.match(name):
             raise InputError(
                 path,
@@ -161,29 +172,29 @@ def parse_pipeline(path: Path, data: dict[str, Any], root: Path) -> dict[str, An
             isinstance(v, str) and v.strip() for v in harnesses.values()
         ):
             raise InputError(
-                path, line_of(path, "harnesses"), "harnesses must map arm names to commands"
+                path, line_in(data, "harnesses"), "harnesses must map arm names to commands"
             )
         for arm in harnesses:
-            _check_arm(path, arm, line_of_nested(path, str(arm)))
+            _check_arm(path, arm, line_in(harnesses, arm))
         values["harnesses"] = {str(k): v for k, v in harnesses.items()}
-    values["people"] = _parse_people(path, data.get("people"), root)
+    values["people"] = _parse_people(path, data.get("people"), root, line_in(data, "people"))
     for name in ("baseline", "candidate", "pinned"):
         value = data.get(name)
         if value is None:
             continue
         if not isinstance(value, str):
-            raise InputError(path, line_of(path, name), f"{name} must be an arm name")
-        _check_arm(path, value, line_of(path, name))
+            raise InputError(path, line_in(data, name), f"{name} must be an arm name")
+        _check_arm(path, value, line_in(data, name))
         values[name] = value
     if "baseline" in values and "candidate" not in values:  # a candidate alone serves the gate
         raise InputError(
             path,
-            line_of(path, "baseline"),
+            line_in(data, "baseline"),
             "give baseline: and candidate: together (add candidate:)",
         )
     if values.get("baseline") is not None and values.get("baseline") == values.get("candidate"):
         raise InputError(
-            path, line_of(path, "candidate"), "the candidate is the baseline; name another arm"
+            path, line_in(data, "candidate"), "the candidate is the baseline; name another arm"
         )
     return values
 
@@ -194,17 +205,17 @@ def _check_arm(path: Path, arm: object, line: int | None) -> None:
     check_arm_name(arm, where=path, line=line)
 
 
-def _parse_people(path: Path, raw: Any, root: Path) -> dict[str, PersonArm]:
+def _parse_people(
+    path: Path, raw: Any, root: Path, section_line: int | None
+) -> dict[str, PersonArm]:
     """``people: {ARM: {from: FILE, by: WHO, model: M, date: D, snapshot: DIR}}``."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise InputError(
-            path, line_of(path, "people"), "people must map arm names to {from, by, ...}"
-        )
+        raise InputError(path, section_line, "people must map arm names to {from, by, ...}")
     people = {}
     for arm, spec in raw.items():
-        line = line_of_nested(path, str(arm))
+        line = line_in(raw, arm)
         _check_arm(path, arm, line)
         if not isinstance(spec, dict):
             raise InputError(

@@ -4,13 +4,17 @@ PyYAML keeps the last of two equal keys without a word, so the reader here refus
 given twice; it crashes on an integer of more digits than Python reads and on a date that
 does not exist (``2024-13-45``), so the reader names those on their line instead. Merge keys
 (``<<: *base``) work as YAML 1.1 defines them: the mapping's own keys override the merged
-ones, and only a key given twice in the mapping itself is refused. Every check of a value
-names its params.yaml line through :func:`line_of`.
+ones, and only a key given twice in the mapping itself is refused. The file is read once:
+every mapping it holds is a :class:`Located` dict that keeps the line of each of its keys
+(a merged key keeps its line in the anchor), so every check of a value names its
+params.yaml line through :func:`line_in` without reading the file again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,25 @@ def find_params(near: Path | None = None) -> Path:
         if candidate.is_file():
             return candidate
     return here
+
+
+class Located(dict[Any, Any]):
+    """A mapping of params.yaml, with the line of each of its keys (``lines``)."""
+
+    lines: dict[Any, int]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines = {}
+
+
+def line_in(mapping: Any, key: Any) -> int | None:
+    """The params.yaml line of ``key`` in ``mapping`` (None for a mapping not read from it)."""
+    lines: dict[Any, int] = getattr(mapping, "lines", {})
+    try:
+        return lines.get(key)
+    except TypeError:  # an unhashable key
+        return None
 
 
 def read_yaml(path: Path) -> Any:
@@ -104,6 +127,16 @@ def _unique_keys_loader() -> Any:
                     f"{node.value!r} is not a real date ({exc}); write one as YYYY-MM-DD",
                 ) from None
 
+        def construct_located(self, node: Any) -> Iterator[Located]:
+            data = Located()
+            yield data
+            data.update(self.construct_mapping(node))
+            # flatten_mapping has put the merged pairs first, so a mapping's own key wins
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node)
+                with contextlib.suppress(TypeError):  # an unhashable key: PyYAML refused it
+                    data.lines[key] = key_node.start_mark.line + 1
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
@@ -119,22 +152,7 @@ def _unique_keys_loader() -> Any:
                 seen[key] = line
             return super().construct_mapping(node, deep=deep)
 
+    Loader.add_constructor("tag:yaml.org,2002:map", Loader.construct_located)
     Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
     Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
     return Loader
-
-
-def line_of(path: Path, name: str) -> int | None:
-    """The line of a top-level ``name:``."""
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if text.startswith(f"{name}:"):
-            return number
-    return None
-
-
-def line_of_nested(path: Path, name: str) -> int | None:
-    """The line of an indented ``name:`` (a judge under ``judges:``)."""
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if text.strip().startswith(f"{name}:") and text[:1].isspace():
-            return number
-    return None

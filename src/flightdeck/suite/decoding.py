@@ -2,10 +2,10 @@
 
 Each record is one msgspec Struct (``schema.py``) whose field types hold the rules, so a
 valid file is decoded and checked in C, line by line, in one pass. Only when a line fails
-is it read again with the standard ``json`` module (whose syntax messages we quote) and
-each field held against its *explanation*: a short ladder of the schema's own types (a
-string, then a non-blank string, then one of the kinds ...) whose first failing rung picks
-the message. An explanation never accepts a line; only the Struct does.
+is it read again with the standard ``json`` module (whose syntax messages we quote), and
+msgspec is asked where each field fails (:mod:`flightdeck.suite.problems`): the first place
+it refuses, in the order the record's words list its fields, is said in the words of
+``explanations.py``. The Struct is the only rule; the words only say what it refused.
 """
 
 from __future__ import annotations
@@ -19,21 +19,21 @@ from typing import Annotated, Any, Generic, TypeVar
 import msgspec
 from msgspec import Meta
 
-from flightdeck.errors import InputError, JSONProblem
+from flightdeck.errors import InputError, InternalError, JSONProblem
 from flightdeck.files.jsonl import decode_object
 from flightdeck.files.strict_json import (
     has_lone_surrogate,
     loads_strict,
     texts_repeat_a_key,
 )
+from flightdeck.suite.problems import SET_BY_READER, Problem, file_fields, problems
 
 T = TypeVar("T", bound=msgspec.Struct)
-Explain = Callable[[Any], "str | None"]
+Words = Callable[[Problem], "str | None"]
 
-SET_BY_READER = "set by the reader; a file cannot set it"
 # A field the reader fills in (the line number, the answer's hash). No value a file could
 # give passes these constraints, so msgspec refuses the field in a file as firmly as an
-# unknown one, and the explanation calls it unknown.
+# unknown one, and the words call it unknown.
 Line = Annotated[int, Meta(ge=1, le=0, description=SET_BY_READER)]
 Computed = Annotated[str, Meta(pattern="(?!)", description=SET_BY_READER)]
 # Non-blank: re's \S and str.strip agree on what is white space (both use str.isspace).
@@ -48,29 +48,21 @@ def show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def fails(value: Any, type_: Any) -> bool:
-    """Whether msgspec refuses ``value`` (a plain JSON value) as ``type_``."""
-    try:
-        msgspec.convert(value, type_)
-    except (msgspec.ValidationError, UnicodeEncodeError):  # msgspec cannot quote a surrogate
-        return True
-    return False
-
-
 @dataclass(frozen=True)
 class Schema(Generic[T]):
     """A record type and what its readers need beside it.
 
-    ``explain`` gives each field a file holds its explanation, in the order the fields
-    are explained. ``check`` holds the rules no type can (a glob's syntax, a span's
-    order), over many records at once; ``finish`` normalises decoded records in place
-    (lower-case hex, the answer's hash) before the reader sets their line numbers.
-    ``not_null`` names fields a file may leave out but not set to null, though the
-    record holds None for them; a line that might set one goes to the explanation.
+    ``words`` gives each field a file holds the words for what msgspec refuses in it, in
+    the order the fields are checked; a field's words return None only for a place that
+    merely holds a surrogate, which the record's own message names after every field.
+    ``check`` runs the rules the types carry for Python (a glob's syntax, a span's order)
+    over many records at once; ``finish`` normalises decoded records in place (lower-case
+    hex, the answer's hash) before the reader sets their line numbers. ``not_null`` names
+    fields a file may leave out but not set to null, though the record holds None for them.
     """
 
     cls: type[T]
-    explain: Mapping[str, Explain]
+    words: Mapping[str, Words]
     check: Callable[[list[T]], bool] | None = None
     finish: Callable[[list[T]], None] | None = None
     missing: Mapping[str, str] = field(default_factory=dict)
@@ -78,7 +70,7 @@ class Schema(Generic[T]):
 
     def __post_init__(self) -> None:
         names = {f.name for f in self.file_fields}
-        assert set(self.explain) == names, f"{self.cls.__name__}: explain {sorted(names)}"
+        assert set(self.words) == names, f"{self.cls.__name__}: words for {sorted(names)}"
 
     @cached_property
     def decoder(self) -> msgspec.json.Decoder[T]:
@@ -87,38 +79,47 @@ class Schema(Generic[T]):
     @cached_property
     def file_fields(self) -> tuple[msgspec.structs.FieldInfo, ...]:
         """The fields a file holds, in the record's order (those the reader sets left out)."""
-        return tuple(
-            f
-            for f in msgspec.structs.fields(self.cls)
-            if not any(getattr(m, "description", None) == SET_BY_READER for m in _metas(f.type))
-        )
+        return file_fields(self.cls)
 
     def accepts(self, records: list[T]) -> bool:
         return self.check is None or self.check(records)
 
 
-def _metas(type_: Any) -> tuple[Any, ...]:
-    return tuple(getattr(type_, "__metadata__", ()))
+def first_message(obj: dict[str, Any], schema: Schema[Any]) -> str | None:
+    """What is wrong with ``obj`` as a record, in the order a person fixes it; None if nothing.
 
-
-def explain_record(obj: dict[str, Any], schema: Schema[Any]) -> str | None:
-    """Why ``obj`` is not a valid record, in the order a person fixes it; None if no rung fails."""
+    An unknown field first, then each field in the order of ``schema.words``: missing, or
+    the first place msgspec refuses in it; a string with an unpaired surrogate that no
+    field's words name is the record's problem, after every field.
+    """
     fields = {f.name: f for f in schema.file_fields}
     names = [f.encode_name for f in schema.file_fields]
     if schema.cls.__struct_config__.forbid_unknown_fields:
         unknown = sorted(set(obj) - set(names))
         if unknown:
             return f"unknown field {unknown[0]!r}; allowed fields are {', '.join(names)}"
-    for name, explain in schema.explain.items():
+    for name, words in schema.words.items():
         key = fields[name].encode_name
         if key not in obj:
             if fields[name].required:
                 return schema.missing.get(name, f"missing field {key!r}; add it")
             continue
-        message = explain(obj[key])
-        if message is not None:
-            return message
-    return None
+        type_ = fields[name].type
+        if name in schema.not_null:  # the record's None means "left out", never null
+            type_ = _without_none(type_)
+        for problem in problems(obj[key], type_):
+            message = words(problem)
+            if message is not None:
+                return message
+            if problem.kind:
+                where = f"{schema.cls.__name__}.{name}"
+                raise InternalError(f"{where}: no words for {problem.kind} {problem.detail!r}")
+    return SURROGATE if has_lone_surrogate(obj) else None
+
+
+def _without_none(type_: Any) -> Any:
+    members = [t for t in getattr(type_, "__args__", ()) if t is not type(None)]
+    return members[0] if len(members) == 1 else type_
 
 
 def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], InputError | None]:
@@ -163,20 +164,18 @@ def decode_document(path: Path, obj: dict[str, Any], schema: Schema[T]) -> T:
 def _record_or_error(
     obj: dict[str, Any], schema: Schema[T], path: Path, line: int | None
 ) -> T | InputError:
-    """The record of one parsed object, or the error the schema's explanations give for it."""
-    message = explain_record(obj, schema)
-    if message is None and has_lone_surrogate(obj):
-        message = SURROGATE
+    """The record of one parsed object, or the error its words give for it."""
+    message = first_message(obj, schema)
     if message is None:
         try:
             record = msgspec.convert(obj, schema.cls)
-        except msgspec.ValidationError as exc:
+        except msgspec.ValidationError as exc:  # a refusal no field's walk found
             message = f"{exc}; fix the record"
         else:
             if schema.accepts([record]):
                 return record
             where = f"{path}:{line}" if line is not None else str(path)
-            raise AssertionError(f"{where}: a rule of {schema.cls.__name__} has no explanation")
+            raise InternalError(f"{where}: a rule of {schema.cls.__name__} has no words")
     return InputError(path, line, message)
 
 
@@ -260,57 +259,3 @@ def _with_surrogate(raw: bytes) -> dict[str, Any] | None:
         if exc.kind == "surrogate" and isinstance(exc.value, dict):
             return exc.value
     return None
-
-
-# --- explanations shared by several records ------------------------------------------------
-
-
-def text(name: str, *, blank_ok: bool = False, then: tuple[Any, Explain] | None = None) -> Explain:
-    """A string field: a string, valid Unicode, not blank, then ``then``'s type."""
-
-    def explain(value: Any) -> str | None:
-        if fails(value, str):
-            return f"{name} must be a string, got {show(value)}"
-        if has_lone_surrogate(value):
-            return f"{name} {SURROGATE}"
-        if not blank_ok and fails(value, NonBlank):
-            return f"{name} is empty; give a non-empty string"
-        if then is not None and fails(value, then[0]):
-            return then[1](value)
-        return None
-
-    return explain
-
-
-def texts(name: str, *, at_least_one: bool, each: Explain | None = None) -> Explain:
-    """A list of non-blank strings; ``each`` explains an item once all items are strings."""
-
-    def explain(value: Any) -> str | None:
-        if fails(value, list[Any]):
-            return f"{name} must be a list of strings, got {show(value)}"
-        if at_least_one and fails(value, Annotated[list[Any], AT_LEAST_ONE]):
-            return f"{name} is empty; list at least one"
-        for item in value:
-            if fails(item, NonBlank):
-                return f"{name} must hold non-empty strings, got {show(item)}"
-            if has_lone_surrogate(item):
-                return f"{name} {SURROGATE}"
-        for item in value if each is not None else ():
-            message = each(item)  # type: ignore[misc]
-            if message is not None:
-                return message
-        return None
-
-    return explain
-
-
-def flag(name: str) -> Explain:
-    """A true-or-false field."""
-    return lambda value: (
-        f"{name} must be true or false, got {show(value)}" if fails(value, bool) else None
-    )
-
-
-def either(type_: Any, message: Callable[[Any], str]) -> Explain:
-    """A field whose one rung is its own type."""
-    return lambda value: message(value) if fails(value, type_) else None

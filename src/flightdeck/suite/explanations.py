@@ -1,153 +1,157 @@
-"""Each record's Schema: its Struct, the message for each way a field can be bad, and what
-runs over all the decoded records at once.
+"""Each record's Schema: its Struct, the words for what msgspec refuses in each field, and
+what runs over all the decoded records at once.
 
-A Struct (``schema.py``) says whether a line is valid; the explanations here only say why
-one is not, rung by rung (see ``decoding.py``), so a rule lives in one place and the message
-beside it. ``check`` holds what no type can (a glob's syntax, a span's order) and ``finish``
-normalises (lower-case hex, the answer's hash). The readers are ``records.py``.
+A Struct (``schema.py``) says whether a line is valid, and msgspec says where it is not
+(:mod:`flightdeck.suite.problems`: the place, the value there, what was expected). The
+words here only turn such a :class:`~flightdeck.suite.problems.Problem` into the sentence a
+user reads, choosing by where the place is and by the value found there; none of them
+accepts or refuses a value. ``check`` runs the rules the types carry for Python (a glob's
+syntax, a span's order) over all the records of a valid file, and ``finish`` normalises
+(lower-case hex, the answer's hash). The readers are ``records.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
 import msgspec
 
 from flightdeck.suite.citations import span_in_order
-from flightdeck.suite.decoding import (
-    AT_LEAST_ONE,
-    Explain,
-    Line,
-    NonBlank,
-    Schema,
-    either,
-    fails,
-    flag,
-    show,
-    text,
-    texts,
-)
-from flightdeck.suite.repos import glob_regex
+from flightdeck.suite.decoding import AT_LEAST_ONE, SURROGATE, Line, NonBlank, Schema, Words, show
+from flightdeck.suite.problems import Problem
 from flightdeck.suite.schema import (
-    BOTH_SEALED,
     CANARY_PREFIX,
     KINDS,
     Answer,
     Canary,
-    Commit,
     Key,
-    Kind,
     Label,
     Manifest,
     MetaFile,
     Question,
-    RepoName,
-    Runner,
-    SealedName,
     Sha256,
     Source,
     Uri,
+    glob_ok,
+    iso_date,
 )
 
 _UPPER_HEX = re.compile("[A-F]")
+_KINDS = ", ".join(KINDS)
 
 
-def glob_ok(pattern: str) -> bool:
-    """Whether a scope pattern compiles (a class such as [z-a] does not)."""
-    try:
-        glob_regex(pattern)
-    except re.error:
-        return False
-    return True
+# --- words: what msgspec refused, said by where it is and what is there -------------------
 
 
-# --- explanations: the first rung a bad value fails picks the message ----------------------
+def _blank(value: Any) -> bool:
+    """A value a user would call empty: not a string, or only white space."""
+    return not isinstance(value, str) or not value.strip()
 
 
-def _uri(what: str) -> Explain:
-    def explain(value: Any) -> str | None:
-        if fails(value, NonBlank):
-            return f"{what} must be a non-empty string, got {show(value)}"
-        if fails(value, Uri):
-            return f"{what} {value!r} is not <repo>/<path>[#L<a>[-L<b>]] nor a scheme: uri"
-        if not span_in_order(value):
-            return f"{what} {value!r} has a span that ends before it starts"
+def text(name: str, *, unknown: Callable[[str], str] | None = None) -> Words:
+    """A string field: a string, valid Unicode, not blank, then one of ``unknown``'s values."""
+
+    def words(p: Problem) -> str | None:
+        if not isinstance(p.value, str):
+            return f"{name} must be a string, got {show(p.value)}"
+        if p.surrogate:
+            return f"{name} {SURROGATE}"
+        if not p.value.strip():
+            return f"{name} is empty; give a non-empty string"
+        return unknown(p.value) if unknown is not None and p.kind == "enum" else None
+
+    return words
+
+
+def texts(name: str, *, item: Words | None = None) -> Words:
+    """A list of non-blank strings; ``item`` says what else an item's type refuses."""
+
+    def words(p: Problem) -> str | None:
+        if not p.path:
+            if p.kind == "length":
+                return f"{name} is empty; list at least one"
+            return f"{name} must be a list of strings, got {show(p.value)}"
+        if _blank(p.value):
+            return f"{name} must hold non-empty strings, got {show(p.value)}"
+        if p.surrogate:
+            return f"{name} {SURROGATE}"
+        return item(p) if item is not None else None
+
+    return words
+
+
+def uri(what: str) -> Words:
+    """A source uri: non-empty, of one of the two shapes, its span in order."""
+
+    def words(p: Problem) -> str | None:
+        if _blank(p.value):
+            return f"{what} must be a non-empty string, got {show(p.value)}"
+        if p.kind == "check":
+            return f"{what} {p.value!r} has a span that ends before it starts"
+        if p.kind:
+            return f"{what} {p.value!r} is not <repo>/<path>[#L<a>[-L<b>]] nor a scheme: uri"
+        return None  # only a surrogate: the record's
+
+    return words
+
+
+def sources(name: str) -> Words:
+    """A list of ``{uri, sha256}`` objects."""
+    uri_words = uri(f"{name} uri")
+
+    def words(p: Problem) -> str | None:
+        if not p.path:
+            if p.kind == "length":
+                return f"{name} is empty; list at least one source"
+            return f"{name} must be a list of {{uri, sha256}} objects, got {show(p.value)}"
+        entry = p.root[p.path[0]]
+        if len(p.path) == 1:  # the entry itself: not an object, a field missing or unknown
+            return f"each entry of {name} must be {{uri, sha256}}, got {show(entry)}"
+        if p.path[1] == "uri":
+            return uri_words(p)
+        if p.kind:
+            digest = show(p.value)
+            return f"{name} sha256 of {entry['uri']!r} must be 64 hex digits, got {digest}"
         return None
 
-    return explain
+    return words
 
 
-_SOURCE_FIELDS = {f.encode_name for f in msgspec.structs.fields(Source)}
+def either(message: Callable[[Any], str]) -> Words:
+    """A field said in one sentence whatever msgspec refused in it (given its whole value)."""
+    return lambda p: message(p.root) if p.kind else None
 
 
-def _sources(name: str, *, at_least_one: bool) -> Explain:
-    uri = _uri(f"{name} uri")
-
-    def explain(value: Any) -> str | None:
-        if fails(value, list[Any]):
-            return f"{name} must be a list of {{uri, sha256}} objects, got {show(value)}"
-        if at_least_one and fails(value, Annotated[list[Any], AT_LEAST_ONE]):
-            return f"{name} is empty; list at least one source"
-        for item in value:
-            if not isinstance(item, dict) or set(item) != _SOURCE_FIELDS:
-                return f"each entry of {name} must be {{uri, sha256}}, got {show(item)}"
-            message = uri(item["uri"])
-            if message is not None:
-                return message
-            if fails(item["sha256"], Sha256):
-                digest = show(item["sha256"])
-                return f"{name} sha256 of {item['uri']!r} must be 64 hex digits, got {digest}"
-        return None
-
-    return explain
-
-
-def _as_of(value: Any) -> str | None:
-    if fails(value, Annotated[dict[str, Any], AT_LEAST_ONE]):
+def _as_of(p: Problem) -> str | None:
+    if not p.path:
         return "as_of must be an object mapping repository names to 40-hex commits"
-    for repo, commit in value.items():
-        if fails(repo, RepoName):
-            return f"as_of repository name {repo!r} must be non-empty and contain no '/'"
-        if fails(commit, Commit):
-            return f"as_of commit for {repo!r} must be a full 40-hex commit, got {show(commit)}"
-    return None
+    repo = p.path[0]
+    if not p.kind:
+        return None  # only a surrogate: the record's
+    if p.at_key:
+        return f"as_of repository name {repo!r} must be non-empty and contain no '/'"
+    return f"as_of commit for {repo!r} must be a full 40-hex commit, got {show(p.value)}"
 
 
-def _sealed_files(value: Any) -> str | None:
-    if fails(value, Annotated[dict[SealedName, Any], BOTH_SEALED]):
+def _glob(p: Problem) -> str | None:
+    return f"scope pattern {p.value!r} is not a valid glob; fix its [...] class"
+
+
+def _sealed_files(p: Problem) -> str | None:
+    if not p.path or p.at_key:
         return (
             "sha256 must map questions.jsonl and keys.jsonl to their hashes; reseal as a new suite"
         )
-    for name, digest in value.items():
-        if fails(digest, Sha256):
-            return f"sha256 of {name} must be 64 hex digits"
-    return None
+    return f"sha256 of {p.path[0]} must be 64 hex digits" if p.kind else None
 
 
-def iso_date(value: str) -> bool:
-    """Whether ``value`` is a real ISO 8601 date or time (``2024-13-45`` is not)."""
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _date(value: Any) -> str | None:
-    message = text("date")(value)
-    if message is None and not iso_date(value):
-        return f"date {show(value)} is not a date; use YYYY-MM-DD or an ISO 8601 time"
-    return message
-
-
-def _glob(pattern: str) -> str | None:
-    if glob_ok(pattern):
-        return None
-    return f"scope pattern {pattern!r} is not a valid glob; fix its [...] class"
+def _date(p: Problem) -> str | None:
+    if p.kind == "check":
+        return f"date {show(p.value)} is not a date; use YYYY-MM-DD or an ISO 8601 time"
+    return text("date")(p)
 
 
 # --- what a type cannot hold, and normalising: over all records at once --------------------
@@ -201,11 +205,10 @@ QUESTION = Schema(
         "id": text("id"),
         "question": text("question"),
         "kind": text(
-            "kind",
-            then=(Kind, lambda k: f"kind {k!r} is unknown; use one of {', '.join(KINDS)}"),
+            "kind", unknown=lambda k: f"kind {k!r} is unknown; use one of {', '.join(KINDS)}"
         ),
         "as_of": _as_of,
-        "scope": texts("scope", at_least_one=False, each=_glob),
+        "scope": texts("scope", item=_glob),
     },
     check=lambda qs: all(map(glob_ok, {p for q in qs for p in q.scope})),
     finish=_finish_questions,
@@ -215,11 +218,10 @@ KEY = Schema(
     {
         "id": text("id"),
         "answer_key": text("answer_key"),
-        "required_facts": texts("required_facts", at_least_one=True),
-        "valid_sources": _sources("valid_sources", at_least_one=True),
+        "required_facts": texts("required_facts"),
+        "valid_sources": sources("valid_sources"),
         "canary": either(
-            Canary | None,
-            lambda _: f"canary must be {CANARY_PREFIX}<32 hex>; leave it out and let seal write it",
+            lambda _: f"canary must be {CANARY_PREFIX}<32 hex>; leave it out and let seal write it"
         ),
     },
     check=lambda ks: all(map(span_in_order, [s.uri for k in ks for s in k.valid_sources])),
@@ -229,8 +231,8 @@ ANSWER = Schema(
     Answer,
     {
         "id": text("id"),
-        "answer": text("answer", blank_ok=True),
-        "citations": _sources("citations", at_least_one=False),
+        "answer": text("answer"),
+        "citations": sources("citations"),
     },
     check=lambda ans: all(map(span_in_order, [s.uri for a in ans for s in a.citations])),
     finish=_finish_answers,
@@ -240,18 +242,15 @@ LABEL = Schema(
     {
         "id": text("id"),
         "rater": text("rater"),
-        "correct": flag("correct"),
-        "unsupported": texts("unsupported", at_least_one=False, each=_uri("unsupported entry")),
-        "answer_sha256": either(
-            Sha256 | None, lambda v: f"answer_sha256 must be 64 hex digits, got {show(v)}"
-        ),
-        "time": either(str, lambda v: f"time must be a string, got {show(v)}"),
+        "correct": either(lambda v: f"correct must be true or false, got {show(v)}"),
+        "unsupported": texts("unsupported", item=uri("unsupported entry")),
+        "answer_sha256": either(lambda v: f"answer_sha256 must be 64 hex digits, got {show(v)}"),
+        "time": either(lambda v: f"time must be a string, got {show(v)}"),
         "facts": either(
-            tuple[bool, ...],
             lambda v: (
                 "facts must be a list of true or false, one per required fact in the "
                 f"key's order, got {show(v)}"
-            ),
+            )
         ),
     },
     check=lambda ls: all(map(span_in_order, [u for label in ls for u in label.unsupported])),
@@ -265,16 +264,14 @@ MANIFEST = Schema(
         "sealed_at": text("sealed_at"),
         "flightdeck_version": text("flightdeck_version"),
         "files": _sealed_files,
-        "unchecked_repos": either(
-            list[str], lambda _: "unchecked_repos must be a list of repository names"
-        ),
+        "unchecked_repos": either(lambda _: "unchecked_repos must be a list of repository names"),
     },
 )
 META = Schema(
     MetaFile,
     {
         "runner": text(
-            "runner", then=(Runner, lambda r: f"runner {r!r} is unknown; use person or harness")
+            "runner", unknown=lambda r: f"runner {r!r} is unknown; use person or harness"
         ),
         "by": text("by"),
         "date": _date,
@@ -306,20 +303,8 @@ class _UnsealedKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=F
     line: Line = 0
 
 
-def _unhashed_sources(value: Any) -> str | None:
-    """As for sealed keys, except that an entry may be ``{uri}`` alone."""
-    if isinstance(value, list):
-        value = [
-            {**item, "sha256": "0" * 64}
-            if isinstance(item, dict) and set(item) == {"uri"}
-            else item
-            for item in value
-        ]
-    return KEY.explain["valid_sources"](value)
-
-
 UNSEALED_KEY = Schema(
     _UnsealedKey,
-    {**KEY.explain, "valid_sources": _unhashed_sources},
+    KEY.words,
     check=lambda ks: all(map(span_in_order, [s.uri for k in ks for s in k.valid_sources])),
 )

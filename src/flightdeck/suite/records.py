@@ -2,12 +2,12 @@
 rules between records.
 
 msgspec decodes and checks every line in C against the Structs of ``schema.py``. A bad
-line is named with the file, the line and how to fix it, from the explanations of
-``explanations.py`` (see ``decoding.py``). The rules between records (unique ids, ids the
-suite knows, one label per rater and answer) run once, after the lines decode. Unknown
-fields are refused (a typo in a field name would otherwise drop data silently), except in
-meta files, which are free-form provenance. The records and constants are re-exported
-here, where the rest of flightdeck has always imported them.
+line is named with the file, the line and how to fix it, in the words ``explanations.py``
+gives for the place msgspec refuses (see ``decoding.py``). The rules between records
+(unique ids, ids the suite knows, one label per rater and answer) run once, after the lines
+decode. Unknown fields are refused (a typo in a field name would otherwise drop data
+silently), except in meta files, which are free-form provenance. The records and constants
+are re-exported here, where the rest of flightdeck has always imported them.
 """
 
 from __future__ import annotations

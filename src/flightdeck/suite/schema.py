@@ -2,20 +2,25 @@
 
 A field's type is its rule (a non-blank string, one of the kinds, a 40-hex commit, a
 repository or scheme uri), so msgspec checks every line of a file in C as it decodes it.
-``explanations.py`` adds the messages, the readers in ``records.py`` the rules between records.
+The few rules a regex cannot hold (a glob's syntax, a span's order, a real date) ride on
+their type as ``Meta(extra={"check": ...})``, so the reader runs them wherever the type is
+(:mod:`flightdeck.suite.problems`). ``explanations.py`` gives the words for what a type
+refuses, the readers in ``records.py`` the rules between records.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 from msgspec import Meta, Struct
 
-from flightdeck.suite.citations import URI_PATTERN
+from flightdeck.suite.citations import URI_PATTERN, span_in_order
 from flightdeck.suite.decoding import AT_LEAST_ONE, Computed, Line, NonBlank
+from flightdeck.suite.repos import glob_regex
 
 CANARY_PREFIX = "FLIGHTDECK-SEALED-KEY-CANARY-DO-NOT-TRAIN-OR-INDEX-"
 CANARY_RE = re.compile(re.escape(CANARY_PREFIX) + r"[0-9a-f]{32}\Z")
@@ -32,7 +37,30 @@ Commit = Annotated[str, Meta(pattern=r"\A" + COMMIT_RE.pattern)]
 Sha256 = Annotated[str, Meta(pattern=r"\A" + SHA256_RE.pattern)]
 Canary = Annotated[str, Meta(pattern=r"\A" + CANARY_RE.pattern)]
 RepoName = Annotated[str, Meta(pattern=r"\A[^/]+\Z")]
-Uri = Annotated[str, Meta(pattern=URI_PATTERN)]
+
+
+def glob_ok(pattern: str) -> bool:
+    """Whether a scope pattern compiles (a class such as [z-a] does not)."""
+    try:
+        glob_regex(pattern)
+    except re.error:
+        return False
+    return True
+
+
+def iso_date(value: str) -> bool:
+    """Whether ``value`` is a real ISO 8601 date or time (``2024-13-45`` is not)."""
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+# A uri's span ends after it starts; a scope pattern compiles; a date exists (regexes cannot).
+Uri = Annotated[str, Meta(pattern=URI_PATTERN, extra={"check": span_in_order})]
+Glob = Annotated[str, Meta(pattern=r"\S", extra={"check": glob_ok})]
+Date = Annotated[str, Meta(pattern=r"\S", extra={"check": iso_date})]
 SealedName = Annotated[str, Meta(pattern=r"\A(?:questions|keys)\.jsonl\Z")]
 BOTH_SEALED = Meta(min_length=2, max_length=2)  # two names of the two: both files
 
@@ -49,7 +77,7 @@ class Question(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     question: NonBlank
     kind: Kind
     as_of: Annotated[dict[RepoName, Commit], AT_LEAST_ONE]
-    scope: tuple[NonBlank, ...]
+    scope: tuple[Glob, ...]
     line: Line = 0
 
 
@@ -119,7 +147,7 @@ class MetaFile(Struct, frozen=True):
 
     runner: Runner
     by: NonBlank
-    date: NonBlank
+    date: Date
     model: NonBlank
     knowledge_snapshot: Any
 
