@@ -34,6 +34,7 @@ ARMS = ["search", "projects", "retrieval"]
 
 def make_suite(root: Path, n: int, *, seed: int = 1) -> Path:
     """A sealed suite of n questions with three arms, two raters each, real-looking spread."""
+    from flightdeck.project.suite_folder import SuiteFolder
     from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
 
@@ -68,7 +69,12 @@ def make_suite(root: Path, n: int, *, seed: int = 1) -> Path:
                 + "\n"
             )
     # no sdlc repository here: sealed --unchecked
-    seal(suite, repos=RepoSet({}, root / "cache"), holdouts=root / "holdouts", unchecked=True)
+    seal(
+        SuiteFolder(suite),
+        repos=RepoSet({}, root / "cache"),
+        holdouts=root / "holdouts",
+        unchecked=True,
+    )
     for a, arm in enumerate(ARMS):
         p_right = 0.4 + 0.2 * a
         with (
@@ -204,14 +210,14 @@ def main() -> None:
 def phases(suite: Path) -> None:
     """In-process: the readers, the rules as frames and as plain Python, the results files."""
     from flightdeck.files.jsonl import encode_lines
-    from flightdeck.project import open_suite
+    from flightdeck.project.suite_folder import SuiteFolder
     from flightdeck.scoring import tables
     from flightdeck.scoring.results import encode_results
     from flightdeck.scoring.rules import score_arm
     from flightdeck.suite.records import load_suite_files, read_answers, read_labels
 
     gc.disable()  # as score runs: the collector is paused while records are built
-    paths = open_suite(suite)
+    paths = SuiteFolder(suite).opened()
     questions, key_list = load_suite_files(paths, sealed=True)
     keys = {k.id: k for k in key_list}
     ids = [q.id for q in questions]

@@ -14,6 +14,9 @@ from typing import Any
 
 from tests.gitrepo import make_git_repo
 
+from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.suite_folder import SuiteFolder
+
 FILES_AS_OF = {
     "docs/adr/0001-database.md": "# ADR 1: Postgres\n\nWe chose Postgres for JSONB support.\n",
     "docs/runbooks/deploy.md": "# Deploy\n\n1. Run make release.\n2. Tag the commit.\n",
@@ -43,6 +46,11 @@ class Project:
     repo: Path
     as_of: str
     later: str
+
+    @property
+    def folder(self) -> SuiteFolder:
+        """The suite as the task modules take it: its folder in this project."""
+        return SuiteFolder(self.suite, ProjectPaths(self.root))
 
     def source(self, path: str) -> dict[str, str]:
         return {"uri": f"sdlc/{path}", "sha256": sha(FILES_AS_OF[path])}

@@ -155,7 +155,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Project:
     project = build_project(root)
     shutil.copytree(project.suite, root / "unsealed")
     repos = RepoSet({"sdlc": project.repo}, root / "cache")
-    seal(project.suite, holdouts=root / "holdouts", repos=repos)
+    seal(project.folder, holdouts=root / "holdouts", repos=repos)
     records = [
         answer(project, "q1", "Postgres, for JSONB.", [ADR]),
         answer(project, "q2", "make release, then tag.", ["docs/runbooks/deploy.md"]),

@@ -54,7 +54,7 @@ def answer_lines(project: Project, arm: str = "arm1") -> list[dict[str, Any]]:
 
 
 def seal_suite(project: Project) -> None:
-    seal(project.suite, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
+    seal(project.folder, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
 
 
 def unsealed_warning(project: Project) -> str:

@@ -1,24 +1,27 @@
-"""The facade (#23): each command opens its suite once and reads manifest.json once.
+"""The facade (#23): each command opens its suite once and reads manifest.json at most once.
 
 Counted on the real commands through click's runner: every look at the suite's folder and
-files (``Suite.require_files``, which opening a suite runs) and every read of a suite's
-manifest.json.
+files (``SuiteFolder.require_files``, which opening a suite runs) and every read of a suite's
+manifest.json, for every command that takes a suite.
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project, answer, labels_for
+from tests.builders import Project, answer, labels_for, write_jsonl
 
-import flightdeck.project
+import flightdeck.project.suite_folder
 import flightdeck.tasks.knowledge  # every module that reads a suite's manifest by name
 from flightdeck.cli import cli
-from flightdeck.facade import Project as Facade
-from flightdeck.facade import Suite
+from flightdeck.errors import InputError
+from flightdeck.project import Project as Facade
+from flightdeck.project import Suite
+from flightdeck.project.suite_folder import SuiteFolder
 
 
 class Counts:
@@ -30,10 +33,10 @@ class Counts:
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
     counted = Counts()
-    real_look = flightdeck.project.Suite.require_files
-    real_read = flightdeck.project.read_manifest
+    real_look = SuiteFolder.require_files
+    real_read = flightdeck.project.suite_folder.read_manifest
 
-    def require_files(self: flightdeck.project.Suite, *, keys: bool = True) -> None:
+    def require_files(self: SuiteFolder, *, keys: bool = True) -> None:
         counted.opens += 1  # the look at the suite's folder and files that opens it
         real_look(self, keys=keys)
 
@@ -41,7 +44,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
         counted.manifest_reads += 1
         return real_read(path)
 
-    monkeypatch.setattr(flightdeck.project.Suite, "require_files", require_files)
+    monkeypatch.setattr(SuiteFolder, "require_files", require_files)
     for module in list(sys.modules.values()):
         if getattr(module, "read_manifest", None) is real_read:
             monkeypatch.setattr(module, "read_manifest", read_manifest)
@@ -60,26 +63,96 @@ def arm(project: Project, name: str, correct: list[bool]) -> None:
     project.write_meta(name)
 
 
-def run(runner: CliRunner, *args: str) -> int:
-    return runner.invoke(cli, list(args), catch_exceptions=False).exit_code
+def run(runner: CliRunner, *args: str, stdin: str | None = None) -> int:
+    return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False).exit_code
 
 
-def test_seal_status_score_and_gate_open_the_suite_once(
+HARNESS = shlex.join([sys.executable, "-c", 'print(\'{"answer": "Postgres.", "citations": []}\')'])
+
+
+def test_every_command_on_a_suite_opens_it_once(
     runner: CliRunner, project: Project, counts: Counts
 ) -> None:
     suite = str(project.suite)
-    assert run(runner, "knowledge", "seal", suite, "--holdouts", "holdouts") == 0
+    assert run(runner, "knowledge", "check", suite) == 0
     assert (counts.opens, counts.manifest_reads) == (1, 0)  # unsealed: nothing to read
+    counts.opens = 0
+    assert run(runner, "knowledge", "seal", suite, "--holdouts", "holdouts") == 0
+    assert (counts.opens, counts.manifest_reads) == (1, 0)
     arm(project, "a", [True, True, False, True])
     arm(project, "b", [True, True, True, True])
+    person = write_jsonl(project.root / "person.jsonl", [answer(project, "q1", "x", [])])
+    with (project.root / "params.yaml").open("a") as f:
+        f.write("judges:\n  facts:\n    kind: facts\n")
     for args, manifest_reads in (
-        (("status", suite), 1),
-        (("score", suite, "--arm", "a", "--arm", "b", "--baseline", "a", "--candidate", "b"), 1),
-        (("gate", suite, "--pinned", "a", "--candidate", "b"), 1),
+        (("knowledge", "check", suite), 1),
+        (("knowledge", "status", suite), 1),
+        (
+            (
+                "knowledge",
+                "score",
+                suite,
+                "--arm",
+                "a",
+                "--arm",
+                "b",
+                "--baseline",
+                "a",
+                "--candidate",
+                "b",
+            ),
+            1,
+        ),  # fmt: skip
+        (("knowledge", "gate", suite, "--pinned", "a", "--candidate", "b"), 1),
+        (
+            (
+                "knowledge",
+                "import-answers",
+                suite,
+                "--arm",
+                "person",
+                "--from",
+                str(person),
+                "--by",
+                "ada",
+                "--model",
+                "m",
+                "--date",
+                "2026-11-20",
+                "--snapshot-commit",
+                f"sdlc={project.as_of}",
+            ),
+            1,
+        ),  # fmt: skip
+        (("knowledge", "agreement", suite, "--arm", "a"), 1),
+        (("knowledge", "judge", suite, "--judge", "facts", "--arm", "a"), 1),
+        (("knowledge", "calibrate", suite, "--judge", "facts"), 1),
+        (
+            (
+                "experiment",
+                "run",
+                suite,
+                "--arm",
+                "c",
+                "--harness",
+                HARNESS,
+                "--sandbox",
+                "none",
+                "--jobs",
+                "1",
+            ),
+            1,
+        ),  # fmt: skip
     ):
         counts.opens = counts.manifest_reads = 0
-        assert run(runner, "knowledge", *args) in (0, 1)
+        assert run(runner, *args) in (0, 1), args
         assert (counts.opens, counts.manifest_reads) == (1, manifest_reads), args
+    counts.opens = counts.manifest_reads = 0
+    assert run(runner, "knowledge", "rate", suite, "--rater", "cy", "--tui", stdin="q\n") == 0
+    assert (counts.opens, counts.manifest_reads) == (1, 1)
+    counts.opens = counts.manifest_reads = 0
+    assert run(runner, "knowledge", "show", suite) == 0
+    assert (counts.opens, counts.manifest_reads) == (0, 0)  # reads what score wrote, only
 
 
 def test_a_suite_is_bound_to_its_project_and_named_by_folder_or_name(
@@ -93,4 +166,7 @@ def test_a_suite_is_bound_to_its_project_and_named_by_folder_or_name(
     assert by_name.root.resolve() == by_folder.root.resolve() == project.suite.resolve()
     assert by_name.project is opened
     assert by_name.params is opened.params
+    assert by_name.folder.project == opened.paths  # its outputs go where the project's do
     assert opened.suite("not-a-suite").root == Path("not-a-suite")  # a folder, named as given
+    with pytest.raises(InputError, match="name the suite"):
+        opened.suite(None)  # params.yaml names no suite

@@ -43,7 +43,7 @@ def attachments(root: Path, files: dict[str, str]) -> Path:
 
 
 def seal_suite(project: Project) -> None:
-    seal(project.suite, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
+    seal(project.folder, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
 
 
 def common(project: Project, source: Path) -> list[str]:

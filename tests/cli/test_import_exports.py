@@ -32,7 +32,7 @@ def attachments(root: Path) -> Path:
 def import_csv(runner: CliRunner, project: Project, text: str, name: str = "a.csv") -> Result:
     if not (project.suite / "manifest.json").exists():
         seal(
-            project.suite,
+            project.folder,
             repos=RepoSet({"sdlc": project.repo}, project.root / "cache"),
             holdouts=project.root / "holdouts",
         )
@@ -139,7 +139,7 @@ def test_a_repository_outside_as_of_is_kept_warned_and_scored_fabricated(
     records[1]["valid_sources"].append({"uri": URL})
     keys.write_text("".join(json.dumps(r) + "\n" for r in records))
     seal(
-        project.suite,
+        project.folder,
         repos=RepoSet({"sdlc": project.repo}, project.root / "cache"),
         holdouts=project.root / "holdouts",
     )

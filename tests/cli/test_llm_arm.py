@@ -138,14 +138,17 @@ def test_the_llm_arm_runs_through_an_openai_compatible_server(
     meta = read_meta(project.suite / "answers" / "llm-grep.meta.json").fields
     assert meta["model"] == "openai-api/local/stand-in"
     sandbox = meta["sandbox"]
-    assert (sandbox["mode"], sandbox["network"]) == ("bwrap", True)
+    # (#20) the model's endpoint alone, through the relay: LOCAL_BASE_URL's host and port
+    endpoint = f"127.0.0.1:{model.port}"
+    assert (sandbox["mode"], sandbox["network"]) == ("bwrap", False)
+    assert sandbox["network_allow"] == [endpoint]
     assert sandbox["pass_env"] == ["LOCAL_API_KEY", "LOCAL_BASE_URL"]
     # the runner read them off the harness's --model, and says so
     assert meta["harness_needs"] == {
         "harness": "flightdeck experiment agent llm",
         "model": "openai-api/local/stand-in",
         "provider": "openai-api/local",
-        "network": {"needed": True, "opened": True},
+        "network": {"needed": True, "opened": [endpoint]},
         "pass_env": ["LOCAL_API_KEY", "LOCAL_BASE_URL"],
     }
     harness = meta["provenance"]

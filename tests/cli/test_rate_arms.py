@@ -16,7 +16,7 @@ from tests.builders import Project, answer
 
 from flightdeck.cli import FlightdeckGroup
 from flightdeck.cli.rating import agreement_command, rate_command
-from flightdeck.project import CACHE_FOLDER
+from flightdeck.project.paths import ProjectPaths
 from flightdeck.rating.items import order_key, order_secret
 
 PATHS = {"q1": "docs/adr/0001-database.md", "q2": "docs/runbooks/deploy.md"}
@@ -56,7 +56,7 @@ def shown_answers(result: Result) -> list[str]:
 
 def expected_order(project: Project, arms: tuple[str, ...]) -> list[str]:
     """ada's blind order over ``arms``, keyed by the project's rating-order secret."""
-    secret = order_secret(project.root / CACHE_FOLDER)
+    secret = order_secret(ProjectPaths(project.root).rating_order_key)
     items = [(arm, q) for arm in arms for q in PATHS]
     items.sort(key=lambda i: order_key(project.suite.name, "ada", i[0], i[1], secret=secret))
     return [f"{arm} says {q}" for arm, q in items]

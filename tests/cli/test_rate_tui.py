@@ -37,7 +37,7 @@ root.add_command(rate_command)
 
 
 def seal_suite(project: Project) -> None:
-    seal(project.suite, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
+    seal(project.folder, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def labels(project: Project) -> list[dict[str, Any]]:
 def order(project: Project) -> list[str]:
     """The answers in ada's order, as the web page would show them."""
     with RatingSession(
-        project.suite, "ada", RepoSet({"sdlc": project.repo}, project.root / "cache")
+        project.folder, "ada", RepoSet({"sdlc": project.repo}, project.root / "cache")
     ) as s:
         return [s.view(i).answer for i in range(s.total)]
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from flightdeck.params import load_params
+from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.report import markdown_report
 from flightdeck.tasks.knowledge import compute_scores
@@ -25,7 +27,7 @@ SUITE = "knowledge-demo-v1"
 def result():  # type: ignore[no-untyped-def]
     params = load_params(ROOT / "params.yaml")
     return compute_scores(
-        ROOT / "suites" / SUITE,
+        SuiteFolder(ROOT / "suites" / SUITE, ProjectPaths(params.root)),
         list(params.arms),
         params=params,
         baseline="baseline-repo-search",

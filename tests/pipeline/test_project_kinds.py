@@ -12,19 +12,11 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
-from tests.gitrepo import make_bundle, make_git_repo
 from tests.pipeline.project import Pipeline, git, ran_stages
-from tests.pipeline.test_second_project import APP, INFRA, QUESTIONS, flightdeck, jsonl
+from tests.pipeline.team import QUESTIONS, Team, build_team, flightdeck, person
 
 SUITE = "kinds-v1"
-PERSON = {
-    "from": f"exports/{SUITE}.csv",
-    "by": "Grace Hopper",
-    "model": "Team Chat (model-x)",
-    "date": "2026-11-20",
-    "snapshot": "exports/attachments",
-}
+PERSON = person(SUITE)
 KINDS = {
     "people-only": ({}, {"chat-export": PERSON, "chat-two": PERSON | {"by": "Ada"}}),
     "harnesses-only": (
@@ -44,68 +36,9 @@ KINDS = {
 def build(root: Path, home: Path, sources: Path, kind: str) -> Pipeline:
     harnesses, people = KINDS[kind]
     arms = [*harnesses, *people]
-    project = Pipeline(root, home)
-    project.git("init", "--quiet", "--initial-branch=main")
-    pin = "git+https://github.com/acme/flightdeck@0123456789abcdef0123456789abcdef01234567"
-    init = flightdeck(root, home, "init", "--suite", SUITE, "--install", pin)
-    assert init.returncode == 0, init.stderr
-    app_as_of, _ = make_git_repo(sources / "app", [APP, {"README.md": "# app v2\n"}])
-    (infra_as_of,) = make_git_repo(sources / "infra", [INFRA])
-    (root / "vendor").mkdir()
-    make_bundle(sources / "app", root / "vendor" / "app.bundle")
-    make_bundle(sources / "infra", root / "vendor" / "infra.bundle")
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    params.update(
-        repos={"app": "vendor/app.bundle", "infra": "vendor/infra.bundle"},
-        harnesses=harnesses,
-        people=people,
-        arms=arms,
-        baseline=arms[0],
-        candidate=arms[1],
-        pinned=arms[0],
-        resamples=2000,
-    )
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    suite = root / "suites" / SUITE
-    questions, keys = [], []
-    for qid, text, question_kind, repo, path, fact in QUESTIONS:
-        as_of = {"app": app_as_of, "infra": infra_as_of}
-        questions.append(
-            {"id": qid, "question": text, "kind": question_kind, "as_of": as_of, "scope": []}
-        )
-        keys.append(
-            {
-                "id": qid,
-                "answer_key": f"See {path}.",
-                "required_facts": [fact],
-                "valid_sources": [{"uri": f"{repo}/{path}"}],
-            }
-        )
-    jsonl(suite / "questions.jsonl", questions)
-    jsonl(suite / "keys.jsonl", keys)
-    if people:
-        export = root / "exports" / f"{SUITE}.csv"
-        export.parent.mkdir()
-        export.write_text(
-            "id;answer;citations\n"
-            't1;"SQS, for at-least-once delivery";app/docs/adr/0007-queues.md\n'
-            "t2;Run make ship;app/docs/runbooks/release.md\n"
-            "t3;@grace owns terraform;infra/OWNERS\n"
-            "t4;No idea;\n"
-        )
-        for repo, files in (("app", APP), ("infra", INFRA)):
-            for name, text in files.items():
-                target = root / "exports" / "attachments" / repo / name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text)
-    for n, arm in enumerate(arms):
-        labels = [
-            {"id": qid, "rater": rater, "correct": (i + n) % 2 == 0, "unsupported": []}
-            for rater in ("ana", "ravi")
-            for i, (qid, *_) in enumerate(QUESTIONS)
-        ]
-        jsonl(suite / "labels" / f"{arm}.jsonl", labels)
-    project.commit(f"a {kind} project")
+    votes = {arm: [(i + n) % 2 == 0 for i in range(len(QUESTIONS))] for n, arm in enumerate(arms)}
+    team = Team(suite=SUITE, harnesses=harnesses, people=people, votes=votes)
+    project, _ = build_team(root, home, sources, team)
     return project
 
 

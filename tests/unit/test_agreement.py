@@ -62,7 +62,7 @@ def labelled(project: Project) -> Project:
 
 
 def test_hand_worked_pairs(labelled: Project) -> None:
-    (arm,) = suite_agreement(labelled.suite).arms
+    (arm,) = suite_agreement(labelled.folder).arms
     assert arm.raters == ("ada", "bob", "cy")
     assert arm.labels == 10
     by_pair = {p.raters: p for p in arm.pairs}
@@ -90,13 +90,13 @@ def test_hand_worked_pairs(labelled: Project) -> None:
 
 
 def test_prevalence_of_correct(labelled: Project) -> None:
-    (arm,) = suite_agreement(labelled.suite).arms
+    (arm,) = suite_agreement(labelled.folder).arms
     assert arm.prevalence == 5 / 10
     assert arm.prevalence_by_rater == {"ada": 0.5, "bob": 0.25, "cy": 1.0}
 
 
 def test_disagreements_in_question_order(labelled: Project) -> None:
-    (arm,) = suite_agreement(labelled.suite).arms
+    (arm,) = suite_agreement(labelled.folder).arms
     assert arm.disagreements == (
         Disagreement("q1", "sdlc/a.md#L1-L2", {"ada": True, "bob": True, "cy": False}),
         Disagreement("q2", None, {"ada": True, "bob": False, "cy": True}),
@@ -107,7 +107,7 @@ def test_disagreements_in_question_order(labelled: Project) -> None:
 def test_kappa_matches_scikit_learn(labelled: Project) -> None:
     from sklearn.metrics import cohen_kappa_score
 
-    (arm,) = suite_agreement(labelled.suite).arms
+    (arm,) = suite_agreement(labelled.folder).arms
     ada = [True, True, False, False]
     bob = [True, False, False, False]
     assert arm.pairs[0].correct.value == pytest.approx(cohen_kappa_score(ada, bob))
@@ -117,26 +117,26 @@ def test_labels_on_an_older_answer_are_flagged(labelled: Project) -> None:
     labels = [dict(label) for label in LABELS]
     labels[0]["answer_sha256"] = "0" * 64
     labelled.write_labels(ARM, labels)
-    (arm,) = suite_agreement(labelled.suite).arms
+    (arm,) = suite_agreement(labelled.folder).arms
     assert arm.stale == ("q1 (ada)",)
 
 
 def test_an_arm_without_labels(labelled: Project) -> None:
     labelled.write_answers("arm-y", [{"id": "q1", "answer": "a", "citations": []}])
-    result = suite_agreement(labelled.suite, arms=["arm-y"])
+    result = suite_agreement(labelled.folder, arms=["arm-y"])
     (arm,) = result.arms
     assert (arm.raters, arm.labels, arm.pairs, arm.prevalence) == ((), 0, (), None)
 
 
 def test_an_unknown_arm_is_an_input_error(labelled: Project) -> None:
     with pytest.raises(InputError, match=r"no labels or answers for arm 'nope'; arms here: arm-x"):
-        suite_agreement(labelled.suite, arms=["nope"])
+        suite_agreement(labelled.folder, arms=["nope"])
 
 
 def test_a_duplicate_label_is_an_input_error(labelled: Project) -> None:
     labelled.write_labels(ARM, [*LABELS, LABELS[0]])
     with pytest.raises(InputError, match=r"arm-x.jsonl:11: duplicate label by rater 'ada'"):
-        suite_agreement(labelled.suite)
+        suite_agreement(labelled.folder)
 
 
 # --- the command -------------------------------------------------------------------------
@@ -209,7 +209,7 @@ def test_agreement_help_has_an_example(runner: CliRunner) -> None:
 
 def test_without_answers_citations_are_not_compared(runner: CliRunner, project: Project) -> None:
     project.write_labels(ARM, LABELS)
-    (arm,) = suite_agreement(project.suite).arms
+    (arm,) = suite_agreement(project.folder).arms
     unsupported = arm.pairs[0].unsupported
     assert (unsupported.value, unsupported.n) == (None, 0)
     assert unsupported.reason == "no answers/arm-x.jsonl lists the citations"

@@ -350,7 +350,7 @@ def test_the_calibration_is_cached_per_n_threshold_alpha(
     monkeypatch.setattr(calibration, "_MEMO", {})  # a fresh process
     first = calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
     assert first.source == "computed"
-    files = list((tmp_path / "decision").iterdir())
+    files = list(tmp_path.iterdir())
     assert [f.suffix for f in files] == [".json"]  # no temporary file left behind
     assert json.loads(files[0].read_text())["level"] == first.level
 

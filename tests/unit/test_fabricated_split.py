@@ -13,9 +13,9 @@ import pytest
 from tests.builders import FILES_AS_OF, Project, labels_for, sha
 
 from flightdeck.params import load_params
+from flightdeck.project import score
 from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.knowledge import seal
-from flightdeck.tasks.scoring import score
 
 CITED = {
     "q1": ["sdlc/docs/adr/0001-database.md", "sdlc/CODEOWNERS"],  # valid; real file, not q1's
@@ -28,7 +28,7 @@ CITED = {
 @pytest.fixture
 def scored_project(project: Project) -> Project:
     repos = RepoSet({"sdlc": project.repo}, project.root / "cache")
-    seal(project.suite, repos=repos, holdouts=project.root / "holdouts")
+    seal(project.folder, repos=repos, holdouts=project.root / "holdouts")
     records = [
         {"id": qid, "answer": f"answer {qid}", "citations": [cite(u) for u in uris]}
         for qid, uris in CITED.items()

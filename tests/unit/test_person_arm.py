@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
 
-from flightdeck.arms.people import import_answers
+from flightdeck.arms.people import ImportOptions, import_answers
 from flightdeck.arms.people_rows import read_rows
 from flightdeck.arms.snapshot import EMPTY_SHA256, folder_hash
 from flightdeck.errors import InputError
@@ -44,12 +44,12 @@ def do_import(project: Project, file: Path, **options: Any) -> Any:
         "by": "ada",
         "model": "chat-model-1",
         "date": "2026-11-20",
-        "repos": {"sdlc": project.repo},
-        "cache_dir": project.root / ".flightdeck" / "cache",
     }
     if "snapshot_commits" not in options and "snapshot_dir" not in options:
         defaults["snapshot_dir"] = snapshot(project.root, FILES_AS_OF)
-    return import_answers(project.suite, "projects", file, **(defaults | options))
+    repos = options.pop("repos", {"sdlc": project.repo})
+    how = ImportOptions(**(defaults | options))
+    return import_answers(project.folder, "projects", file, how, repos=repos)
 
 
 def read(project: Project) -> dict[str, Any]:
@@ -292,13 +292,14 @@ def test_bad_options(project: Project, options: dict[str, Any], match: str) -> N
         "by": "ada",
         "model": "m",
         "date": "2026-11-20",
-        "repos": {"sdlc": project.repo},
         "snapshot_dir": snapshot(project.root, FILES_AS_OF),
     } | options
     if "snapshot_commits" in options:
         args.pop("snapshot_dir")
     with pytest.raises(InputError, match=match):
-        import_answers(project.suite, arm, file, **args)
+        import_answers(
+            project.folder, arm, file, ImportOptions(**args), repos={"sdlc": project.repo}
+        )
 
 
 def test_both_snapshot_kinds_at_once_are_refused(project: Project) -> None:

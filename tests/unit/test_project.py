@@ -17,7 +17,11 @@ from tests.builders import Project as Built
 from tests.builders import answer, write_jsonl
 
 from flightdeck.errors import InputError
-from flightdeck.project import CACHE_FOLDER, Project, Suite, check_arm_name, open_suite
+from flightdeck.params.arm_names import check_arm_name
+from flightdeck.project import Project
+from flightdeck.project.names import CACHE_FOLDER
+from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.knowledge import seal
 
@@ -78,7 +82,7 @@ def test_the_flag_named_in_the_error_is_the_callers() -> None:
 
 def test_suite_paths(tmp_path: Path) -> None:
     folder = tmp_path / "suites" / "gold-v3"
-    suite = Suite(folder, tmp_path)
+    suite = SuiteFolder(folder, ProjectPaths(tmp_path))
     assert suite.name == "gold-v3"
     assert suite.questions == folder / "questions.jsonl"
     assert suite.keys == folder / "keys.jsonl"
@@ -95,7 +99,7 @@ def test_suite_paths(tmp_path: Path) -> None:
 
 
 def test_arms_are_the_answers_files_not_their_meta(tmp_path: Path) -> None:
-    suite = Suite(tmp_path)
+    suite = SuiteFolder(tmp_path)
     assert suite.arms() == []
     for name in ("b.jsonl", "a@2026-12.jsonl", "a@2026-12.meta.json"):
         (tmp_path / "answers").mkdir(exist_ok=True)
@@ -109,11 +113,12 @@ def test_arms_are_the_answers_files_not_their_meta(tmp_path: Path) -> None:
 def test_project_knows_its_folders(project: Built) -> None:
     opened = Project.open(near=project.suite, repos=("extra=elsewhere",))
     assert opened.root == Path(".")
-    assert opened.cache == Path(".flightdeck") / "cache" == CACHE_FOLDER
+    assert opened.paths.cache == Path(".flightdeck") / "cache" == CACHE_FOLDER
     assert opened.holdouts == Path("holdouts")
+    assert opened.holdouts_manifest == Path("holdouts") / "manifest.json"
     assert opened.repos.locations == {"sdlc": Path("repos/sdlc"), "extra": Path("elsewhere")}
-    assert opened.repos.cache_dir == opened.cache
-    assert opened.suite(project.suite).project_root == opened.root
+    assert opened.repos.cache_dir == opened.paths.cache
+    assert opened.suite(project.suite).folder.project == opened.paths
 
 
 def test_arms_in_params_follow_the_same_rule(project: Built) -> None:
@@ -123,24 +128,24 @@ def test_arms_in_params_follow_the_same_rule(project: Built) -> None:
         Project.open(near=project.suite)
 
 
-def test_open_suite_names_what_is_missing(tmp_path: Path) -> None:
+def test_opening_a_suite_names_what_is_missing(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="suite folder not found; pass a folder such as"):
-        open_suite(tmp_path / "nope")
+        SuiteFolder(tmp_path / "nope").opened()
     with pytest.raises(InputError, match=r"questions\.jsonl: file not found"):
-        open_suite(tmp_path)
+        SuiteFolder(tmp_path).opened()
     (tmp_path / "questions.jsonl").write_text("")
     with pytest.raises(InputError, match=r"keys\.jsonl: file not found"):
-        open_suite(tmp_path)
-    assert open_suite(tmp_path, keys=False).root == tmp_path
+        SuiteFolder(tmp_path).opened()
+    assert SuiteFolder(tmp_path).opened(keys=False).root == tmp_path
 
 
-def sealed(project: Built) -> Suite:
-    seal(project.suite, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
-    return Suite(project.suite, project.root)
+def sealed(project: Built) -> SuiteFolder:
+    seal(project.folder, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
+    return project.folder
 
 
 def test_seal_states(project: Built) -> None:
-    suite = Suite(project.suite, project.root)
+    suite = project.folder
     assert suite.require_intact() is None  # unsealed: allowed, the caller may warn
     with pytest.raises(InputError, match="suite is not sealed; run `flightdeck knowledge seal"):
         suite.require_sealed()
@@ -187,34 +192,27 @@ def _run(project: Built) -> Any:
 
 
 def _import(project: Built) -> Any:
-    from flightdeck.arms.people import import_answers
+    from flightdeck.arms.people import ImportOptions, import_answers
 
     source = write_jsonl(
         project.root / "person.jsonl", [answer(project, "q1", "x", ["CODEOWNERS"])]
     )
-    return import_answers(
-        project.suite,
-        "person",
-        source,
-        by="ada",
-        model="m",
-        date="2026-11-20",
-        snapshot_commits={"sdlc": project.as_of},
-        repos={"sdlc": project.repo},
-        cache_dir=project.root / "cache",
+    how = ImportOptions(
+        by="ada", model="m", date="2026-11-20", snapshot_commits={"sdlc": project.as_of}
     )
+    return import_answers(project.folder, "person", source, how, repos={"sdlc": project.repo})
 
 
 def _rate(project: Built) -> Any:
     from flightdeck.rating.session import RatingSession
 
-    return RatingSession(project.suite, "ada", RepoSet({"sdlc": project.repo}, project.root))
+    return RatingSession(project.folder, "ada", RepoSet({"sdlc": project.repo}, project.root))
 
 
 def _agreement(project: Built) -> Any:
     from flightdeck.rating.agreement import suite_agreement
 
-    return suite_agreement(project.suite)
+    return suite_agreement(project.folder)
 
 
 def _score(project: Built) -> Any:
@@ -227,7 +225,7 @@ def _gate(project: Built) -> Any:
     from flightdeck.params import load_params
     from flightdeck.tasks.knowledge import gate
 
-    return gate(project.suite, pinned="a", candidate="b", params=load_params())
+    return gate(project.folder, pinned="a", candidate="b", params=load_params())
 
 
 @pytest.mark.parametrize(
@@ -269,7 +267,7 @@ def test_a_suite_built_from_a_dict_opens_and_lists_its_arms(
             }
         }
     )
-    suite = open_suite(tmp_path / "suites" / "gold-v1", project_root=tmp_path)
+    suite = SuiteFolder(tmp_path / "suites" / "gold-v1", ProjectPaths(tmp_path)).opened()
     assert suite.name == "gold-v1"
     assert suite.arms() == ["search"]
     assert suite.labelled_arms() == ["search"]

@@ -16,8 +16,9 @@ from tests.builders import Project, answer, build_project, sha
 from tests.gitrepo import make_git_repo
 
 from flightdeck.errors import InputError
-from flightdeck.project import CACHE_FOLDER, open_suite
-from flightdeck.rating.items import ORDER_SECRET, order_key
+from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.suite_folder import SuiteFolder
+from flightdeck.rating.items import order_key
 from flightdeck.rating.server import RatingServer
 from flightdeck.rating.session import RatingSession
 from flightdeck.suite.records import read_labels
@@ -56,7 +57,7 @@ def rated(project: Project) -> Project:
 
 def session(project: Project, rater: str = "ada") -> RatingSession:
     repos = {"sdlc": project.repo, "big": project.root / "repos" / "big"}
-    suite = open_suite(project.suite, project_root=project.root)  # its cache: the order secret
+    suite = project.folder  # in its project: the cache holds the order secret
     return RatingSession(suite, rater, RepoSet(repos, project.root / "cache"), clock=lambda: CLOCK)
 
 
@@ -90,7 +91,7 @@ def test_order_is_seeded_by_suite_and_rater(rated: Project) -> None:
 
 
 def secret_of(project: Project) -> bytes:
-    return (project.root / CACHE_FOLDER / ORDER_SECRET).read_bytes()
+    return ProjectPaths(project.root).rating_order_key.read_bytes()
 
 
 def test_order_key_is_hmac_sha256_of_canonical_json() -> None:
@@ -130,7 +131,7 @@ def test_the_page_never_holds_the_order_secret(rated: Project) -> None:
         assert secret.hex() not in text
         assert secret.hex().upper() not in text
         assert secret.decode("latin-1") not in text
-    assert (rated.root / CACHE_FOLDER / ORDER_SECRET).stat().st_mode & 0o077 == 0
+    assert ProjectPaths(rated.root).rating_order_key.stat().st_mode & 0o077 == 0
 
 
 def test_views_and_ids_never_name_the_arm(rated: Project) -> None:
@@ -446,7 +447,7 @@ def test_no_answers_is_an_input_error(project: Project) -> None:
 
 def test_an_unconfigured_repository_is_an_input_error(rated: Project) -> None:
     with pytest.raises(InputError, match=r"repository 'sdlc' is not configured"):
-        RatingSession(rated.suite, "ada", RepoSet({}, rated.root / "cache"))
+        RatingSession(rated.folder, "ada", RepoSet({}, rated.root / "cache"))
 
 
 def test_a_missing_as_of_commit_is_an_input_error(rated: Project, tmp_path: Path) -> None:
@@ -455,7 +456,7 @@ def test_a_missing_as_of_commit_is_an_input_error(rated: Project, tmp_path: Path
     with pytest.raises(
         InputError, match=r"questions.jsonl:1: commit [0-9a-f]{40} is not in repository 'sdlc'"
     ):
-        RatingSession(rated.suite, "ada", RepoSet({"sdlc": other}, rated.root / "cache"))
+        RatingSession(rated.folder, "ada", RepoSet({"sdlc": other}, rated.root / "cache"))
 
 
 @pytest.mark.parametrize("rater", ["", "  ", " ada"], ids=["empty", "blank", "padded"])
@@ -634,7 +635,9 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
     )
     assert judged.exit_code == 0, judged.output
     with RatingSession(
-        suite, "ana", RepoSet({"sdlc": tmp_path / "repos" / "sdlc"}, tmp_path / "cache")
+        SuiteFolder(suite),
+        "ana",
+        RepoSet({"sdlc": tmp_path / "repos" / "sdlc"}, tmp_path / "cache"),
     ) as s:
         srv = RatingServer(s)
         thread = threading.Thread(target=srv.serve)
@@ -681,11 +684,11 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
 
 def test_arm_limits_the_items_to_that_arm(rated: Project) -> None:
     repos = RepoSet({"sdlc": rated.repo})
-    with RatingSession(rated.suite, "ada", repos, arms=["arm-beta"]) as s:
+    with RatingSession(rated.folder, "ada", repos, arms=["arm-beta"]) as s:
         assert s.total == 4
         assert {s.view(i).answer for i in range(4)} == {f"beta says q{n}" for n in range(1, 5)}
     with pytest.raises(InputError, match=r"--arm: no answers for arm 'gamma'; the arms are "):
-        RatingSession(rated.suite, "ada", repos, arms=["gamma"])
+        RatingSession(rated.folder, "ada", repos, arms=["gamma"])
 
 
 def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Project) -> None:
@@ -700,10 +703,10 @@ def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Projec
         + [{"id": "q1", "rater": "dee", "correct": False, "unsupported": []}],
     )
     repos = RepoSet({"sdlc": rated.repo})
-    with RatingSession(rated.suite, "cy", repos, adjudicate=True) as s:
+    with RatingSession(rated.folder, "cy", repos, adjudicate=True) as s:
         # ada and bob split on q2 and q3 of arm-alpha; dee (third) does not count; arm-beta
         # has no labels, so nothing of it to adjudicate.
         assert sorted(s.view(i).question_id for i in range(s.total)) == ["q2", "q3"]
     rated.write_labels("arm-alpha", [])
     with pytest.raises(InputError, match="the first two raters split on no answer"):
-        RatingSession(rated.suite, "cy", repos, adjudicate=True)
+        RatingSession(rated.folder, "cy", repos, adjudicate=True)

@@ -14,9 +14,9 @@ import flightdeck
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import encode_lines
 from flightdeck.params import load_params
+from flightdeck.project import score
 from flightdeck.scoring.results import result_rows
 from flightdeck.scoring.tables import result_schema
-from flightdeck.tasks.knowledge import score
 
 ROOT = Path(__file__).parents[2]
 SUITE = ROOT / "suites" / "knowledge-demo-v1"

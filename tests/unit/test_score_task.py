@@ -13,6 +13,8 @@ from benchmarks.bench_score import make_suite
 
 from flightdeck.errors import InputError
 from flightdeck.params import load_params
+from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.tasks.scoring import compute_scores
 
 
@@ -29,10 +31,16 @@ def params_at(root: Path):  # type: ignore[no-untyped-def]
 def test_reading_order_changes_no_number_and_no_arm_order(suite: Path) -> None:
     params = params_at(suite.parents[1])
     arms = ["search", "projects", "retrieval"]
-    ahead = compute_scores(suite, arms, params=params, baseline="search", candidate="retrieval")
+    ahead = compute_scores(
+        SuiteFolder(suite, ProjectPaths(params.root)),
+        arms,
+        params=params,
+        baseline="search",
+        candidate="retrieval",
+    )
     # the same comparison with the compared arms first in the list
     plain = compute_scores(
-        suite,
+        SuiteFolder(suite, ProjectPaths(params.root)),
         ["search", "retrieval", "projects"],
         params=params,
         baseline="search",
@@ -54,7 +62,7 @@ def test_the_first_bad_arm_in_the_given_order_is_the_one_reported(suite: Path) -
     (answers / "retrieval.jsonl").write_text(lines[0] + "\n" + lines[0] + "\n", encoding="utf-8")
     with pytest.raises(InputError) as caught:
         compute_scores(
-            suite,
+            SuiteFolder(suite, ProjectPaths(params.root)),
             ["search", "projects", "retrieval"],
             params=params,
             baseline="search",
@@ -69,7 +77,7 @@ def test_progress_says_bootstrapping_only_once_every_arm_is_read(suite: Path) ->
     params = params_at(suite.parents[1])
     said: list[str] = []
     compute_scores(
-        suite,
+        SuiteFolder(suite, ProjectPaths(params.root)),
         ["search", "projects", "retrieval"],
         params=params,
         baseline="search",
@@ -81,7 +89,7 @@ def test_progress_says_bootstrapping_only_once_every_arm_is_read(suite: Path) ->
     said.clear()
     with pytest.raises(InputError, match="missing field 'answer'"):
         compute_scores(
-            suite,
+            SuiteFolder(suite, ProjectPaths(params.root)),
             ["search", "projects", "retrieval"],
             params=params,
             baseline="search",

@@ -184,6 +184,9 @@ def sandbox_terms(value: Any) -> str:
     if value.get("mode") == "none":
         return "none"
     names = ",".join(value.get("pass_env") or []) or "-"
-    terms = f"bwrap (network {'on' if value.get('network') else 'off'}, env {names}"
+    network = "on" if value.get("network") else "off"
+    if value.get("network_allow"):
+        network = "allow " + ",".join(value["network_allow"])
+    terms = f"bwrap (network {network}, env {names}"
     binds = value.get("bind") or []
     return terms + (f", bind {','.join(binds)})" if binds else ")")

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from flightdeck.arms import sandbox
+from flightdeck.arms import net_relay, sandbox
 from flightdeck.arms.limits import prlimit_argv, processes_over
 from flightdeck.arms.pids_cgroup import TrialGroup, trial_group
 from flightdeck.arms.protocol import ENV_WORKSPACE, HarnessResult, task_record
@@ -109,9 +109,11 @@ class _Batch:
         self.jobs, self.verify = jobs, verify
         self.started = time.monotonic()
         self.last_trace: Path | None = None
+        self.etc = Path(os.devnull)
 
     def run(self, record: Record) -> None:
         scratch = Path(tempfile.mkdtemp(dir=self.cache.root, prefix="batch-"))
+        self.etc = scratch / "net"  # the network relay's folder, when the arm has an allow-list
         out = scratch / "out"
         out.mkdir()
         held: dict[int, tuple[Question, Workspace]] = {}
@@ -147,7 +149,8 @@ class _Batch:
             deadline = self.started + timeout * rounds + GRACE
         limits = self.spec.policy.limits
         try:
-            group = trial_group(limits.processes, sandboxed=self.spec.policy.mode == "bwrap")
+            processes = limits.processes + net_relay.own_processes(self.spec.policy.network_allow)
+            group = trial_group(processes, sandboxed=self.spec.policy.mode == "bwrap")
         except OSError as exc:
             for question, workspace in held.values():
                 why = f"could not make its process cgroup: {exc.strerror or exc}"
@@ -292,6 +295,8 @@ class _Batch:
         result: HarnessResult | None = None,
     ) -> TrialOutcome:
         spec = self.spec
+        if reason is not None and spec.policy.network_allow:
+            reason = net_relay.with_relay_failure(reason, self.etc)
         seconds = _sample_seconds(folder) if folder is not None else None
         if seconds is None:
             seconds = time.monotonic() - self.started

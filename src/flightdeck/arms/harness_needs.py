@@ -7,8 +7,11 @@ runner asks :func:`harness_needs` once per arm, where it builds the sandbox poli
 
 - passes exactly those variables that are set (besides any the operator names with
   ``--pass-env``);
-- opens the network for the arm unless the operator said otherwise (``--no-network``, or
-  ``network: false`` under the arm in ``harness_sandbox``);
+- opens the network for the arm unless the operator said otherwise (``--no-network``,
+  ``--network``, ``--network-allow``, or ``network``/``network_allow`` under the arm in
+  ``harness_sandbox``): only the model's endpoint (an allow-list of its ``host:port``) when
+  it is known (:func:`endpoint`: the provider's base-URL variable when set, else the
+  provider's one default server), else the whole host network, as before;
 - runs the LLM agent many questions a process (``batch``), each still a trial;
 - records both in the arm's meta (``harness_needs``), with ``dry_run: true`` for
   ``mockllm/...``, which answers without a model (:mod:`flightdeck.arms.agents.dry_run`)
@@ -26,10 +29,32 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
-from flightdeck.models.provider_env import ProviderEnv, provider_env
+from flightdeck.models.provider_env import TRANSPORT, ProviderEnv, provider_env
 
 MODEL_AGENTS = ("llm", "attached")
+# Each provider's one server when no base-URL variable is set, read off inspect_ai 0.3.285
+# (``service_base_url`` of ``_providers/*.py``; grok's ``"api.x.ai"``) and its SDKs
+# (anthropic ``_client.py``, openai ``lib/_client_auth.py``). A provider not listed (google,
+# mistral, groq, bedrock, azure, hf, vllm, ...) may reach more hosts: the whole network.
+DEFAULT_ENDPOINTS = {
+    "anthropic": "api.anthropic.com:443",
+    "openai": "api.openai.com:443",
+    "grok": "api.x.ai:443",
+    "fireworks": "api.fireworks.ai:443",
+    "deepseek": "api.deepseek.com:443",
+    "sambanova": "api.sambanova.ai:443",
+    "perplexity": "api.perplexity.ai:443",
+    "moonshot": "api.moonshot.ai:443",
+    "openrouter": "openrouter.ai:443",
+    "together": "api.together.xyz:443",
+    "meta": "api.meta.ai:443",
+    "ollama": "localhost:11434",
+    "llama-cpp-python": "localhost:8000",
+}
+_SUB_SERVICES = ("azure", "bedrock", "vertex")  # anthropic/vertex/..., openai/azure/...
+_PROXIES = tuple(v for v in TRANSPORT if v.lower().endswith("_proxy") and "no_" not in v.lower())
 
 
 @dataclass(frozen=True)
@@ -67,7 +92,37 @@ class HarnessNeeds:
     def dry_run(self) -> bool:
         return self.provider is not None and self.provider.dry_run
 
-    def meta(self, network: bool, environ: Mapping[str, str]) -> dict[str, Any]:
+    def endpoint(self, environ: Mapping[str, str]) -> tuple[str, ...] | None:
+        """The ``host:port`` the model is reached at, when that is all it needs; else None.
+
+        The provider's base-URL variable (or inspect's ``INSPECT_EVAL_MODEL_BASE_URL``) when
+        set, else its default server (:data:`DEFAULT_ENDPOINTS`). None (the whole network)
+        for a provider not listed, a sub-service (``openai/azure/...``), a URL that is no
+        ``http(s)://host[:port]``, or an HTTP proxy variable set (the client goes through it).
+        """
+        from flightdeck.arms.net_allow import parse_target
+
+        if self.provider is None or not self.network or any(environ.get(v) for v in _PROXIES):
+            return None
+        urls = [v for v in self.provider.reads if v.endswith(("_BASE_URL", "_API_BASE"))]
+        urls.append("INSPECT_EVAL_MODEL_BASE_URL")
+        url = next((environ[v] for v in urls if environ.get(v)), None)
+        if url is None:
+            parts = self.model.split("/")
+            if len(parts) > 2 and parts[1] in _SUB_SERVICES:
+                return None
+            default = DEFAULT_ENDPOINTS.get(self.provider.provider)
+            return None if default is None else (default,)
+        try:
+            split = urlsplit(url)
+            port = split.port or {"https": 443, "http": 80}[split.scheme]
+            host = split.hostname or ""
+            shown = f"[{host}]" if ":" in host else host
+            return (str(parse_target(f"{shown}:{port}")),)
+        except (KeyError, ValueError):
+            return None
+
+    def meta(self, network: bool | list[str], environ: Mapping[str, str]) -> dict[str, Any]:
         """The meta's record: what the model needs and what the arm got (names, never values)."""
         record: dict[str, Any] = {
             "harness": f"flightdeck experiment agent {self.agent}",
@@ -99,6 +154,12 @@ class _Settings(Protocol):
     def network(self) -> bool | None: ...
 
     @property
+    def network_allow(self) -> tuple[str, ...]: ...
+
+    @property
+    def sandbox(self) -> str: ...
+
+    @property
     def pass_env(self) -> tuple[str, ...]: ...
 
 
@@ -107,14 +168,17 @@ S = TypeVar("S", bound=_Settings)
 
 def widened(config: S, needs: HarnessNeeds | None) -> S:
     """A run's settings with what the model agent needs: its variables (those set) and, when
-    the operator left the network unset (``None``), the network if the model is reached over it.
+    the operator left the network unset (``None``, no allow-list), the network if the model
+    is reached over it: its endpoint alone when known (:meth:`HarnessNeeds.endpoint`), else all.
     """
-    network = config.network
-    if network is None:
-        network = needs is not None and needs.network
+    network, allow = config.network, config.network_allow
+    if network is None and not allow and needs is not None and needs.network:
+        if config.sandbox == "bwrap":  # unconfined (--sandbox none), no list could hold
+            allow = needs.endpoint(os.environ) or ()
+        network = not allow
     extra = needs.pass_env(os.environ) if needs is not None else ()
     return dataclasses.replace(  # type: ignore[type-var]
-        config, network=network, pass_env=config.pass_env + extra
+        config, network=bool(network), network_allow=allow, pass_env=config.pass_env + extra
     )
 
 

@@ -45,7 +45,8 @@ from flightdeck.arms.snapshot import (
 from flightdeck.errors import InputError, ProtocolError
 from flightdeck.files.clock import utc_now
 from flightdeck.files.jsonl import encode_document, encode_lines, sha256_bytes, sha256_file
-from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name
+from flightdeck.params.arm_names import check_arm_name
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.suite.citations import opaque_sha256
 from flightdeck.suite.records import (
     Question,
@@ -89,6 +90,23 @@ class ImportResult:
     delimiter: str | None = None  # a CSV's sniffed delimiter; None for JSONL
 
 
+@dataclass(frozen=True)
+class ImportOptions:
+    """How a person's answers are taken in (``knowledge import-answers``'s flags).
+
+    The snapshot is ``snapshot_dir`` (``<repo>/<path>``) or ``snapshot_commits`` (repository
+    -> the commit the documents were exported from), exactly one of them.
+    """
+
+    by: str
+    model: str
+    date: str
+    snapshot_dir: Path | None = None
+    snapshot_commits: Mapping[str, str] | None = None
+    on_missing: Literal["record", "error"] = "record"
+    replace: bool = False
+
+
 # --- the import ----------------------------------------------------------------------------
 
 
@@ -104,21 +122,20 @@ def check_date(value: str) -> str:
 
 
 def import_answers(
-    suite_dir: Suite | Path,
+    suite: SuiteFolder,
     arm: str,
     source: Path,
+    options: ImportOptions,
     *,
-    by: str,
-    model: str,
-    date: str,
-    snapshot_dir: Path | None = None,
-    snapshot_commits: Mapping[str, str] | None = None,
     repos: Mapping[str, Path] | None = None,
-    cache_dir: Path = CACHE_FOLDER,
-    on_missing: Literal["record", "error"] = "record",
-    replace: bool = False,
 ) -> ImportResult:
-    """Write ``answers/<arm>.jsonl`` and its meta from a person's file; see the module doc."""
+    """Write ``answers/<arm>.jsonl`` and its meta from a person's file; see the module doc.
+
+    ``repos`` are where the snapshot commits are read (bundles cloned into the suite's
+    project cache).
+    """
+    by, model, date = options.by, options.model, options.date
+    snapshot_dir, snapshot_commits = options.snapshot_dir, options.snapshot_commits
     check_arm_name(arm)
     for name, value in (("--by", by), ("--model", model)):
         if not value.strip():
@@ -132,12 +149,12 @@ def import_answers(
         )
     if snapshot_dir is not None and not snapshot_dir.is_dir():
         raise InputError(snapshot_dir, None, "snapshot folder not found; it holds <repo>/<path>")
-    suite = as_suite(suite_dir, keys=False)
+    suite = suite.opened(keys=False)
     suite.require_intact()
     questions = {q.id: q for q in read_questions(suite.questions)}
     answers_path = suite.answers(arm)
     meta_path = suite.meta(arm)
-    if answers_path.exists() and not replace:
+    if answers_path.exists() and not options.replace:
         raise InputError(
             answers_path, None, "already exists; use a new arm name, or --replace to overwrite"
         )
@@ -150,7 +167,7 @@ def import_answers(
         for c in row.citations
         if (pair := split_uri(c.uri)) and not c.sha256 and (row.line, c.uri) not in outside_uris
     }
-    commit_repos = RepoSet(repos or {}, cache_dir)
+    commit_repos = RepoSet(repos or {}, suite.project.cache)
     if snapshot_dir is not None:
         hashes = hash_from_folder(snapshot_dir, wanted)
         where = str(snapshot_dir)
@@ -183,7 +200,7 @@ def import_answers(
                 continue
             digest = c.sha256 or hashes.get(pair)
             if digest is None:
-                if on_missing == "error":
+                if options.on_missing == "error":
                     raise InputError(
                         source, row.line, f"citation {c.uri!r} is not in {where}; fix the uri"
                     )
@@ -227,7 +244,7 @@ def import_answers(
 
 
 def _require_same_provenance_if_scored(
-    suite: Suite, arm: str, meta_path: Path, provenance: dict[str, Any]
+    suite: SuiteFolder, arm: str, meta_path: Path, provenance: dict[str, Any]
 ) -> None:
     """A scored arm's meta keeps who ran it, when, with which model and documents.
 

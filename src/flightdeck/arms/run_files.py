@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write, dumps_line, writing_to
-from flightdeck.project import Suite
+from flightdeck.project.suite_folder import SuiteFolder
 
 if TYPE_CHECKING:
     from flightdeck.arms.trial import TrialOutcome
@@ -123,7 +123,7 @@ def answers_for_scored_arm(arm: str, answers_path: Path, *, scored: bool) -> Pat
     return answers_path.with_name(f".{arm}.rerun.jsonl")
 
 
-def settle_rerun(suite: Suite, arm: str, rerun: Path, answers_path: Path) -> None:
+def settle_rerun(suite: SuiteFolder, arm: str, rerun: Path, answers_path: Path) -> None:
     """Keep a scored arm's rerun only when it reproduces the scored answers byte for byte."""
     from flightdeck.files.jsonl import sha256_file
 

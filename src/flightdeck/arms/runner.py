@@ -74,13 +74,9 @@ from flightdeck.arms.workspace_plan import commit_order
 from flightdeck.errors import InputError
 from flightdeck.files.clock import utc_now
 from flightdeck.files.jsonl import write_json
-from flightdeck.project import (
-    CACHE_FOLDER,
-    STATE_FOLDER,
-    WORKSPACES_FOLDER,
-    check_arm_name,
-    open_suite,
-)
+from flightdeck.params.arm_names import check_arm_name
+from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.suite.records import Question, read_answers, read_questions
 from flightdeck.suite.repos import RepoSet
 from flightdeck.version import __version__
@@ -93,7 +89,7 @@ class RunConfig:
     suite_dir: Path
     arm: str
     command: str
-    root: Path = Path(".")  # project root: traces/, runs/ and .flightdeck/ live here
+    root: Path = Path(".")  # project root: its ProjectPaths (traces, runs, cache) are here
     repos: Mapping[str, Path] = field(default_factory=dict)  # name -> clone or bundle
     jobs: int = 1
     timeout: float | None = None
@@ -101,12 +97,13 @@ class RunConfig:
     by: str | None = None  # who ran the arm, for the meta; None: git's user.name
     sandbox: str = "bwrap"  # "bwrap", or "none" to run harnesses unconfined
     network: bool | None = None  # reach the network; None: as the harness's --model needs
+    network_allow: tuple[str, ...] = ()  # HOST:PORT targets alone (through the relay)
     pass_env: tuple[str, ...] = ()  # environment variables the harness gets
     bind: tuple[Path, ...] = ()  # host paths the harness may read (--bind), read-only
     limits: Limits = field(default_factory=Limits)  # per-trial caps
     holdouts: Path | None = None  # masked from the harness; None: <root>/holdouts
     workspace_cache_mb: int = DEFAULT_CAP_MB
-    scratch: bool = False  # (#21) write under .flightdeck/scratch/<suite>/, apart from the pipeline
+    scratch: bool = False  # (#21) write in the project's scratch folder, apart from the pipeline
 
 
 @dataclass(frozen=True)
@@ -169,14 +166,15 @@ def run_experiment(
         )
     path = harness_path()
     argv = parse_command(config.command, path)
-    suite = open_suite(config.suite_dir, project_root=config.root, keys=False)
+    paths = ProjectPaths(config.root, config.holdouts)
+    suite = SuiteFolder(config.suite_dir, paths).opened(keys=False)
     suite = suite.with_scratch(config.arm) if config.scratch else suite  # (#21)
     suite.require_intact()
     # Before the policy and any trial: nothing of the cache is ever readable, first run included.
-    (config.root / STATE_FOLDER).mkdir(parents=True, exist_ok=True)
+    paths.state.mkdir(parents=True, exist_ok=True)
     needs = harness_needs(argv)  # (#21) a built-in model agent's variables and network
     policy = sandbox_policy(widened(config, needs), argv, path)
-    leaks = LeakCheck([config.holdouts or config.root / "holdouts", config.root / "holdouts"])
+    leaks = LeakCheck([paths.holdouts, paths.default_holdouts])
     questions = read_questions(suite.questions)
     answers_path = suite.answers(config.arm)
     meta_path = suite.meta(config.arm)
@@ -207,10 +205,10 @@ def run_experiment(
             "flightdeck_version": __version__,
             "sandbox": policy.meta(),
             "canary_check": leaks.describe(),
-        } | ({} if needs is None else {"harness_needs": needs.meta(policy.network, os.environ)})
+        } | ({} if needs is None else {"harness_needs": needs.meta(policy.opens, os.environ)})
         meta["date"] = (answers_path != scored_path and previous_meta_date(meta_path)) or date
         meta = check_meta(meta_path, meta, bool(done))
-        repos = RepoSet(config.repos, config.root / CACHE_FOLDER)
+        repos = RepoSet(config.repos, paths.cache)
         repos.require_commits(
             (repo, commit, suite.questions, q.line)
             for q in pending
@@ -261,9 +259,8 @@ def run_experiment(
 
 def policy_request(config: RunConfig) -> sandbox.PolicyRequest:
     """What the arm asks of its sandbox (the one place a built-in arm may widen it)."""
-    return sandbox.PolicyRequest(
-        config.sandbox, bool(config.network), config.pass_env, config.bind, config.limits
-    )
+    fields = (config.pass_env, config.bind, config.limits, config.network_allow)
+    return sandbox.PolicyRequest(config.sandbox, bool(config.network), *fields)
 
 
 def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.SandboxPolicy:
@@ -273,7 +270,7 @@ def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.San
         root=config.root,
         suite_dir=config.suite_dir,
         repos=list(config.repos.values()),
-        holdouts=config.holdouts if config.holdouts is not None else config.root / "holdouts",
+        holdouts=ProjectPaths(config.root, config.holdouts).holdouts,
         argv=argv,
         path=path,
         cwd=Path.cwd().resolve(),
@@ -299,7 +296,7 @@ def _run_all(
     checked = spec.policy.mode == "none"  # the sandbox mounts workspaces read-only
     cache = WorkspaceCache(
         repos,
-        config.root / WORKSPACES_FOLDER,
+        ProjectPaths(config.root).workspaces,
         cap_bytes=config.workspace_cache_mb << 20,
         checked=checked,
     )

@@ -10,8 +10,9 @@ command line, folders named with ``--bind``), plus:
 - a private, empty, size-limited ``/tmp``, ``$HOME`` (at the host's ``$HOME`` path, so a
   tool's ``--bind ~/.config/tool`` lands where it looks) and ``/dev/shm``;
 - no network unless the arm asks for it (``--network`` shares the host's network namespace:
-  every service of this machine, loopback included, and the internet); new user, pid, ipc,
-  uts and cgroup namespaces, every capability dropped, ``--die-with-parent``;
+  every service of this machine, loopback included, and the internet; ``--network-allow
+  HOST:PORT`` reaches those targets alone, through :mod:`flightdeck.arms.net_relay`); new
+  user, pid, ipc, uts and cgroup namespaces, every capability dropped, ``--die-with-parent``;
 - the caps of :mod:`flightdeck.arms.limits`, set by ``prlimit`` inside the sandbox;
 - only the environment variables :func:`harness_env` names.
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flightdeck.arms import net_allow, net_relay
 from flightdeck.arms import sandbox_paths as paths
 from flightdeck.arms.limits import Limits, prlimit_argv
 from flightdeck.errors import InputError
@@ -71,7 +73,7 @@ class SandboxPolicy:
     """How an arm's harnesses are confined; ``meta()`` is what the arm's meta records."""
 
     mode: str = "bwrap"  # "bwrap" or "none"
-    network: bool = False
+    network: bool = False  # the host's network namespace, shared
     pass_env: tuple[str, ...] = ()
     binds: tuple[Bind, ...] = ()
     system: tuple[tuple[str, str, str], ...] = ()  # (kind, source, dest) of the runtime
@@ -81,6 +83,19 @@ class SandboxPolicy:
     bwrap: str = "bwrap"  # the executable, as found on PATH
     version: str | None = None
     prlimit: str = "prlimit"
+    network_allow: tuple[net_allow.Target, ...] = ()  # reached through the relay, alone
+
+    @property
+    def opens(self) -> bool | list[str]:
+        """What the network is: the host's (True), none (False) or the allowed targets."""
+        return [str(t) for t in self.network_allow] if self.network_allow else self.network
+
+    @property
+    def network_words(self) -> str:
+        """The network in a few words, for a trace's header: on, off or the allow-list."""
+        if self.network_allow:
+            return "allow " + ",".join(str(t) for t in self.network_allow)
+        return "on" if self.network else "off"
 
     def meta(self) -> dict[str, Any]:
         if self.mode == "none":
@@ -103,6 +118,7 @@ class SandboxPolicy:
             "filesystem": "allow-list: only the paths below exist inside",
             "network": self.network,
             "network_scope": NETWORK_HOST if self.network else NETWORK_OFF,
+            **self._allow_meta(),
             "pass_env": sorted(self.pass_env),
             "runtime": sorted(dest for _, _, dest in self.system),
             "bound": {origin: sorted(found) for origin, found in sorted(bound.items())},
@@ -112,6 +128,15 @@ class SandboxPolicy:
             "out": f"{OUT} (read-write)",
             "private": ["/tmp", self.home, "/dev/shm"],
             "limits": self.limits.meta(sandboxed=True),
+        }
+
+    def _allow_meta(self) -> dict[str, Any]:
+        if not self.network_allow:
+            return {}
+        targets = self.network_allow
+        return {
+            "network_allow": [str(t) for t in targets],
+            "network_scope": net_allow.scope(targets),
         }
 
 
@@ -183,6 +208,7 @@ class PolicyRequest:
     pass_env: tuple[str, ...]
     bind: tuple[Path, ...]
     limits: Limits
+    network_allow: tuple[str, ...] = ()  # HOST:PORT targets, as the operator wrote them
 
 
 def policy_for(
@@ -201,11 +227,14 @@ def policy_for(
         raise InputError("--sandbox", None, f"{request.mode!r} is not a sandbox; use bwrap or none")
     names = check_env_names(request.pass_env)
     limits = request.limits.check()
+    targets = net_allow.check_allow(request.network_allow, request.network, request.mode)
     prlimit = require_prlimit(path)
     if request.mode == "none":
         return SandboxPolicy("none", True, names, limits=limits, prlimit=prlimit)
     status = require_bwrap(path)
     assert status.path is not None
+    if targets:
+        net_relay.require_relay(status.path)
     protected = paths.protected_paths(
         root=root, suite_dir=suite_dir, repos=repos, holdouts=holdouts
     )
@@ -222,6 +251,7 @@ def policy_for(
         status.path,
         status.version,
         prlimit,
+        targets,
     )
 
 
@@ -334,12 +364,16 @@ def bwrap_argv(
 
     ``mounts`` are ``(name, tree)``: each tree is bound read-only at ``WORKSPACE/name``.
     """
-    argv = [policy.bwrap, "--unshare-all"]
-    if policy.network:
-        argv.append("--share-net")
+    etc = out_dir.parent / "net"  # the relay's hosts, nsswitch.conf and log, outside
+    relay = net_relay.relay_argv(policy.network_allow, etc) if policy.network_allow else []
+    argv = [*relay, policy.bwrap, "--unshare-all"]
+    if policy.network or relay:
+        argv.append("--share-net")  # the host's, or the relay's own namespace
     argv += ["--cap-drop", "ALL", "--die-with-parent", "--new-session"]
     for kind, source, dest in policy.system:
         argv += ["--symlink", source, dest] if kind == "link" else ["--ro-bind", source, dest]
+    if relay:
+        argv += net_relay.etc_binds(etc)
     size = str(policy.limits.tmp_mb << 20)
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm"]
     argv += ["--remount-ro", "/dev", "--size", size, "--perms", "1777", "--tmpfs", "/tmp"]

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from flightdeck.project import STATE_FOLDER
+from flightdeck.project.paths import ProjectPaths, suites_in
 
 SYSTEM_TOPS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_ENTRIES = (
@@ -54,7 +54,6 @@ ETC_ENTRIES = (
     "timezone",
 )
 _ETC_GLOBS = ("python3*",)  # Debian's system Python reads its sitecustomize from /etc
-_PROJECT_OUTPUTS = ("holdouts", "results", "reports", "runs", "traces")
 
 
 def covered(path: Path, folders: Iterable[Path]) -> bool:
@@ -213,18 +212,14 @@ def protected_paths(
     repos: Iterable[Path],
     holdouts: Path | None,
 ) -> tuple[Path, ...]:
-    """What a score depends on: no bind may hold or lie in any of these (existing or not)."""
-    found: list[Path] = []
+    """What a score depends on: no bind may hold or lie in any of these (existing or not).
+
+    The project's own (:meth:`ProjectPaths.protected`), then its git folders and the same
+    paths in the project's other git worktrees.
+    """
     suite = suite_dir.resolve()
-    found.append(suite)
-    for parent in dict.fromkeys((suite.parent, suite_dir.absolute().parent)):
-        found += _suites_in(parent)
-    found += [Path(r).resolve() for r in repos]
-    if holdouts is not None:
-        found.append(holdouts.resolve())
+    found = ProjectPaths(root, holdouts).protected(suite_dir, repos)
     project = root.resolve()
-    found += [project / name for name in _PROJECT_OUTPUTS]
-    found.append(project / STATE_FOLDER)
     found += _git_dirs(project)
     found += _worktree_twins(project, found, suite)
     unique: dict[Path, None] = {}
@@ -232,17 +227,6 @@ def protected_paths(
         if path != Path("/"):
             unique.setdefault(path, None)
     return tuple(unique)
-
-
-def _suites_in(folder: Path) -> list[Path]:
-    """Suite folders (holding keys.jsonl or manifest.json) directly in ``folder``."""
-    if not folder.is_dir():
-        return []
-    return [
-        sibling.resolve()
-        for sibling in folder.iterdir()
-        if sibling.is_dir() and any((sibling / n).exists() for n in ("keys.jsonl", "manifest.json"))
-    ]
 
 
 def _git(root: Path, *args: str) -> list[str] | None:
@@ -268,7 +252,7 @@ def _worktree_twins(root: Path, guarded: list[Path], suite: Path) -> list[Path]:
             if path.is_relative_to(here) and path != here:
                 twins.append(other / path.relative_to(here))
         if suite.is_relative_to(here):
-            twins += _suites_in(other / suite.parent.relative_to(here))
+            twins += suites_in(other / suite.parent.relative_to(here))
     return twins
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from flightdeck.arms import sandbox
+from flightdeck.arms import net_relay, sandbox
 from flightdeck.arms.limits import (
     escape_control,
     file_over,
@@ -239,6 +239,8 @@ def run_trial(
                         f"changed its read-only workspace ({changed}); "
                         "later trials get a fresh copy"
                     )
+                if reason is not None and spec.policy.network_allow:
+                    reason = net_relay.with_relay_failure(reason, scratch / "net")
             seconds = time.monotonic() - started
             header = trace_header(
                 question, spec.command, spec.policy, workspace, result, exit_code, reason, seconds
@@ -341,7 +343,8 @@ def _start_and_wait(
         return None, "not run: the run was interrupted"
     limits = spec.policy.limits
     try:
-        group = trial_group(limits.processes, sandboxed=spec.policy.mode == "bwrap")
+        processes = limits.processes + net_relay.own_processes(spec.policy.network_allow)
+        group = trial_group(processes, sandboxed=spec.policy.mode == "bwrap")
     except OSError as exc:
         return None, f"could not make its process cgroup: {exc.strerror or exc}"
     try:

@@ -151,7 +151,7 @@ def trace_header(
 ) -> str:
     """What happened, briefly: status, sandbox, the workspace's omissions, what was read."""
     if policy.mode == "bwrap":
-        confined = "bwrap, network " + ("on" if policy.network else "off")
+        confined = "bwrap, network " + policy.network_words
         confined += ", env " + (" ".join(policy.pass_env) if policy.pass_env else "none passed")
     else:
         confined = sandbox.NO_SANDBOX_NOTE

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from flightdeck.arms.blobstore import BLOCK
-from flightdeck.project import SEALED_FILES
+from flightdeck.project.names import SEALED_FILES
 from flightdeck.suite.records import Question
 from flightdeck.suite.repos import RepoSet, scope_filter
 

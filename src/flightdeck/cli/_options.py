@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from flightdeck.facade import Project
+    from flightdeck.project import Project, Suite
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -17,6 +17,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 def suite_argument(func: F) -> F:
     """The SUITE argument: a suite folder such as suites/knowledge-demo-v1."""
     return click.argument("suite", type=click.Path(file_okay=False, path_type=Path))(func)
+
+
+def workspace_option(func: F) -> F:
+    """--workspace: a built-in harness's read-only <repo>/<path> folder (FLIGHTDECK_WORKSPACE)."""
+    return click.option(
+        "--workspace",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        envvar="FLIGHTDECK_WORKSPACE",
+        required=True,
+        help="Folder of <repo>/<path> files to search [env: FLIGHTDECK_WORKSPACE].",
+    )(func)
+
+
+def question_option(func: F) -> F:
+    """--question: a built-in harness asked one question by hand, instead of its task."""
+    return click.option(
+        "--question",
+        default=None,
+        help="Ask this instead of reading the task from FLIGHTDECK_TASK or stdin.",
+    )(func)
 
 
 def params_file_option(func: F) -> F:
@@ -101,7 +121,7 @@ def open_project(
     ``near`` is the suite folder: without ./params.yaml, the nearest one above it is used.
     Warnings about params.yaml (unknown keys) go to stderr.
     """
-    from flightdeck.facade import Project
+    from flightdeck.project import Project
 
     project = Project.open(params_file, near=near, repos=repo, **overrides)
     for warning in project.params.warnings:
@@ -109,17 +129,15 @@ def open_project(
     return project
 
 
-def warn_if_unsealed(suite: Path) -> None:
+def warn_if_unsealed(suite: Suite) -> None:
     """Say on stderr that answers to an unsealed suite cannot be scored until it is sealed.
 
     Only a warning: answers may be built first. The refusal of a *changed* sealed suite is
-    the core's (``Suite.require_intact``), so Python callers get it too.
+    the core's (``SuiteFolder.require_intact``), so Python callers get it too.
     """
-    from flightdeck.project import Suite
-
-    if suite.is_dir() and not Suite(suite).is_sealed:
+    if suite.root.is_dir() and not suite.folder.is_sealed:
         click.echo(
-            f"warning: {suite} is not sealed; answers to an unsealed suite cannot be scored "
+            f"warning: {suite.root} is not sealed; answers to an unsealed suite cannot be scored "
             "until it is",
             err=True,
         )

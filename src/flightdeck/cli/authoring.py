@@ -87,11 +87,11 @@ def new_command(
         flightdeck knowledge new suites/team-gold-v1 --as-of sdlc=v1.2
         flightdeck knowledge new suites/team-gold-v1 --as-of sdlc=main --as-of infra=3f2a9c1
     """
-    from flightdeck.suite.scaffold import new_suite, parse_as_of
+    from flightdeck.suite.scaffold import parse_as_of
 
     revisions = parse_as_of(as_of)
     project = open_project(params_file, repo, near=suite)
-    result = new_suite(suite, revisions, repos=project.repos)
+    result = project.new_suite(suite, revisions)
     for name, commit in result.as_of.items():
         click.echo(f"{name}: {revisions[name]} is {commit}")
     click.echo(f"wrote {', '.join(p.as_posix() for p in result.written)}")
@@ -127,7 +127,7 @@ def check_command(
         click.echo(f"error: ... and {len(problems) - CHECK_LIMIT} more problems", err=True)
     if problems:
         ctx.exit(2)
-    if checking.manifest.exists():
+    if checking.folder.manifest.exists():
         click.echo(f"{suite}: every seal check passes; it is sealed and its files are intact")
         return
     click.echo(f"{suite}: every seal check passes; seal it with `flightdeck knowledge seal`")
@@ -193,7 +193,7 @@ def seal_command(
         return
     click.echo(
         f"sealed {result.suite}: {result.questions} questions, "
-        f"{result.checked_sources} sources checked at as_of; wrote {sealing.manifest}"
+        f"{result.checked_sources} sources checked at as_of; wrote {sealing.folder.manifest}"
     )
     if holdouts is not None:
         click.echo(f"canaries registered in {project.holdouts_manifest}")

@@ -7,7 +7,6 @@ the inspect agent and MCP server in `experiment_llm.py`), since each is a proces
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,8 +77,17 @@ def experiment() -> None:
 @click.option(
     "--network/--no-network",
     default=None,
-    help="Let the sandboxed harness reach the network [params: harness_sandbox.<arm>.network; "
-    "default: on for a built-in model agent whose model is reached over it, else off].",
+    help="Share this machine's whole network with the sandboxed harness, loopback services "
+    "included [params: harness_sandbox.<arm>.network; default: off, or a built-in model "
+    "agent's endpoint alone (see --network-allow) when known, else on for it].",
+)
+@click.option(
+    "--network-allow",
+    "network_allow",
+    multiple=True,
+    metavar="HOST:PORT",
+    help="Let the sandboxed harness reach HOST:PORT and nothing else (repeat), through "
+    "flightdeck's relay; not with --network [params: harness_sandbox.<arm>.network_allow].",
 )
 @click.option(
     "--pass-env",
@@ -151,6 +159,7 @@ def run_command(
     by: str | None,
     sandbox: str | None,
     network: bool | None,
+    network_allow: tuple[str, ...],
     pass_env: tuple[str, ...],
     bind: tuple[Path, ...],
     max_output_mb: int,
@@ -176,8 +185,9 @@ def run_command(
     The sandbox shows the harness only the system's runtime, its own installation, paths on
     its command line and --bind paths, all read-only, plus its workspace, its out folder and
     a private /tmp and $HOME. --network shares this machine's network (loopback services
-    included). A trial over a cap (--max-output-mb and the others) fails, naming the cap; a
-    trial whose output holds a registered canary fails and voids the suite.
+    included); --network-allow HOST:PORT opens only those endpoints. A trial over a cap
+    (--max-output-mb and the others) fails, naming the cap; a trial whose output holds a
+    registered canary fails and voids the suite.
 
     A sealed suite whose questions or keys changed is refused; an unsealed one only gets a
     warning, since its answers cannot be scored until it is sealed.
@@ -194,45 +204,40 @@ def run_command(
             --harness "python -m flightdeck experiment agent repo-search" --by ada
         flightdeck experiment run suites/knowledge-demo-v1 --arm llm-claude \\
             --harness "python examples/llm_harness.py" --network --pass-env ANTHROPIC_API_KEY
+        flightdeck experiment run suites/knowledge-demo-v1 --arm llm-local \
+            --harness "python examples/llm_harness.py" --network-allow 127.0.0.1:8000
     """
     from flightdeck.arms.limits import Limits
-    from flightdeck.arms.runner import RunConfig, run_experiment
-    from flightdeck.arms.workspace import DEFAULT_CAP_MB
-    from flightdeck.project import SCRATCH_FOLDER
+    from flightdeck.arms.run_request import RunRequest
 
     project = open_project(params_file, repo, near=suite)
-    warn_if_unsealed(suite)
-    params = project.params
-    arm_sandbox = params.harness_sandbox.get(arm, {})
+    running = project.suite(suite)
+    warn_if_unsealed(running)
     scratch = scratch or project.is_scratch_arm(arm)
     if scratch:
         click.echo(
-            f"scratch run: {arm} writes under {project.root / SCRATCH_FOLDER}, apart from the "
+            f"scratch run: {arm} writes under {project.paths.scratch}, apart from the "
             "pipeline (not an arm of params.yaml)",
             err=True,
         )
-    config = RunConfig(
-        suite_dir=suite,
-        arm=arm,
+    request = RunRequest(
         command=command,
-        root=project.root,
-        repos=project.params.repos,
-        jobs=jobs or os.cpu_count() or 1,
+        jobs=jobs,
         timeout=timeout,
         model=model,
         by=by,
-        sandbox=sandbox or arm_sandbox.get("sandbox") or params.sandbox,
-        network=network if network is not None else arm_sandbox.get("network"),
-        pass_env=tuple(arm_sandbox.get("pass_env", ())) + pass_env,
-        bind=tuple(project.root / b for b in arm_sandbox.get("bind", ())) + bind,
+        sandbox=sandbox,
+        network=network,
+        network_allow=network_allow,
+        pass_env=pass_env,
+        bind=bind,
         limits=Limits(max_output_mb, max_tmp_mb, max_memory_mb, max_processes),
-        holdouts=params.holdouts,
-        workspace_cache_mb=workspace_cache_mb or DEFAULT_CAP_MB,
+        workspace_cache_mb=workspace_cache_mb,
         scratch=scratch,
     )
     progress = _Progress(quiet=as_json)
     try:
-        result = run_experiment(config, on_start=progress.start, on_trial=progress.trial)
+        result = running.run(arm, request, on_start=progress.start, on_trial=progress.trial)
     finally:
         progress.finish()
     if as_json:

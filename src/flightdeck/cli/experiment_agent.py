@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from flightdeck.cli._options import question_option, workspace_option
 from flightdeck.errors import ContextTooLarge, InputError, ModelFailed
 
 
@@ -30,18 +31,8 @@ def agent() -> None:
 
 
 @agent.command("repo-search")
-@click.option(
-    "--workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    envvar="FLIGHTDECK_WORKSPACE",
-    required=True,
-    help="Folder of <repo>/<path> files to search [env: FLIGHTDECK_WORKSPACE].",
-)
-@click.option(
-    "--question",
-    default=None,
-    help="Ask this instead of reading the task from FLIGHTDECK_TASK or stdin.",
-)
+@workspace_option
+@question_option
 @click.option(
     "--passages",
     type=click.Choice(["section", "window"]),

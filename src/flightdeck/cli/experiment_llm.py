@@ -16,15 +16,8 @@ from typing import Any
 
 import click
 
+from flightdeck.cli._options import question_option, workspace_option
 from flightdeck.errors import AgentError, InputError
-
-_workspace_option = click.option(
-    "--workspace",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    envvar="FLIGHTDECK_WORKSPACE",
-    required=True,
-    help="Folder of <repo>/<path> files [env: FLIGHTDECK_WORKSPACE].",
-)
 
 
 @click.command("llm")
@@ -33,8 +26,8 @@ _workspace_option = click.option(
     required=True,
     help="An inspect model name: anthropic/..., openai/..., openai-api/<service>/<model>.",
 )
-@_workspace_option
-@click.option("--question", default=None, help="Ask this instead of reading the task.")
+@workspace_option
+@question_option
 @click.option(
     "--max-steps",
     type=click.IntRange(min=1),
@@ -228,7 +221,7 @@ def mcp() -> None:
 
 
 @mcp.command("repo-search")
-@_workspace_option
+@workspace_option
 def mcp_repo_search_command(workspace: Path) -> None:
     """Serve the built-in repo-search over the workspace as a stdio MCP server.
 

@@ -15,6 +15,7 @@ from flightdeck.errors import NegativeVerdict
 
 if TYPE_CHECKING:  # the scanner loads when a command runs, keeping --help fast
     from flightdeck.holdouts.leaks import ScanResult
+    from flightdeck.project import Project
 
 PROGRESS_MIN_BYTES = 256 << 20  # a shorter scan finishes before a bar would help
 SKIPPED_LISTED = 5  # sealed keys files named in the text summary; --json lists them all
@@ -32,13 +33,15 @@ def _holdouts_option(func: F) -> F:
     )(func)
 
 
-def _holdouts_dir(holdouts_dir: Path | None, params_file: Path | None) -> Path:
-    """--holdouts, else params.yaml ``holdouts`` (found as every command finds it)."""
+def _open(holdouts_dir: Path | None, params_file: Path | None) -> Project:
+    """The project of --holdouts (params.yaml unread), else of params.yaml ``holdouts``."""
+    from flightdeck.project import Project
+
     if holdouts_dir is not None:
-        return holdouts_dir
+        return Project.of_holdouts(holdouts_dir)
     from flightdeck.cli._options import open_project
 
-    return open_project(params_file, ()).holdouts
+    return open_project(params_file, ())
 
 
 @click.group("holdout")
@@ -90,18 +93,15 @@ def canary_scan_command(
         flightdeck holdout canary-scan --holdouts holdouts traces/knowledge-demo-v1/ \\
             logs/retrieval.jsonl.gz
     """
-    from flightdeck.holdouts.leaks import scan_and_void
-    from flightdeck.holdouts.plan import plan_scan
-
-    holdouts_dir = _holdouts_dir(holdouts_dir, params_file)
-    plan = plan_scan(holdouts_dir, list(paths))
+    project = _open(holdouts_dir, params_file)
+    holdouts_dir = project.holdouts
+    plan = project.plan_canary_scan(paths)
     if plan.size >= PROGRESS_MIN_BYTES and sys.stderr.isatty():
         with click.progressbar(length=plan.size, label="scanning", file=sys.stderr) as bar:
-            result, newly_void = scan_and_void(
-                holdouts_dir, plan, jobs=jobs, on_progress=bar.update
-            )
+            scan = project.canary_scan(plan, jobs=jobs, on_progress=bar.update)
     else:
-        result, newly_void = scan_and_void(holdouts_dir, plan, jobs=jobs)
+        scan = project.canary_scan(plan, jobs=jobs, on_progress=None)
+    result, newly_void = scan.result, list(scan.newly_void)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
         for line in scan_lines(holdouts_dir, result, newly_void) if not result.clean else ():
@@ -114,7 +114,7 @@ def canary_scan_command(
 
 
 def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> dict[str, object]:
-    from flightdeck.holdouts.manifest import manifest_path
+    from flightdeck.holdouts.manifest import manifest_path, scans_path
 
     return {
         "clean": result.clean,
@@ -140,7 +140,7 @@ def _as_json(holdouts_dir: Path, result: ScanResult, newly_void: list[str]) -> d
         "unregistered": result.unregistered,
         "skipped_sealed_keys": [str(path) for path in result.sealed_keys],
         "manifest": str(manifest_path(holdouts_dir)),
-        "scans": str(holdouts_dir / "scans.jsonl"),
+        "scans": str(scans_path(holdouts_dir)),
     }
 
 
@@ -212,12 +212,9 @@ def unvoid_command(
         flightdeck holdout unvoid --holdouts holdouts knowledge-demo-v1 \\
             --by ana --why "the hit was a test fixture copied into traces/, not a leak"
     """
-    from flightdeck.holdouts.manifest import manifest_path
-    from flightdeck.holdouts.registry import unvoid
-
-    holdouts_dir = _holdouts_dir(holdouts_dir, params_file)
-    evidence = unvoid(holdouts_dir, suite, by=by, why=why)
+    project = _open(holdouts_dir, params_file)
+    evidence = project.unvoid(suite, by=by, why=why)
     click.echo(
         f"unvoided {suite}: was void on {evidence['file']}:{evidence['line']} "
-        f"({_plural(evidence['count'], 'hit')}); recorded in {manifest_path(holdouts_dir)}"
+        f"({_plural(evidence['count'], 'hit')}); recorded in {project.holdouts_manifest}"
     )

@@ -30,14 +30,10 @@ def judge_command(
         flightdeck knowledge judge suites/knowledge-demo-v1 --judge facts \\
             --arm baseline-repo-search --arm baseline-projects
     """
-    from flightdeck.rating.judges import run_judge
-
     project = open_project(params_file, repo, near=suite)
-    runs = run_judge(
-        project.at(suite),
-        params=project.params,
-        judge=judge,
-        arms=list(arms),
+    runs = project.suite(suite).judge(
+        judge,
+        arms=arms,
         on_progress=lambda line: click.echo(line, err=True) if "no verdict" in line else None,
     )
     for run in runs:
@@ -86,15 +82,13 @@ def calibrate_command(
         flightdeck knowledge calibrate suites/knowledge-demo-v1 --judge facts
     """
     from flightdeck.files.jsonl import write_json
-    from flightdeck.rating.calibration import calibrate, calibration_path
 
-    project = open_project(params_file, repo, near=suite, **overrides)
-    opened = project.at(suite)
-    result = calibrate(opened, params=project.params, judge=judge)
+    calibrating = open_project(params_file, repo, near=suite, **overrides).suite(suite)
+    result = calibrating.calibrate(judge)
     if json_path is not None:
         write_json(json_path, result)
     _print(result)
-    click.echo(f"wrote {calibration_path(opened, judge)}")
+    click.echo(f"wrote {calibrating.folder.calibration(judge)}")
 
 
 def _print(r: dict[str, Any]) -> None:

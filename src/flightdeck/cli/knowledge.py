@@ -209,11 +209,11 @@ def score_command(
             --baseline baseline-repo-search --candidate baseline-projects
     """
     from flightdeck.scoring.report import score_lines
+    from flightdeck.tasks.scoring import ScoreOptions
 
     project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
-    params = project.params
-    result = project.suite(suite).score(
-        list(arms or params.arms),
+    options = ScoreOptions(
+        arms=arms or None,
         baseline=baseline,
         candidate=candidate,
         metrics=json_path,
@@ -221,6 +221,7 @@ def score_command(
         results_dir=results_dir,
         allow_dry_run=allow_dry_run,
     )
+    result = project.suite(suite).score(options)
     if result.holdouts != "sealed":
         click.echo(
             f"warning: {result.suite} is not registered in {project.holdouts_manifest}; "
@@ -322,11 +323,10 @@ def show_command(
         flightdeck knowledge show suites/knowledge-demo-v1
         flightdeck knowledge show            # the suite params.yaml names
     """
-    from flightdeck.scoring.summary import read_summary, render
+    from flightdeck.scoring.summary import render
 
     project = open_project(params_file, (), near=suite)
-    named = project.named_suite(suite)
-    summary = read_summary(metrics_path or named.metrics_path, report_path or named.report_path)
+    summary = project.suite(suite).summary(metrics=metrics_path, report=report_path)
     if as_json:
         data = dataclasses.asdict(summary)
         data["metrics_path"] = summary.metrics_path.as_posix()

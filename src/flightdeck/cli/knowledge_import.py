@@ -78,26 +78,22 @@ def import_answers_command(
             --from answers.csv --by ada --model "chat-model-1" --date 2026-11-20 \\
             --snapshot attachments/
     """
-    from flightdeck.arms.people import import_answers
+    from flightdeck.arms.people import ImportOptions
     from flightdeck.arms.snapshot import parse_snapshot_commits
     from flightdeck.cli._options import open_project, warn_if_unsealed
 
-    project = open_project(params_file, repo, near=suite)
-    warn_if_unsealed(suite)
-    result = import_answers(
-        suite,
-        arm,
-        source,
+    importing = open_project(params_file, repo, near=suite).suite(suite)
+    warn_if_unsealed(importing)
+    options = ImportOptions(
         by=by,
         model=model,
         date=date,
         snapshot_dir=snapshot_dir,
         snapshot_commits=parse_snapshot_commits(snapshot_commit),
-        repos=project.params.repos,
-        cache_dir=project.cache,
         on_missing=on_missing,
         replace=replace,
     )
+    result = importing.import_answers(arm, source, options)
     for absent in result.absent:
         click.echo(
             f"warning: {source}:{absent.line}: {absent.uri} is not in the snapshot; "

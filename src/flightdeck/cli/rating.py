@@ -85,17 +85,11 @@ def rate_command(
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater cy --adjudicate
         flightdeck knowledge rate suites/knowledge-gold-v1 --rater ada --arm scratch-run
     """
-    from flightdeck.project import as_suite
-    from flightdeck.rating.agreement import choose_arms
-    from flightdeck.rating.session import RatingSession
-
-    project = open_project(params_file, repo, near=suite)
-    warn_if_unsealed(suite)
-    choice = choose_arms(as_suite(suite).arms(), scored=project.params.arms, asked=arms)
-    with RatingSession(
-        suite, rater, project.repos, arms=choice.arms, adjudicate=adjudicate
-    ) as session:
-        _say_choice(choice.not_yet, choice.left_out)
+    rating = open_project(params_file, repo, near=suite).suite(suite)
+    warn_if_unsealed(rating)
+    chosen = rating.rate(rater, arms=arms, adjudicate=adjudicate)
+    with chosen.session as session:
+        _say_choice(chosen.choice.not_yet, chosen.choice.left_out)
         if session.first_unlabelled() is None and not (review and not tui):
             click.echo(f"nothing left to rate: {rater} has rated all {session.total} answers")
             return
@@ -305,14 +299,9 @@ def agreement_command(
         flightdeck knowledge agreement suites/knowledge-gold-v1
         flightdeck knowledge agreement suites/knowledge-gold-v1 --arm baseline-projects --json
     """
-    from flightdeck.project import as_suite
-    from flightdeck.rating.agreement import agreement_arms, choose_arms, suite_agreement
-
-    project = open_project(params_file, repo, near=suite)
-    found = agreement_arms(as_suite(suite, keys=False))
-    choice = choose_arms(found, scored=project.params.arms, asked=arms)
-    result = suite_agreement(suite, arms=choice.arms)
-    _say_choice(choice.not_yet, choice.left_out)
+    chosen = open_project(params_file, repo, near=suite).suite(suite).agreement(arms=arms)
+    result = chosen.agreement
+    _say_choice(chosen.choice.not_yet, chosen.choice.left_out)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, sort_keys=True))
     else:

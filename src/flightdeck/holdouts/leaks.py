@@ -178,7 +178,7 @@ def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
     newly: list[str] = []
     with locked_manifest(holdouts_dir):
         now = utc_now()
-        append_scan(holdouts_dir, _scan_event(result, now))  # apart: see manifest.SCANS
+        append_scan(holdouts_dir, _scan_event(result, now))  # apart: see holdouts.manifest
         if not result.suite_counts:
             return newly
         manifest = _current(path, result.read)

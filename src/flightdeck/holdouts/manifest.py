@@ -34,20 +34,13 @@ import msgspec
 
 from flightdeck.errors import InputError, InternalError
 from flightdeck.files.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
+from flightdeck.project.paths import holdouts_manifest, holdouts_scans
 from flightdeck.suite.problems import Problem, problems, refusal
 from flightdeck.suite.schema import Canary, Sha256
 
-MANIFEST = "manifest.json"
-SCANS = "scans.jsonl"
 FORMAT = 1
-
-
-def manifest_path(holdouts_dir: Path) -> Path:
-    return holdouts_dir / MANIFEST
-
-
-def scans_path(holdouts_dir: Path) -> Path:
-    return holdouts_dir / SCANS
+manifest_path = holdouts_manifest  # the paths are spelled in flightdeck.project only
+scans_path = holdouts_scans
 
 
 def append_scan(holdouts_dir: Path, event: dict[str, Any]) -> None:

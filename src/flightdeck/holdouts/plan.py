@@ -19,7 +19,7 @@ from typing import Any
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.holdouts.manifest import ManifestRead, manifest_path, read_manifest, require_folder
-from flightdeck.project import Suite
+from flightdeck.project.suite_folder import SuiteFolder
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def plan_files(read: ManifestRead, paths: Sequence[Path]) -> ScanPlan:
 
 def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
     """Whether ``file`` is, byte for byte, the sealed keys file of a registered suite."""
-    suite = Suite(file.parent)
+    suite = SuiteFolder(file.parent)
     if file.name != suite.keys.name:
         return False
     try:

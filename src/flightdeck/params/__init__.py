@@ -27,6 +27,7 @@ from flightdeck.params.sections import (
     sandbox_values,
 )
 from flightdeck.params.yaml_file import PARAMS_FILE, find_params, line_in, read_yaml
+from flightdeck.project.names import HOLDOUTS_FOLDER
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Params:
     min_raters: int = 2
     gate_margin: float = 10.0  # points
     decision: str = "calibrated"  # or "percentile" (scoring/decision.py)
-    holdouts: Path = Path("holdouts")
+    holdouts: Path = Path(HOLDOUTS_FOLDER)
     # named by params.yaml or --holdouts (not the default): a missing folder is then a typo
     holdouts_named: bool = False
     # the folder params.yaml names (or the default), kept when --holdouts names another: a
@@ -184,7 +185,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         values["holdouts"] = root / plain.holdouts
         values["holdouts_named"] = True
     else:
-        values["holdouts"] = root / "holdouts"
+        values["holdouts"] = root / HOLDOUTS_FOLDER
     values["holdouts_in_params"] = values["holdouts"]
     values["repos"] = {str(k): root / v for k, v in (plain.repos or {}).items()}
     values.update(sandbox_values(data, path))

@@ -54,12 +54,15 @@ class _HarnessSandbox(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     bind: list[str] = []
     network: bool = False
+    network_allow: list[str] = []  # HOST:PORT, each checked by _check_allow on its line
     pass_env: list[str] = []
     sandbox: Literal["bwrap", "none"] = "bwrap"
 
 
 def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """``sandbox: bwrap|none``, ``harness_sandbox: {arm: {bind, network, pass_env, sandbox}}``."""
+    """``sandbox: bwrap|none``, ``harness_sandbox: {arm: {bind, network, network_allow,
+    pass_env, sandbox}}``; each ``network_allow`` entry is checked as ``HOST:PORT`` on its line.
+    """
     values: dict[str, Any] = {}
     if data.get("sandbox") is not None:
         if data["sandbox"] not in ("bwrap", "none"):
@@ -69,7 +72,10 @@ def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
     line = line_in(data, "harness_sandbox")
     if not isinstance(arms, dict) or not all(isinstance(v, dict) for v in arms.values()):
         raise InputError(
-            path, line, "harness_sandbox must map arm names to {bind, network, pass_env, sandbox}"
+            path,
+            line,
+            "harness_sandbox must map arm names to {bind, network, network_allow, pass_env, "
+            "sandbox}",
         )
     for arm, settings in arms.items():
         try:
@@ -90,8 +96,41 @@ def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
                 line,
                 f"harness_sandbox.{arm}.{key} has a bad value {settings[key]!r}",
             ) from None
+        _check_allow(path, str(arm), settings)
     values["harness_sandbox"] = {str(arm): dict(v) for arm, v in arms.items()}
     return values
+
+
+def _check_allow(path: Path, arm: str, settings: dict[str, Any]) -> None:
+    """``network_allow``: each entry ``HOST:PORT`` (an error on its own line), never beside
+    ``network: true``, which would open the whole network the list is there to narrow."""
+    from flightdeck.arms.net_allow import parse_target
+
+    entries = settings.get("network_allow") or []
+    line = line_in(settings, "network_allow")
+    for entry in entries:
+        try:
+            parse_target(entry)
+        except ValueError as exc:
+            where = _line_after(path, line, entry)  # a block list's items have lines of their own
+            raise InputError(path, where, f"harness_sandbox.{arm}.network_allow: {exc}") from None
+    if entries and settings.get("network") is not None:
+        raise InputError(
+            path,
+            line_in(settings, "network"),
+            f"harness_sandbox.{arm}: network and network_allow cannot both be set; network: "
+            "true shares the whole host network, network_allow only the targets named",
+        )
+
+
+def _line_after(path: Path, start: int | None, text: str) -> int | None:
+    """The first line from ``start`` on that holds ``text``, else ``start`` (the parser keeps
+    the lines of keys, not of list items)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for number in range(start or 1, len(lines) + 1):
+        if text in lines[number - 1]:
+            return number
+    return start
 
 
 def parse_judges(

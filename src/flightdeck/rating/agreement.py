@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
-from flightdeck.project import Suite, as_suite, check_arm_name
+from flightdeck.params.arm_names import check_arm_name
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.stats import Kappa, kappa_from_counts
 from flightdeck.suite.records import Answer, Label, read_answers, read_labels, read_questions
 
@@ -127,12 +127,12 @@ def choose_arms(found: Sequence[str], *, scored: Sequence[str], asked: Sequence[
     return ArmChoice(tuple(chosen), not_yet, left_out)
 
 
-def suite_agreement(suite: Suite | Path, *, arms: Sequence[str] | None = None) -> SuiteAgreement:
+def suite_agreement(suite: SuiteFolder, *, arms: Sequence[str] | None = None) -> SuiteAgreement:
     """Agreement for each arm of ``suite`` (or only ``arms``) that has answers or labels.
 
     Refuses a sealed suite that changed since sealing, like every command that reads one.
     """
-    opened = as_suite(suite, keys=False)
+    opened = suite.opened(keys=False)
     opened.require_intact()
     question_ids = [q.id for q in read_questions(opened.questions)]
     found = agreement_arms(opened)
@@ -158,7 +158,7 @@ def suite_agreement(suite: Suite | Path, *, arms: Sequence[str] | None = None) -
     return SuiteAgreement(opened.name, tuple(results))
 
 
-def agreement_arms(suite: Suite) -> list[str]:
+def agreement_arms(suite: SuiteFolder) -> list[str]:
     """The arms agreement can read: those with labels or answers."""
     return sorted({*suite.labelled_arms(), *suite.arms()})
 

@@ -24,7 +24,7 @@ from typing import Any
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import read_json, write_json
 from flightdeck.params.sections import JudgeSpec
-from flightdeck.project import Suite, as_suite
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.judgements import Judgement, current_judgements, judgements_path
 from flightdeck.rating.judges import judge_identity, resolve_judge
 from flightdeck.scoring.stats import cohens_kappa
@@ -40,7 +40,7 @@ from flightdeck.suite.records import (
 MIN_ANSWERS = 30
 
 
-def calibration_path(suite: Suite, judge: str) -> Path:
+def calibration_path(suite: SuiteFolder, judge: str) -> Path:
     return suite.calibration(judge)
 
 
@@ -109,7 +109,7 @@ def _people(
 
 
 def collect(
-    suite: Suite, spec: JudgeSpec, *, min_raters: int
+    suite: SuiteFolder, spec: JudgeSpec, *, min_raters: int
 ) -> tuple[list[Rated], dict[str, Any]]:
     """The answers both rated, across arms, and counts of what was left out and why."""
     identity = judge_identity(spec)
@@ -184,7 +184,7 @@ def _fact_level(rated: Sequence[Rated], facts_of: dict[str, tuple[str, ...]]) ->
     return {"available": True, **k, "answers": answers, "labels_without_ticks": without}
 
 
-def check_fact_ticks(suite: Suite, rated: Sequence[Rated]) -> dict[str, tuple[str, ...]]:
+def check_fact_ticks(suite: SuiteFolder, rated: Sequence[Rated]) -> dict[str, tuple[str, ...]]:
     """Each rated question's required facts; a label ticking another number is refused."""
     facts_of = {k.id: k.required_facts for k in read_keys(suite.keys)}
     for r in rated:
@@ -200,7 +200,7 @@ def check_fact_ticks(suite: Suite, rated: Sequence[Rated]) -> dict[str, tuple[st
 
 
 def calibrate(
-    suite_dir: Suite | Path, *, params: Any, judge: str, now: str | None = None
+    suite: SuiteFolder, *, params: Any, judge: str, now: str | None = None
 ) -> dict[str, Any]:
     """Measure the judge against the people and write ``judgements/<judge>/calibration.json``.
 
@@ -209,7 +209,7 @@ def calibrate(
     from flightdeck.files.clock import utc_now
 
     spec = resolve_judge(params, judge)
-    suite = as_suite(suite_dir, params)
+    suite = suite.opened()
     suite.require_intact()
     identity = judge_identity(spec)
     rated, counts = collect(suite, spec, min_raters=params.min_raters)
@@ -276,7 +276,7 @@ def calibrate(
 
 
 def require_calibrated(
-    suite: Suite, spec: JudgeSpec, *, min_kappa: float, min_raters: int = 1
+    suite: SuiteFolder, spec: JudgeSpec, *, min_kappa: float, min_raters: int = 1
 ) -> dict[str, Any]:
     """The judge's calibration, or an InputError naming the calibration file and the fix.
 
@@ -334,7 +334,7 @@ def describe(record: dict[str, Any]) -> str:
 
 
 def judged_labels(
-    suite: Suite, spec: JudgeSpec, arm: str, answers: dict[str, Answer]
+    suite: SuiteFolder, spec: JudgeSpec, arm: str, answers: dict[str, Answer]
 ) -> list[Label]:
     """The judge's verdicts on every answer of an unrated arm, as labels of one "rater".
 
@@ -376,14 +376,14 @@ class JudgedBy:
     spec: JudgeSpec
     calibration: dict[str, Any]
 
-    def labels(self, suite: Suite, arm: str, answers: dict[str, Answer]) -> list[Label]:
+    def labels(self, suite: SuiteFolder, arm: str, answers: dict[str, Answer]) -> list[Label]:
         return judged_labels(suite, self.spec, arm, answers)
 
     def words(self) -> str:
         return f"{describe(self.calibration)}; {citation_basis(self.spec)}"
 
 
-def calibrated_judge(suite: Suite, params: Any) -> JudgedBy | None:
+def calibrated_judge(suite: SuiteFolder, params: Any) -> JudgedBy | None:
     """params ``judge`` (or ``--judge``) as a calibrated judge; None when none is named."""
     if params.judge is None:
         return None

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, writing_to
-from flightdeck.project import CACHE_FOLDER, Suite
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.judgements import Judgement, judgements_of
 from flightdeck.suite.records import (
     Answer,
@@ -39,7 +39,6 @@ from flightdeck.suite.records import (
     read_questions,
 )
 
-ORDER_SECRET = "rating-order.key"
 _SECRET_BYTES = 32
 
 
@@ -49,18 +48,19 @@ def order_key(suite: str, rater: str, arm: str, question_id: str, *, secret: byt
     return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-def order_secret(cache: Path) -> bytes:
-    """The project's rating-order secret, created on first use in ``cache`` (mode 0600).
+def order_secret(path: Path) -> bytes:
+    """The project's rating-order secret at ``path`` (``ProjectPaths.rating_order_key``),
+    created on first use (mode 0600).
 
     Written to a temp file and linked into place, so two raters starting at once agree on
     one secret (the second link fails and reads the first). A file of the wrong size is an
     :class:`InputError`: delete it to start afresh (the order changes; labels are kept).
     """
-    path = cache / ORDER_SECRET
+    cache = path.parent
     if not path.exists():
         with writing_to(cache):
             cache.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{ORDER_SECRET}.", suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(secrets.token_bytes(_SECRET_BYTES))
@@ -97,7 +97,7 @@ class RaterItems:
 
 
 def load_items(
-    suite: Suite, rater: str, secret: bytes, *, arms: Sequence[str] | None, adjudicate: bool
+    suite: SuiteFolder, rater: str, secret: bytes, *, arms: Sequence[str] | None, adjudicate: bool
 ) -> RaterItems:
     """The answers ``rater`` rates (of ``arms``, or of every arm), mixed in their order.
 
@@ -135,7 +135,7 @@ def load_items(
             items.append(
                 Item(mac.hexdigest()[:20], arm, questions[answer.id], keys[answer.id], answer)
             )
-    order = order_secret(suite.project_root / CACHE_FOLDER)
+    order = order_secret(suite.project.rating_order_key)
     items.sort(key=lambda i: order_key(suite.name, rater, i.arm, i.answer.id, secret=order))
     if not items and adjudicate:
         raise InputError(
@@ -148,7 +148,7 @@ def load_items(
     return RaterItems(items, question_ids, judged_by)
 
 
-def split_ids(suite: Suite, rater: str, arm: str, questions: dict[str, Question]) -> set[str]:
+def split_ids(suite: SuiteFolder, rater: str, arm: str, questions: dict[str, Question]) -> set[str]:
     """Ids the first two other raters of ``arm`` (in file order) marked differently.
 
     The adjudication view: a third person rates only what the first two split on,

@@ -23,7 +23,7 @@ from typing import Any
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write, encode_lines, read_bytes
 from flightdeck.files.jsonl import read_jsonl as _read_jsonl
-from flightdeck.project import Suite
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.suite.records import SHA256_RE, Answer, Key, Question
 
 
@@ -67,7 +67,7 @@ class Judgement:
 JudgeFn = Callable[[Question, Key, Answer], Verdict]
 
 
-def judgements_path(suite: Suite, judge: str, arm: str) -> Path:
+def judgements_path(suite: SuiteFolder, judge: str, arm: str) -> Path:
     return suite.judgements(judge, arm)
 
 
@@ -162,7 +162,9 @@ def resume_judgements(
     return kept, dropped + torn
 
 
-def judgements_of(suite: Suite, arm: str, answers: dict[str, Answer]) -> dict[str, list[Judgement]]:
+def judgements_of(
+    suite: SuiteFolder, arm: str, answers: dict[str, Answer]
+) -> dict[str, list[Judgement]]:
     """Every judge's current judgement of each answer of ``arm``, for the rating page."""
     folder = suite.judgements_folder
     out: dict[str, list[Judgement]] = {}

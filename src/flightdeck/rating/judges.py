@@ -19,8 +19,10 @@ from typing import Any
 
 from flightdeck.errors import InputError, JudgeFailed
 from flightdeck.files.jsonl import append_jsonl, locked_folder
+from flightdeck.params.arm_names import check_arm_name
 from flightdeck.params.sections import JudgeSpec
-from flightdeck.project import Suite, as_suite, check_arm_name
+from flightdeck.params.yaml_file import PARAMS_FILE
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.judgements import (
     FactVerdict,
     JudgeFn,
@@ -131,7 +133,7 @@ class JudgeRun:
 
 
 def judge_arm(
-    suite: Suite,
+    suite: SuiteFolder,
     spec: JudgeSpec,
     arm: str,
     *,
@@ -182,7 +184,7 @@ def resolve_judge(params: Any, name: str) -> JudgeSpec:
     if spec is None:
         declared = ", ".join(sorted(params.judges)) or "none"
         raise InputError(
-            params.root / "params.yaml",
+            params.root / PARAMS_FILE,
             None,
             f"no judge {name!r} under judges: (declared: {declared}); declare it, e.g. "
             f"judges: {{{name}: {{kind: facts}}}}",
@@ -191,7 +193,7 @@ def resolve_judge(params: Any, name: str) -> JudgeSpec:
 
 
 def run_judge(
-    suite_dir: Suite | Path,
+    suite: SuiteFolder,
     *,
     params: Any,
     judge: str,
@@ -205,7 +207,7 @@ def run_judge(
     if not arms:
         raise InputError("--arm", None, "name at least one arm to judge")
     spec = resolve_judge(params, judge)
-    suite = as_suite(suite_dir, params)
+    suite = suite.opened()
     suite.require_sealed()
     questions, keys = load_suite_files(suite, sealed=True)
     keys_by_id = {k.id: k for k in keys}

@@ -25,7 +25,7 @@ from typing import Any
 from flightdeck.errors import InputError
 from flightdeck.files.clock import format_utc
 from flightdeck.files.jsonl import append_jsonl, atomic_write, dumps_line, locked_folder
-from flightdeck.project import Suite, as_suite
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.items import Item, load_items
 from flightdeck.rating.judgements import disagreements
 from flightdeck.rating.lines import CitationView, LineReader, cited_lines, cited_page
@@ -111,7 +111,7 @@ class RatingSession:
 
     def __init__(
         self,
-        suite: Suite | Path,
+        suite: SuiteFolder,
         rater: str,
         repos: RepoSet,
         *,
@@ -121,7 +121,7 @@ class RatingSession:
     ) -> None:
         if not rater.strip() or rater != rater.strip():
             raise InputError("--rater", None, f"rater {rater!r} must be a non-empty name")
-        self.suite = as_suite(suite)
+        self.suite = suite.opened()
         self.suite.require_intact()
         self.suite_name = self.suite.name
         self.rater = rater

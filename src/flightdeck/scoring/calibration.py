@@ -333,7 +333,7 @@ def table_row(cal: Calibration) -> list[Any]:
 
 def _cache_path(cache_dir: Path, n: int, threshold: float, alpha: float, side: str) -> Path:
     name = f"calibration-v{CACHE_VERSION}-n{n}-t{threshold:g}-a{alpha:.10g}-{side}.json"
-    return cache_dir / "decision" / name
+    return cache_dir / name
 
 
 def _read_cache(

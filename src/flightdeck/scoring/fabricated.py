@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING
 
 from flightdeck.errors import InputError
 from flightdeck.suite.records import Question, parse_source_uri
-from flightdeck.suite.repos import CACHE_FOLDER, BlobReader, RepoSet
+from flightdeck.suite.repos import BlobReader, RepoSet
 
 if TYPE_CHECKING:
     from flightdeck.params import Params
-    from flightdeck.project import Suite
+    from flightdeck.project.suite_folder import SuiteFolder
     from flightdeck.scoring.outcomes import ScoreResult
 
 NOT_A_SOURCE = "fabricated_not_a_source"
@@ -46,7 +46,7 @@ WORDS = {
 
 
 def with_fabricated_split(
-    result: ScoreResult, suite: Suite, params: Params, *, questions: Sequence[Question]
+    result: ScoreResult, suite: SuiteFolder, params: Params, *, questions: Sequence[Question]
 ) -> ScoreResult:
     """``result`` with each arm's ``citations`` holding the split beside ``fabricated``.
 
@@ -64,7 +64,7 @@ def with_fabricated_split(
         for arm, s in result.arms.items()
     }
     by_id = {q.id: q for q in questions} if any(fabricated.values()) else {}
-    repos = RepoSet(params.repos, params.root / CACHE_FOLDER)
+    repos = RepoSet(params.repos, suite.project.cache)
     with _Lookup(repos) as lookup:
         arms = {
             arm: replace(

@@ -47,14 +47,14 @@ def load_results(
     import polars as pl
 
     from flightdeck.params import load_params
-    from flightdeck.project import Project
+    from flightdeck.project.paths import ProjectPaths
 
     suite = Path(suite)
     name = suite.resolve().name
     if results is not None:
         folder = Path(results)
     else:  # where `knowledge score` writes them by default
-        folder = Project(load_params(near=suite)).at(suite).results_dir
+        folder = ProjectPaths(load_params(near=suite).root).results(name)
     if not folder.is_dir():
         raise InputError(
             folder, None, f"no results for suite {name!r}; run `flightdeck knowledge score` first"

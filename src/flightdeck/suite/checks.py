@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.errors import InputError
+from flightdeck.project.names import KEYS_FILE, QUESTIONS_FILE
 from flightdeck.suite.records import UNHASHED, Key, Question, parse_source_uri
 from flightdeck.suite.repos import BlobReader, RepoSet, Repository, glob_regex
 
@@ -255,7 +256,7 @@ def _check_scopes_and_sources(
 
 def sort_problems(problems: Sequence[Problem]) -> list[Problem]:
     """File order (questions, then keys, then any other file), then line order."""
-    rank = {"questions.jsonl": 0, "keys.jsonl": 1}
+    rank = {QUESTIONS_FILE: 0, KEYS_FILE: 1}
     return sorted(problems, key=lambda p: (rank.get(Path(p.path).name, 2), p.path, p.line))
 
 

@@ -19,10 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from flightdeck.errors import InputError
-
-# Where bundles are cloned, relative to the project root. Spelled here only: Project.cache is
-# the project's copy, and a RepoSet made without one (a Python caller) uses it from the cwd.
-CACHE_FOLDER = Path(".flightdeck") / "cache"
+from flightdeck.project.names import CACHE_FOLDER  # a RepoSet made without a cache: the cwd's
 
 
 def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -202,7 +199,7 @@ def _clone_bundle(bundle: Path, target: Path) -> None:
 class RepoSet:
     """Repositories by name, as params.yaml ``repos:`` and ``--repo`` give them.
 
-    ``cache_dir`` is where bundles are cloned: ``Project.cache`` (``.flightdeck/cache``).
+    ``cache_dir`` is where bundles are cloned: the project's ``ProjectPaths.cache``.
     """
 
     def __init__(self, locations: Mapping[str, Path], cache_dir: Path = CACHE_FOLDER) -> None:

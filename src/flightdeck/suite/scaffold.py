@@ -16,11 +16,12 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write, dumps_line, encode_lines
+from flightdeck.project.names import KEYS_FILE, QUESTIONS_FILE
 from flightdeck.suite.records import KINDS
 from flightdeck.suite.repos import RepoSet, Repository
 
 SUITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-FILES = ("README.md", "questions.jsonl", "keys.jsonl")
+FILES = ("README.md", QUESTIONS_FILE, KEYS_FILE)
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,8 @@ def new_suite(suite_dir: Path, revisions: Mapping[str, str], *, repos: RepoSet) 
             example = (repo_name, _example_file(repo, as_of[repo_name]))
     assert example is not None
     texts = {
-        "questions.jsonl": encode_lines([_question(as_of, example)]),
-        "keys.jsonl": encode_lines([_key(example)]),
+        QUESTIONS_FILE: encode_lines([_question(as_of, example)]),
+        KEYS_FILE: encode_lines([_key(example)]),
         "README.md": _readme(name, as_of, example).encode("utf-8"),
     }
     suite_dir.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,8 @@
 """Whether a suite's sealed files still match its manifest, and how to say when they do not.
 
-:class:`~flightdeck.project.Suite` holds the paths and asks here: a copied suite, a file
-changed after sealing, and a file whose only change is CRLF line endings (git's autocrlf)
-each get their own message, with the next suite version to seal instead of an edit.
+:class:`~flightdeck.project.suite_folder.SuiteFolder` holds the paths and asks here: a copied
+suite, a file changed after sealing, and a file whose only change is CRLF line endings (git's
+autocrlf) each get their own message, with the next suite version to seal instead of an edit.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import sha256_bytes, sha256_file
+from flightdeck.project.names import SEALED_FILES
 from flightdeck.suite.records import Manifest
-
-SEALED_FILES = ("questions.jsonl", "keys.jsonl")
 
 
 def changed_files(root: Path, manifest: Manifest) -> list[str]:

@@ -8,7 +8,7 @@ journal); the files then move into place one by one. A kill before the commit le
 the staging folder, which :func:`finish_pending` removes (the old files are untouched); a
 kill after it leaves a committed folder, whose remaining files :func:`finish_pending` moves
 into place. Every command that opens a suite calls :func:`finish_pending` on its answers
-folder first (``project.open_suite``), so no command ever sees the half-done state.
+folder first (``SuiteFolder.opened``), so no command ever sees the half-done state.
 
 Both hold the folder's lock (:func:`flightdeck.files.jsonl.locked_folder`), so a command opening the
 suite never takes a staging folder that another process is still writing for its own.

@@ -6,17 +6,17 @@ as score does and decides by the same calibrated rule, at the margin's threshold
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from flightdeck.errors import InputError
 from flightdeck.params import Params
-from flightdeck.project import Suite, check_arm_name
+from flightdeck.params.arm_names import check_arm_name
+from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.outcomes import GateResult
-from flightdeck.tasks.scoring import cache_dir, check_ledger, compare, read_arms
+from flightdeck.tasks.scoring import check_ledger, compare, read_arms
 
 
 def gate(
-    suite_dir: Suite | Path,
+    suite: SuiteFolder,
     *,
     pinned: str | None = None,
     candidate: str | None = None,
@@ -48,10 +48,11 @@ def gate(
     check_arm_name(candidate, where="--candidate")
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
-    read = read_arms(suite_dir, [pinned, candidate], params)
+    read = read_arms(suite, [pinned, candidate], params)
     suite, scores, sources = read.suite, read.scores, read.sources
     check_ledger(suite, scores)
-    comparison = compare(scores[pinned], scores[candidate], params)
+    cache = suite.project.decision_cache
+    comparison = compare(scores[pinned], scores[candidate], params, decision_cache=cache)
     decisions = {}
     for m in METRICS:
         mc = comparison.metrics[m]
@@ -67,7 +68,7 @@ def gate(
             seeded_lo=mc.lo,
             seeded_hi=mc.hi,
             resamples=params.resamples,
-            cache_dir=cache_dir(params),
+            cache_dir=cache,
             mirror=False,
             power=False,
             by_score=True,
@@ -97,7 +98,7 @@ def small_n_note(n: int, params: Params, *, losses: tuple[int, ...] = ()) -> str
 
     alpha = (1.0 - params.confidence) / 2.0
     margin = params.gate_margin
-    store = cache_dir(params)
+    store = ProjectPaths(params.root).decision_cache
     if n > EXACT_MAX_N:
         return (
             f"n = {n} is above {EXACT_MAX_N:,}, where this version's calibration stops: the "

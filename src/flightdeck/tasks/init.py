@@ -24,6 +24,7 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write
+from flightdeck.project import names
 from flightdeck.version import DISTRIBUTION
 
 WORKFLOW = Path(".github") / "workflows" / "knowledge-evals.yml"
@@ -34,8 +35,8 @@ TEMPLATES = {
     Path(".gitattributes"): "gitattributes.tmpl",
     WORKFLOW: "knowledge-evals.yml.tmpl",
 }
-FOLDERS = (Path("suites"), Path("holdouts"))
-GITIGNORE = (".venv", ".flightdeck/", "dvc_plots/")
+FOLDERS = (Path(names.SUITES_FOLDER), Path(names.HOLDOUTS_FOLDER))
+GITIGNORE = (".venv", f"{names.STATE_FOLDER.as_posix()}/", "dvc_plots/")
 SUITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 COMMIT = re.compile(r"[0-9a-f]{40}\Z")
 GIT_PIN = re.compile(r"(git\+(?:https|ssh)://[^\s@]+(?:@[^\s@/]+/[^\s@]+)?)@([0-9a-fA-F]{40})\Z")

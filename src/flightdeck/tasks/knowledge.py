@@ -25,7 +25,8 @@ from flightdeck.files.jsonl import (
 from flightdeck.holdouts.custody import describe_void as describe_void  # re-exported
 from flightdeck.holdouts.custody import holdouts_custody
 from flightdeck.params import Params
-from flightdeck.project import SEALED_FILES, Suite, as_suite
+from flightdeck.project.names import SEALED_FILES
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
 from flightdeck.scoring.outcomes import ScoreResult as ScoreResult  # them from the task
 from flightdeck.suite.records import (
@@ -73,7 +74,7 @@ class SealResult:
     already: bool = False  # already sealed, intact and registered: nothing was done
 
 
-def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
+def check(suite: SuiteFolder, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
     """Every problem a seal would refuse, in file and line order; writes nothing.
 
     Every line of the questions and keys files is read, each bad one listed; the checks
@@ -81,7 +82,7 @@ def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -
     """
     from flightdeck.suite.checks import Problem, check_suite, sort_problems
 
-    suite = as_suite(suite_dir)
+    suite = suite.opened()
     problems: list[Problem] = []
     if suite.manifest.exists():  # seal would refuse a sealed suite whose files changed
         try:
@@ -106,7 +107,7 @@ def check(suite_dir: Suite | Path, *, repos: RepoSet, unchecked: bool = False) -
 
 
 def seal(
-    suite_dir: Suite | Path,
+    suite: SuiteFolder,
     *,
     repos: RepoSet,
     holdouts: Path | None = None,
@@ -120,7 +121,7 @@ def seal(
     just before, or a suite sealed without ``--holdouts``) gets them registered by running
     seal again with ``--holdouts``. Anything else already sealed is refused.
     """
-    suite = as_suite(suite_dir)
+    suite = suite.opened()
     if suite.manifest.exists():
         return _register_sealed(suite, holdouts)
     from flightdeck.suite.checks import check_suite, sort_problems
@@ -185,7 +186,7 @@ def _hashed_sources(
     return tuple(sources)
 
 
-def _register(holdouts: Path, suite: Suite, manifest: Manifest, keys: Sequence[Key]) -> None:
+def _register(holdouts: Path, suite: SuiteFolder, manifest: Manifest, keys: Sequence[Key]) -> None:
     from flightdeck.files.jsonl import canonical_json
     from flightdeck.holdouts.registry import register_suite
 
@@ -197,7 +198,7 @@ def _register(holdouts: Path, suite: Suite, manifest: Manifest, keys: Sequence[K
     )
 
 
-def _register_sealed(suite: Suite, holdouts: Path | None) -> SealResult:
+def _register_sealed(suite: SuiteFolder, holdouts: Path | None) -> SealResult:
     """Register an intact sealed suite's canaries, or refuse: it is never sealed again."""
     from flightdeck.holdouts.registry import suite_state
 
@@ -282,12 +283,12 @@ class SuiteStatus:
         )
 
 
-def status(suite_dir: Suite | Path, *, params: Params) -> SuiteStatus:
+def status(suite: SuiteFolder, *, params: Params) -> SuiteStatus:
     """What a person checks before scoring: seal intact, not void, each arm's files.
 
     Reports a changed sealed suite rather than refusing it: saying so is its job.
     """
-    suite = as_suite(suite_dir, params)
+    suite = suite.opened()
     questions = read_questions(suite.questions)
     ids = [q.id for q in questions]
     sealed = suite.is_sealed

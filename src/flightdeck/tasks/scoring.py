@@ -22,9 +22,9 @@ from flightdeck.files.jsonl import (
     sha256_bytes,
 )
 from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
-from flightdeck.holdouts.manifest import manifest_path
-from flightdeck.params import Params, load_params
-from flightdeck.project import CACHE_FOLDER, Suite, as_suite, check_arm_name, only_line_endings
+from flightdeck.params import Params
+from flightdeck.params.arm_names import check_arm_name
+from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.outcomes import ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
 from flightdeck.suite.records import (
@@ -38,6 +38,7 @@ from flightdeck.suite.records import (
     read_labels,
     read_meta,
 )
+from flightdeck.suite.sealed import only_line_endings
 from flightdeck.version import __version__
 
 if TYPE_CHECKING:
@@ -46,13 +47,27 @@ if TYPE_CHECKING:
     from flightdeck.scoring.tables import SuiteTables
 
 
-def cache_dir(params: Params) -> Path:
-    """The project cache folder (calibrated levels live under it)."""
-    return params.root / CACHE_FOLDER
+@dataclass(frozen=True)
+class ScoreOptions:
+    """What ``knowledge score`` is asked, besides the suite and params (their flags).
+
+    ``arms`` None: params' ``arms``; ``baseline``/``candidate`` None: params' pair when both
+    are scored; an output None: where the suite's paths say (``metrics/<suite>.json``,
+    ``reports/<suite>.md``, ``results/<suite>/``). A dry-run arm (``mockllm/model``) is
+    refused unless ``allow_dry_run``.
+    """
+
+    arms: tuple[str, ...] | None = None
+    baseline: str | None = None
+    candidate: str | None = None
+    metrics: Path | None = None
+    report: Path | None = None
+    results_dir: Path | None = None
+    allow_dry_run: bool = False
 
 
 def load_arm(
-    suite: Suite,
+    suite: SuiteFolder,
     arm: str,
     questions: Sequence[Question],
     keys: dict[str, Key],
@@ -104,7 +119,7 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
 class ArmsRead:
     """A sealed suite with its arms read, checked and scored: what score and gate decide on."""
 
-    suite: Suite
+    suite: SuiteFolder
     questions: list[Question]
     scores: dict[str, ArmScore]
     manifest: Manifest
@@ -113,10 +128,10 @@ class ArmsRead:
 
 
 def read_arms(
-    suite_dir: Suite | Path, arms: Sequence[str], params: Params, allow_dry_run: bool = False
+    suite: SuiteFolder, arms: Sequence[str], params: Params, allow_dry_run: bool = False
 ) -> ArmsRead:
     """Read the sealed suite and every arm, in the order given (the first bad arm is reported)."""
-    suite = as_suite(suite_dir, params)
+    suite = suite.opened()
     manifest = suite.require_sealed()
     if not allow_dry_run:  # answers from mockllm/model check a pipeline, never decide
         refuse_dry_runs({arm: suite.meta(arm) for arm in arms})
@@ -124,7 +139,7 @@ def read_arms(
     evidence = told.evidence
     if evidence is not None:
         raise InputError(
-            manifest_path(params.holdouts),
+            suite.project.holdouts_manifest,
             None,
             f"suite {suite.name!r} is void: a canary leaked ({describe_void(evidence)}); its keys "
             "are spent, so seal a new suite version",
@@ -142,8 +157,13 @@ def read_arms(
     return ArmsRead(suite, questions, scores, manifest, _sources(scores, judge), told)
 
 
-def compare(baseline: ArmScore, candidate: ArmScore, params: Params) -> Comparison:
-    """candidate - baseline on every metric, with the verdict of params' rule."""
+def compare(
+    baseline: ArmScore, candidate: ArmScore, params: Params, *, decision_cache: Path
+) -> Comparison:
+    """candidate - baseline on every metric, with the verdict of params' rule.
+
+    ``decision_cache`` keeps the rule's calibrated levels (``ProjectPaths.decision_cache``).
+    """
     return compare_arms(
         baseline,
         candidate,
@@ -152,11 +172,11 @@ def compare(baseline: ArmScore, candidate: ArmScore, params: Params) -> Comparis
         confidence=params.confidence,
         threshold=params.threshold,
         decision=params.decision,
-        cache_dir=cache_dir(params),
+        cache_dir=decision_cache,
     )
 
 
-def _calibrated_judge(suite: Suite, params: Params) -> JudgedBy | None:
+def _calibrated_judge(suite: SuiteFolder, params: Params) -> JudgedBy | None:
     from flightdeck.rating.calibration import calibrated_judge
 
     return calibrated_judge(suite, params)
@@ -176,35 +196,22 @@ def _sources(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, s
 
 
 def score(
-    suite_dir: Suite | Path | str,
-    arms: Sequence[str] | None = None,
+    suite: SuiteFolder,
+    options: ScoreOptions,
     *,
-    params: Params | None = None,
-    baseline: str | None = None,
-    candidate: str | None = None,
-    metrics: Path | None = None,
-    report: Path | None = None,
-    results_dir: Path | None = None,
+    params: Params,
     on_progress: Callable[[str], None] | None = None,
-    allow_dry_run: bool = False,
 ) -> ScoreResult:
     """The whole of ``knowledge score``: score, write metrics, results and report, record.
 
-    ``params`` default to the project's params.yaml, found as the CLI finds it, and ``arms``
-    to its ``arms``. Outputs
-    default to ``metrics/<suite>.json``, ``reports/<suite>.md`` (with its ``.svg``) and
-    ``results/<suite>/`` under the project root (``params.root``). The ledger
-    (``scores.jsonl``) gets each arm's hashes unless already there. The result says what was
-    written (``written``) and which arms were recorded (``recorded``).
+    The ledger (``scores.jsonl``) gets each arm's hashes unless already there. The result
+    says what was written (``written``) and which arms were recorded (``recorded``).
     """
     from flightdeck.scoring.report import write_outputs
 
-    if isinstance(suite_dir, str):
-        suite_dir = Path(suite_dir)
-    if params is None:  # ./params.yaml, else the nearest one above the suite folder
-        params = load_params(near=suite_dir if isinstance(suite_dir, Path) else suite_dir.root)
-    suite = as_suite(suite_dir, params)
-    scored = list(params.arms if arms is None else arms)
+    suite = suite.opened()
+    scored = list(params.arms if options.arms is None else options.arms)
+    baseline, candidate = options.baseline, options.candidate
     if baseline is None and candidate is None:
         baseline, candidate = params_comparison(params, scored)
     result = compute_scores(
@@ -214,13 +221,13 @@ def score(
         baseline=baseline,
         candidate=candidate,
         on_progress=on_progress,
-        allow_dry_run=allow_dry_run,
+        allow_dry_run=options.allow_dry_run,
     )
     written = write_outputs(
         result,
-        metrics=metrics or suite.metrics_path,
-        report=report or suite.report_path,
-        results_dir=results_dir or suite.results_dir,
+        metrics=options.metrics or suite.metrics_path,
+        report=options.report or suite.report_path,
+        results_dir=options.results_dir or suite.results_dir,
     )
     recorded = record_scores(suite, result)
     return replace(result, written=written, recorded=tuple(recorded))
@@ -238,7 +245,7 @@ def params_comparison(params: Params, scored: Sequence[str]) -> tuple[str | None
 
 
 def compute_scores(
-    suite_dir: Suite | Path,
+    suite: SuiteFolder,
     arms: Sequence[str],
     *,
     params: Params,
@@ -266,13 +273,15 @@ def compute_scores(
             raise InputError(
                 "--arm", None, f"{name!r} is compared but not scored; add --arm {name}"
             )
-    read = read_arms(suite_dir, arms, params, allow_dry_run)
+    read = read_arms(suite, arms, params, allow_dry_run)
     check_ledger(read.suite, read.scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
         if on_progress:
             on_progress(f"bootstrapping {candidate} vs {baseline}")
-        comparisons = (compare(read.scores[baseline], read.scores[candidate], params),)
+        cache = read.suite.project.decision_cache
+        pair = (read.scores[baseline], read.scores[candidate])
+        comparisons = (compare(*pair, params, decision_cache=cache),)
     from flightdeck.scoring.fabricated import with_fabricated_split
 
     result = ScoreResult(
@@ -292,7 +301,7 @@ def compute_scores(
     return with_fabricated_split(result, read.suite, params, questions=read.questions)
 
 
-def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
+def check_ledger(suite: SuiteFolder, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
     ledger = suite.read_ledger()
     for arm, result in scores.items():
@@ -315,9 +324,9 @@ def check_ledger(suite: Suite, scores: dict[str, ArmScore]) -> None:
             )
 
 
-def record_scores(suite_dir: Suite | Path, result: ScoreResult) -> list[str]:
+def record_scores(suite: SuiteFolder, result: ScoreResult) -> list[str]:
     """Append each arm's (answers, labels) hashes to scores.jsonl unless already recorded."""
-    suite = as_suite(suite_dir)
+    suite = suite.opened()
     seen: set[tuple[str, str, str]] = set()
     if suite.ledger.is_file():
         for _, record in read_jsonl(suite.ledger):
