@@ -2,7 +2,7 @@
 
 Targets (issue 11): score at n = 40 <= 1 s whole process, at n = 1,000 <= 3 s; one cold
 calibration (issue 22: computed on demand above the shipped table, up to
-calibration.EXACT_MAX_N = 2,000), and the percentile rule's exact size, which sets
+levels.EXACT_MAX_N = 2,000), and the percentile rule's exact size, which sets
 decision.PERCENTILE_MAX_N. Report `uptime` beside them:
 the machine is shared.
 
@@ -26,12 +26,12 @@ from bench_score import flightdeck, make_suite  # noqa: E402
 
 def calibration_seconds(n: int) -> float:
     """Both sides of one cold calibration at n, as a score needs them, past any limit."""
-    from flightdeck.scoring import calibration
+    from flightdeck.scoring import calibrated_levels as levels
 
     start = time.perf_counter()
-    calibration.compute(n, 15.0, 0.025, "shown")
-    calibration.compute(n, 15.0, 0.025, "ruled_out")
-    calibration.compute(n, -10.0, 0.025, "shown_by_score")
+    levels.compute(n, 15.0, 0.025, "shown")
+    levels.compute(n, 15.0, 0.025, "ruled_out")
+    levels.compute(n, -10.0, 0.025, "shown_by_score")
     return time.perf_counter() - start
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from flightdeck.scoring.calibration import calibrate, compute, smallest_claiming_n
-from flightdeck.scoring.decision import cells, decide, rule_size
+from flightdeck.scoring.calibrated_levels import calibrate, compute, smallest_claiming_n
+from flightdeck.scoring.decision import Extra, cells, decide, rule_size
 from flightdeck.scoring.exact import tail_below, threshold_index
 
 CLAIMS = [("shown", 15.0, '"shown", 15'), ("ruled_out", 15.0, '"ruled out", 15'),
@@ -53,7 +53,8 @@ def power() -> None:
     print("|---|---|---|")
     for n, discordant in ((16, 5), (16, 11), (40, 8), (40, 20), (40, 40), (100, 30), (500, 150)):
         d = decide(n, discordant, 0, 0, threshold=15.0, confidence=0.95, rule="calibrated",
-                   seeded_lo=0.0, seeded_hi=0.0, resamples=10_000, mirror=False)  # fmt: skip
+                   seeded_lo=0.0, seeded_hi=0.0, resamples=10_000,
+                   extras=frozenset({Extra.MIN_DETECTABLE}))  # fmt: skip
         gap = "-" if d.min_detectable is None else f"{100 * d.min_detectable:.2f}"
         print(f"| {n} | {discordant} | {gap} |")
 

@@ -20,8 +20,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flightdeck.suite.repos import Repository
 
 AUTHOR = ("Ada Tester", "ada@example.com")
 COMMITTER = ("Flightdeck Tests", "tests@example.com")
@@ -105,3 +109,18 @@ def make_bundle(repo: Path, bundle: Path) -> Path:
     """Write every ref of ``repo`` to a git bundle file (what params.yaml may point at)."""
     _git(repo, "bundle", "create", "--quiet", str(bundle.resolve()), "--all")
     return bundle
+
+
+def sha256_at(
+    repo: Repository, items: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str | None]:
+    """SHA-256 of each ``(commit, path)`` blob, or None when missing, read through one
+    ``git cat-file --batch`` (the product's ``BlobReader``): what the reader tests compare."""
+    import hashlib
+
+    result: dict[tuple[str, str], str | None] = {}
+    with repo.blobs() as reader:
+        for commit, path in items:
+            data = reader.read(commit, path)
+            result[(commit, path)] = None if data is None else hashlib.sha256(data).hexdigest()
+    return result

@@ -25,7 +25,9 @@ A :class:`HandledError` that reaches the CLI was not caught where it should have
 is a bug like any other exception: the traceback is kept and the exit code is 3, never 1 or 2.
 
 Private control-flow signals that never leave their module (``files/strict_json.py``'s
-``_Problem``, raised inside ``json``'s hooks to stop a parse and caught three lines up) stay
+``_Problem``, raised inside ``json``'s hooks to stop a parse and caught three lines up;
+``params/yaml_file.py``'s ``_DuplicateKey`` and ``_BadScalar``, raised inside PyYAML's
+constructors, which do not know the file, and turned into an InputError naming it) stay
 private to it, because no other module may catch them; they still derive from
 :class:`HandledError`, so that one escaping by mistake reads as a bug and a test
 (``tests/unit/test_errors.py``) can hold every exception class in ``src`` to this tree.

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
+from tests.citations_reference import classify_citation
 from tests.model_stub import Stub, message_text
 
 from flightdeck.arms.agents.attached import PROMPT_SHA256, SYSTEM_PROMPT
 from flightdeck.arms.snapshot import folder_hash
 from flightdeck.cli import cli
-from flightdeck.suite.citations import classify_citation
 from flightdeck.suite.records import Source, read_keys, read_meta
 
 ADR = "docs/adr/0001-database.md"

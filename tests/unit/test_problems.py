@@ -123,6 +123,7 @@ def _struct_accepts(obj: dict[str, Any], schema: Schema[Any]) -> bool:
     return schema.accepts([record]) and not nulls and not has_lone_surrogate(obj)
 
 
+@pytest.mark.slow  # a property test over 600 cases
 @settings(max_examples=600, deadline=None)
 @given(st.sampled_from(sorted(SCHEMAS)), st.data())
 def test_a_record_has_a_message_exactly_when_the_struct_refuses_it(

@@ -67,12 +67,12 @@ def compare(baseline: ArmScore, candidate: ArmScore) -> Comparison:
 
 def result(arms: list[ArmScore], comparisons: list[Comparison], qs: list[Question]) -> ScoreResult:
     return ScoreResult(
-        "demo-v1",
-        len(qs),
-        {a.arm: a for a in arms},
-        tuple(comparisons),
-        PARAMS,
-        "2026-12-01T00:00:00Z",
+        suite="demo-v1",
+        n=len(qs),
+        arms={a.arm: a for a in arms},
+        comparisons=tuple(comparisons),
+        params=PARAMS,
+        sealed_at="2026-12-01T00:00:00Z",
         questions={q.id: q.question for q in qs},
     )
 

@@ -11,10 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.gitrepo import make_bundle, make_git_repo
+from tests.gitrepo import make_bundle, make_git_repo, sha256_at
 
 from flightdeck.errors import InputError
-from flightdeck.suite.repos import RepoSet, Repository, scope_filter, sha256_at
+from flightdeck.suite.repos import RepoSet, Repository, scope_filter
 
 TREE = {
     "docs/runbooks/deploy.md": "deploy\n",
@@ -146,3 +146,25 @@ def test_scope_examples_from_the_spec() -> None:
     assert scope_filter(["sdlc/docs/**"])("sdlc/docs/runbooks/old/x.md")
     assert scope_filter([])("anything/at/all")
     assert not scope_filter(["sdlc/docs/**"])("other/docs/x.md")
+
+
+def test_fetch_streams_blobs_and_read_answers_alike(repo: tuple[Path, list[str]]) -> None:
+    # The one cat-file reader: fetch (the workspace store's stream) and read give the same
+    # bytes, None for a missing object and for a tree.
+    path, (first, _) = repo
+    r = Repository("sdlc", path, path.parent / "cache")
+    oids = [oid for p, oid in sorted(r.list_files(first))]
+    tree = subprocess.run(
+        ["git", f"--git-dir={r.git_dir}", "rev-parse", f"{first}^{{tree}}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    wanted = [*oids, "0" * 40, tree] * 300  # more than a pipe holds either way
+    with r.blobs() as reader:
+        fetched = list(reader.fetch(wanted))
+        one_by_one = [reader.read(oid) for oid in wanted[: len(oids) + 2]]
+    assert [oid for oid, _ in fetched] == wanted
+    assert [data for _, data in fetched[: len(oids) + 2]] == one_by_one
+    assert one_by_one[-2:] == [None, None]
+    assert all(data is not None for data in one_by_one[:-2])

@@ -67,6 +67,7 @@ def _mutated(draw: st.DrawFn) -> bytes:
     return text[:at] + snippet + text[at + len(snippet) :]
 
 
+@pytest.mark.slow  # a property test over 150 cases
 @pytest.mark.parametrize("as_file", [True, False], ids=["result-file", "stdout"])
 @settings(max_examples=150, deadline=None)
 @given(data=st.binary(max_size=400))
@@ -76,6 +77,7 @@ def test_random_bytes_give_a_result_or_one_line(
     _outcome(data, as_file=as_file, tmp=tmp_path_factory.mktemp("out"))
 
 
+@pytest.mark.slow  # a property test over 150 cases
 @pytest.mark.parametrize("as_file", [True, False], ids=["result-file", "stdout"])
 @settings(max_examples=150, deadline=None)
 @given(draw=st.data())

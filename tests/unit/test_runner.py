@@ -18,7 +18,7 @@ import pytest
 from tests.gitrepo import make_git_repo
 
 from flightdeck.arms.arm_meta import harness_path
-from flightdeck.arms.protocol import ProtocolError, check_result, decode_output
+from flightdeck.arms.protocol import ProtocolError, check_result, decode_result
 from flightdeck.arms.run_files import repair_torn_line
 from flightdeck.arms.runner import RunConfig, RunResult, run_experiment
 from flightdeck.arms.trees import remove_stale
@@ -521,8 +521,8 @@ def test_check_result(value: Any, expected: Any) -> None:
         pytest.param('log line\n{"answer": "a"}\n\n', {"answer": "a"}, id="last-line"),
     ],
 )
-def test_decode_output(text: str, value: Any) -> None:
-    assert decode_output(text, "stdout") == value
+def test_decode_result(text: str, value: Any) -> None:
+    assert decode_result(text, "stdout") == value
 
 
 def test_a_finished_arm_is_left_alone(tmp_path: Path) -> None:

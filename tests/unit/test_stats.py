@@ -23,7 +23,6 @@ from flightdeck.scoring.stats import (
     Kappa,
     Proportion,
     cohens_kappa,
-    family_false_shown_rate,
     min_detectable_difference,
     wilson_interval,
 )
@@ -473,6 +472,7 @@ def _simulated_chance_of_shown(n: int, discordance: float, gap: float, seed: int
     return shown / trials
 
 
+@pytest.mark.slow  # a simulated bootstrap rule
 @pytest.mark.parametrize("discordance", [0.5, 1.0])
 def test_min_detectable_difference_against_simulated_bootstrap_rule(discordance: float) -> None:
     gap = min_detectable_difference(n=40, discordance=discordance, threshold=0.15)
@@ -517,30 +517,6 @@ def test_min_detectable_difference_rejects_bad_input(kwargs: dict[str, object], 
     options: dict[str, object] = {"n": 40, "discordance": 0.5, "threshold": 0.15, **kwargs}
     with pytest.raises(ValueError, match=match):
         min_detectable_difference(**options)  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    ("tests", "confidence", "expected"),
-    [
-        pytest.param(0, 0.95, 0.0, id="no-tests"),
-        pytest.param(1, 0.95, 0.025, id="one-test-is-alpha/2"),
-        # 2 metrics x 2 baselines: 1 - 0.975^4 = 1 - 0.903687890625 = 0.096312109375.
-        pytest.param(4, 0.95, 0.096312109375, id="four-tests"),
-        # 1 - 0.95^2 = 0.0975 at 90% confidence (alpha/2 = 0.05).
-        pytest.param(2, 0.9, 0.0975, id="two-tests-90%"),
-    ],
-)
-def test_family_false_shown_rate(tests: int, confidence: float, expected: float) -> None:
-    rate = family_false_shown_rate(tests, confidence=confidence)
-    assert rate == pytest.approx(expected, abs=1e-15)
-    assert rate <= tests * (1 - confidence) / 2 + 1e-15  # the Bonferroni cap
-
-
-def test_family_false_shown_rate_rejects_bad_input() -> None:
-    with pytest.raises(ValueError, match=r"tests must be an integer >= 0, got -1"):
-        family_false_shown_rate(-1)
-    with pytest.raises(ValueError, match=r"confidence must be strictly between 0 and 1, got 1"):
-        family_false_shown_rate(2, confidence=1)
 
 
 def test_normal_quantile_agrees_with_scipy_ndtri() -> None:

@@ -2,23 +2,23 @@
 
 A workspace tree of 12,000 files at 8 commits that each change 30 files costs 12,000 + 210
 written files here, not 96,000: every tree links the same store files. Blobs are read with
-one long-lived ``git cat-file --batch`` per repository, fed from a thread so git never
-waits for a round trip. A blob that holds a sealed-key canary is never written; a blob git
-cannot find is reported as missing. Without a sandbox store files are created read-only
-(0444, 0555 when git marks them executable), so a link to one is read-only too.
+one long-lived ``git cat-file --batch`` per repository (``suite.repos.BlobReader.fetch``,
+which streams them so git never waits for a round trip). A blob that holds a sealed-key
+canary is never written; a blob git cannot find is reported as missing. Without a sandbox
+store files are created read-only (0444, 0555 when git marks them executable), so a link
+to one is read-only too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from flightdeck.suite.records import CANARY_PREFIX
-from flightdeck.suite.repos import Repository
+from flightdeck.suite.repos import BlobReader, Repository
 
 BLOCK = 4096  # what a file or folder costs on disk at least, for the cache's accounting
 CANARY = CANARY_PREFIX.encode()
@@ -29,59 +29,6 @@ MISSING = "blob missing from the repository"
 def disk_size(size: int) -> int:
     """Bytes a file of ``size`` bytes takes on disk (whole blocks; an empty file none)."""
     return -(-size // BLOCK) * BLOCK
-
-
-class _BatchReader:
-    """One ``git cat-file --batch`` process; :meth:`fetch` streams many blobs through it."""
-
-    def __init__(self, git_dir: Path) -> None:
-        self._proc = subprocess.Popen(
-            ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self.lock = threading.Lock()
-
-    def fetch(self, oids: list[str]) -> Iterator[tuple[str, bytes | None]]:
-        """``(oid, bytes)`` in order, None for an object that is missing or not a blob."""
-        assert self._proc.stdin is not None
-        assert self._proc.stdout is not None
-        stdin, stdout = self._proc.stdin, self._proc.stdout
-        failed: list[BaseException] = []
-
-        def feed() -> None:
-            try:
-                stdin.write(b"".join(oid.encode() + b"\n" for oid in oids))
-                stdin.flush()
-            except OSError as exc:  # git died; the reader sees it too
-                failed.append(exc)
-
-        writer = threading.Thread(target=feed, daemon=True)
-        writer.start()
-        try:
-            for oid in oids:
-                header = stdout.readline().rstrip(b"\n")
-                if not header:
-                    raise OSError(f"git cat-file stopped before {oid}")
-                if header.endswith((b" missing", b" ambiguous")):
-                    yield oid, None
-                    continue
-                _, kind, size = header.rsplit(b" ", 2)
-                data = stdout.read(int(size))
-                stdout.read(1)  # the newline after the contents
-                yield oid, data if kind == b"blob" else None
-        finally:
-            writer.join()
-        if failed:
-            raise failed[0]
-
-    def close(self) -> None:
-        for stream in (self._proc.stdin, self._proc.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-        self._proc.wait()
 
 
 class BlobStore:
@@ -95,7 +42,7 @@ class BlobStore:
         self._modes = (0o444, 0o555) if read_only else (0o644, 0o755)
         folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._readers: dict[str, _BatchReader] = {}
+        self._readers: dict[str, tuple[BlobReader, threading.Lock]] = {}
         self._sizes: dict[str, int] = {}  # store name -> disk bytes, for what is written
         self._refused: dict[str, str] = {}  # blob id -> why it is never written
         self.disk = 0
@@ -126,13 +73,15 @@ class BlobStore:
                 modes = todo.setdefault(oid, [])
                 if executable not in modes:
                     modes.append(executable)
-            reader = self._readers.get(repository.name)
-            if reader is None and todo:
-                reader = self._readers[repository.name] = _BatchReader(repository.git_dir)
+            held = self._readers.get(repository.name)
+            if held is None and todo:
+                held = BlobReader(repository.git_dir), threading.Lock()
+                self._readers[repository.name] = held
         if not todo:
             return
-        assert reader is not None
-        with reader.lock:
+        assert held is not None
+        reader, lock = held
+        with lock:
             for oid, data in reader.fetch(list(todo)):
                 if data is None:
                     self._refuse(oid, MISSING)
@@ -195,5 +144,5 @@ class BlobStore:
     def close(self) -> None:
         with self._lock:
             readers, self._readers = list(self._readers.values()), {}
-        for reader in readers:
+        for reader, _ in readers:
             reader.close()

@@ -45,11 +45,6 @@ class Row:
     citations: tuple[Citation, ...]
 
 
-def read_rows(path: Path) -> list[Row]:
-    """Rows of a ``.jsonl`` or ``.csv`` file; bad rows raise ``InputError(path, line, ...)``."""
-    return read_rows_with_format(path)[0]
-
-
 def read_rows_with_format(path: Path) -> tuple[list[Row], str | None]:
     """Rows, and the CSV delimiter that was sniffed (None for JSONL)."""
     suffix = path.suffix.lower()

@@ -37,7 +37,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from flightdeck.errors import ProtocolError
+from flightdeck.errors import JSONProblem, ProtocolError
+from flightdeck.files.strict_json import loads_strict
 from flightdeck.suite.records import OPAQUE_RE, SHA256_RE, Question, parse_source_uri
 
 ENV_TASK = "FLIGHTDECK_TASK"
@@ -84,24 +85,60 @@ def _quote(text: str) -> str:
     return repr(shown)
 
 
-def decode_output(text: str, where: str) -> Any:
-    """The JSON value of a harness's output: the whole text, else its last non-blank line."""
+def read_task() -> dict[str, Any]:
+    """The task a harness is given (the question record): ``FLIGHTDECK_TASK``, else stdin.
+
+    The one reader of the task, for flightdeck's own agents: an :class:`InputError` names
+    where the task came from when it is missing, not JSON, or lacks a ``question`` string;
+    ``as_of`` defaults to no repositories and must map repositories to commits.
+    """
+    import os
+    import sys
+
+    from flightdeck.errors import InputError
+
+    source = ENV_TASK
+    raw = os.environ.get(ENV_TASK)
+    if raw is None:
+        source = "<stdin>"
+        if sys.stdin.isatty():
+            raise InputError(
+                source, None, "no task; pipe the question record in, or pass --question"
+            )
+        raw = sys.stdin.read()
+    try:
+        task = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            source, None, f"the task is not JSON ({exc.msg}); pass the question record as JSON"
+        ) from None
+    if not isinstance(task, dict) or not isinstance(task.get("question"), str):
+        raise InputError(source, None, 'the task needs a "question" string; pass the record')
+    as_of = task.setdefault("as_of", {})
+    if not isinstance(as_of, dict):
+        raise InputError(source, None, 'the task\'s "as_of" must map repositories to commits')
+    return task
+
+
+def decode_result(text: str, where: str) -> Any:
+    """The JSON value of a harness's output (the whole text, else its last non-blank line),
+    decoded strictly: any refusal is a one-line :class:`ProtocolError`, never a crash."""
     stripped = text.strip()
     if not stripped:
         raise ProtocolError(f"{where} is empty; print the result JSON or write FLIGHTDECK_RESULT")
-    try:
-        return json.loads(stripped)
-    except (json.JSONDecodeError, RecursionError) as whole_error:
-        last = stripped.splitlines()[-1].strip()
-        if last != stripped:
-            try:
-                return json.loads(last)
-            except (json.JSONDecodeError, RecursionError):
-                pass
-        reason = getattr(whole_error, "msg", "too deeply nested")
-        raise ProtocolError(
-            f"{where} is not the result JSON ({reason}): {_quote(stripped.splitlines()[-1])}"
-        ) from None
+    last = stripped.splitlines()[-1].strip()
+    problems: list[JSONProblem] = []
+    for candidate in dict.fromkeys((stripped, last)):
+        try:
+            return loads_strict(candidate.encode("utf-8", "surrogatepass"))
+        except JSONProblem as exc:
+            problems.append(exc)
+    # A log line before the result makes the whole a syntax error; say what the last one is.
+    problem = next((p for p in problems if p.kind != "syntax"), problems[0])
+    if problem.kind == "syntax":
+        detail = problem.what.removeprefix("not JSON (").removesuffix(")")
+        raise ProtocolError(f"{where} is not the result JSON ({detail}): {_quote(last)}")
+    raise ProtocolError(f"{where} is not the result JSON: it {problem.what}")
 
 
 def check_result(value: Any, question: Question) -> HarnessResult:

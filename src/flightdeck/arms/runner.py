@@ -106,7 +106,7 @@ class RunConfig:
     scratch: bool = False  # (#21) write in the project's scratch folder, apart from the pipeline
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunResult:
     """What a run did; ``failed`` non-empty is the negative verdict (exit 1)."""
 
@@ -241,19 +241,20 @@ def run_experiment(
     finally:
         lock.release()
     return RunResult(
-        suite.name,
-        config.arm,
-        len(questions),
-        len(done),
-        tuple(outcomes),
-        scored_path,  # a rerun is in place by now (settle_rerun): name the real file (#21)
-        meta_path,
-        runs_path,
-        traces_dir,
-        repaired,
-        meta["sandbox"],
-        omissions,
-        peak,
+        suite=suite.name,
+        arm=config.arm,
+        total=len(questions),
+        already_answered=len(done),
+        outcomes=tuple(outcomes),
+        # a rerun is in place by now (settle_rerun): name the real file (#21)
+        answers_path=scored_path,
+        meta_path=meta_path,
+        runs_path=runs_path,
+        traces_dir=traces_dir,
+        repaired=repaired,
+        sandbox=meta["sandbox"],
+        omissions=omissions,
+        workspace_peak_bytes=peak,
     )
 
 

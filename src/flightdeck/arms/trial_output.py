@@ -17,7 +17,7 @@ import stat
 import urllib.parse
 from collections import Counter
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from flightdeck.arms import sandbox
 from flightdeck.arms.protocol import (
@@ -25,17 +25,16 @@ from flightdeck.arms.protocol import (
     ENV_TRACE,
     HarnessResult,
     check_result,
+    decode_result,
 )
-from flightdeck.errors import JSONProblem, ProtocolError
+from flightdeck.errors import ProtocolError
 from flightdeck.files.clock import utc_now
 from flightdeck.files.jsonl import atomic_writer
-from flightdeck.files.strict_json import loads_strict
 from flightdeck.suite.records import Question
 
 if TYPE_CHECKING:
     from flightdeck.arms.workspace import Workspace
 
-_QUOTED = 80  # characters of a bad output line a failure quotes
 _LISTED = 20  # entries of a list the trace header shows before "and N more"
 
 
@@ -110,28 +109,6 @@ def collect_result(question: Question, out: Path, stdout: IO[bytes], cap: int) -
         if not text:
             text, where = _read_output(stdout, "stdout", cap), "stdout"
     return check_result(decode_result(text, where), question)
-
-
-def decode_result(text: str, where: str) -> Any:
-    """The JSON value of a harness's output (the whole text, else its last non-blank line),
-    decoded strictly: any refusal is a one-line :class:`ProtocolError`, never a crash."""
-    stripped = text.strip()
-    if not stripped:
-        raise ProtocolError(f"{where} is empty; print the result JSON or write FLIGHTDECK_RESULT")
-    last = stripped.splitlines()[-1].strip()
-    problems: list[JSONProblem] = []
-    for candidate in dict.fromkeys((stripped, last)):
-        try:
-            return loads_strict(candidate.encode("utf-8", "surrogatepass"))
-        except JSONProblem as exc:
-            problems.append(exc)
-    # A log line before the result makes the whole a syntax error; say what the last one is.
-    problem = next((p for p in problems if p.kind != "syntax"), problems[0])
-    if problem.kind == "syntax":
-        detail = problem.what.removeprefix("not JSON (").removesuffix(")")
-        shown = last if len(last) <= _QUOTED else last[: _QUOTED - 3] + "..."
-        raise ProtocolError(f"{where} is not the result JSON ({detail}): {shown!r}")
-    raise ProtocolError(f"{where} is not the result JSON: it {problem.what}")
 
 
 def _listed(items: list[str]) -> str:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -55,10 +53,10 @@ def repo_search_command(workspace: Path, question: str | None, passages: str) ->
         flightdeck experiment agent repo-search --workspace ws/ --question "Who owns docs?"
     """
     from flightdeck.arms.agents.repo_search import search
-    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
+    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE, read_task
     from flightdeck.files.jsonl import atomic_write
 
-    task = {"question": question} if question is not None else _read_task()
+    task = {"question": question} if question is not None else read_task()
     text, kind = task["question"], task.get("kind")  # the kind steers the whole-passage mode
     trace_path = os.environ.get(ENV_TRACE)
     if trace_path:
@@ -128,11 +126,11 @@ def attached_command(
                 --model anthropic/claude-sonnet-4-5 --attach demo/projects-attachments"
     """
     from flightdeck.arms.agents.attached import answer, load_attachments
-    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
+    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE, read_task
     from flightdeck.files.jsonl import atomic_write
     from flightdeck.models import model_failure
 
-    task = _read_task()
+    task = read_task()
     attachments = load_attachments(folder)
     trace_path = os.environ.get(ENV_TRACE)
     with open(trace_path or os.devnull, "a", encoding="utf-8") as trace:
@@ -156,34 +154,6 @@ def attached_command(
     if os.environ.get(ENV_RESULT):
         atomic_write(Path(os.environ[ENV_RESULT]), output + "\n")
     click.echo(output)
-
-
-def _read_task() -> dict[str, Any]:
-    """The task (the question record) from FLIGHTDECK_TASK, else from its JSON on stdin."""
-    from flightdeck.arms.protocol import ENV_TASK
-
-    source = ENV_TASK
-    raw = os.environ.get(ENV_TASK)
-    if raw is None:
-        source = "<stdin>"
-        stdin = sys.stdin
-        if stdin.isatty():
-            raise InputError(
-                source, None, "no task; pipe the question record in, or pass --question"
-            )
-        raw = stdin.read()
-    try:
-        task = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            source, None, f"the task is not JSON ({exc.msg}); pass the question record as JSON"
-        ) from None
-    if not isinstance(task, dict) or not isinstance(task.get("question"), str):
-        raise InputError(source, None, 'the task needs a "question" string; pass the record')
-    as_of = task.setdefault("as_of", {})
-    if not isinstance(as_of, dict):
-        raise InputError(source, None, 'the task\'s "as_of" must map repositories to commits')
-    return task
 
 
 def _add_llm_command() -> None:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -110,7 +108,7 @@ def llm_command(
         run_agent,
     )
     from flightdeck.arms.batch_trial import ENV_BATCH
-    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE
+    from flightdeck.arms.protocol import ENV_RESULT, ENV_TRACE, read_task
     from flightdeck.files.jsonl import atomic_write
     from flightdeck.models import (
         ModelSettings,
@@ -185,28 +183,6 @@ def _write_trace(path: str | None, notes: list[str], log_json: str) -> None:
         trace.write("".join(f"{note}\n" for note in notes))
         trace.write("==> inspect log (JSON) <==\n")
         trace.write(log_json.rstrip("\n") + "\n")
-
-
-def read_task() -> dict[str, Any]:
-    """The task record from FLIGHTDECK_TASK, else the task JSON on stdin."""
-    from flightdeck.arms.protocol import ENV_TASK
-
-    source = ENV_TASK
-    raw = os.environ.get(ENV_TASK)
-    if raw is None:
-        source = "<stdin>"
-        if sys.stdin.isatty():
-            raise InputError(source, None, "no task; pipe the question record in, or --question")
-        raw = sys.stdin.read()
-    try:
-        task = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            source, None, f"the task is not JSON ({exc.msg}); pass the question record"
-        ) from None
-    if not isinstance(task, dict) or not isinstance(task.get("question"), str):
-        raise InputError(source, None, 'the task needs a "question" string; pass the record')
-    return task
 
 
 @click.group("mcp")

@@ -307,7 +307,7 @@ class Suite:
 
     def calibrate(self, judge: str) -> dict[str, Any]:
         """``knowledge calibrate``: the judge measured against the people's majority."""
-        from flightdeck.rating.calibration import calibrate
+        from flightdeck.rating.judge_calibration import calibrate
 
         return calibrate(self.folder, params=self.params, judge=judge)
 

@@ -2,9 +2,9 @@
 
 Two rules (params ``decision``). "calibrated", the default: "shown" holds when the exact
 bootstrap tail q = P*(D* < t) is below alpha'(n, t), the largest level whose worst-case
-false-"shown" rate at this n is at most alpha = (1 - confidence)/2 (`calibration`); "ruled
+false-"shown" rate at this n is at most alpha = (1 - confidence)/2 (`calibrated_levels`); "ruled
 out" is the mirror claim P*(D* >= t) < alpha'' with the same guarantee. No seed and no line
-order enters. Above `calibration.EXACT_MAX_N` questions no calibrated claim is made, and the
+order enters. Above `calibrated_levels.EXACT_MAX_N` questions no calibrated claim is made, and the
 report says why. "percentile": the plain reading of the seeded interval (lower bound >= t,
 upper bound < t), whose exact size is computed from the law of the seeded bound over seeds
 and reported, since at n = 40 it is 4.3%, not 2.5% (docs/statistics.md).
@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flightdeck.scoring.calibration import Calibration, calibrate, claim_bounds, claims
+from flightdeck.scoring.calibrated_levels import Calibration, calibrate, claim_bounds, claims
 from flightdeck.scoring.exact import (
     WINDOW_ABOVE_N,
     exact_pmf,
@@ -51,6 +52,23 @@ PERCENTILE_MAX_N = 45
 POWER = 0.8
 
 
+class ShownBy(StrEnum):
+    """What the calibrated "shown" claim reads: the exact bootstrap tail, or Tango's score p."""
+
+    BOOTSTRAP = "bootstrap"  # score's comparison (the spec's bootstrap over questions)
+    SCORE = "score"  # the gate's non-inferiority claim, read off Tango's score statistic
+
+
+class Extra(StrEnum):
+    """What :func:`decide` works out beside the "shown" claim."""
+
+    RULED_OUT = "ruled_out"  # the mirror claim: a difference of t or more is ruled out
+    MIN_DETECTABLE = "min_detectable"  # the smallest true difference shown with 80% power
+
+
+EVERY_EXTRA = frozenset(Extra)
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim about the difference at threshold t, as the rule in force reads it.
@@ -70,7 +88,7 @@ class Claim:
     size: float | None
     exact: bool
     statistic: float | None = None  # what the claim compares with level (Tango's p for the gate)
-    refused: bool = False  # n is above calibration.EXACT_MAX_N: no calibrated claim is made
+    refused: bool = False  # n is above calibrated_levels.EXACT_MAX_N: no calibrated claim is made
 
 
 @dataclass(frozen=True)
@@ -112,19 +130,21 @@ def decide(
     seeded_hi: float,
     resamples: int,
     cache_dir: Path | None = None,
-    mirror: bool = True,
-    power: bool = True,
-    by_score: bool = False,
+    shown_by: ShownBy = ShownBy.BOOTSTRAP,
+    extras: frozenset[Extra] = EVERY_EXTRA,
 ) -> Decision:
     """The verdict on one metric at ``threshold`` points, with its guarantees.
 
     ``both_right`` (questions both arms got right) matters only to Newcombe's interval.
     ``seeded_lo``, ``seeded_hi`` are the seeded percentile interval (`bootstrap.paired_bootstrap`)
-    at ``confidence``; ``mirror`` adds the "ruled out" claim; ``power`` the minimum
-    detectable difference. ``cache_dir`` keeps calibrated levels (per n, threshold, alpha).
+    at ``confidence``. ``shown_by`` says what the calibrated "shown" reads; ``extras`` what
+    else is worked out (the "ruled out" claim, the minimum detectable difference): the gate
+    asks for none. ``cache_dir`` keeps calibrated levels (per n, threshold, alpha).
     """
     if rule not in RULES:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    shown_by, extras = ShownBy(shown_by), frozenset(map(Extra, extras))
+    mirror, power = Extra.RULED_OUT in extras, Extra.MIN_DETECTABLE in extras
     alpha = (1.0 - confidence) / 2.0
     b, c = candidate_only, baseline_only
     kt = threshold_index(n, threshold)
@@ -135,7 +155,7 @@ def decide(
     seeded = float(seeded_at_least(pmf, n, cut, resamples=resamples, quantile=alpha, start=start))
     table = (both_right, b, c, n - both_right - b - c)
     if rule == "calibrated":
-        side = "shown_by_score" if by_score else "shown"
+        side = "shown_by_score" if shown_by is ShownBy.SCORE else "shown"
         shown = _calibrated(n, b, c, kt, threshold, alpha, side, cache_dir)
         ruled = None
         if mirror:
@@ -222,7 +242,7 @@ def _calibrated(
 def seeded_claims(
     n: int, threshold: float, resamples: int, alpha: float, side: str
 ) -> npt.NDArray[np.float64]:
-    """P(the seeded percentile rule claims | cell) for every cell of `calibration.cells`."""
+    """P(the seeded percentile rule claims | cell) for every cell of `calibrated_levels.cells`."""
     n10, n01 = cells(n)
     pmfs = exact_pmfs(n, n10, n01)
     c_k = n * (threshold / 100 - TOLERANCE)

@@ -159,34 +159,3 @@ def tango_bounds(b: int, c: int, n: int, z: float) -> tuple[float, float]:
     lo = -1.0 if tango_statistic(b, c, n, -1.0 + edge) <= z else root(z, -1.0 + edge, theta)
     hi = 1.0 if tango_statistic(b, c, n, 1.0 - edge) >= -z else root(-z, theta, 1.0 - edge)
     return lo, hi
-
-
-def bonett_price_interval(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Interval:
-    """Bonett and Price's (2012) adjusted Wald interval: add one to b and c, two to n."""
-    n = _check(a, b, c, d)
-    p12, p21 = (b + 1) / (n + 2), (c + 1) / (n + 2)
-    est = p12 - p21
-    half = _z(confidence) * math.sqrt((p12 + p21 - est * est) / (n + 2))
-    return Interval("bonett-price", est, est - half, est + half)
-
-
-def wald_interval(
-    a: int, b: int, c: int, d: int, *, confidence: float = 0.95, correction: str = "none"
-) -> Interval:
-    """Wald interval; ``correction`` "fleiss" adds 1/n to each side (Fleiss, Levin and Paik
-    2003, section 13.1), "fagerland" puts the correction inside the standard error."""
-    n = _check(a, b, c, d)
-    theta = (b - c) / n
-    gap = abs(b - c) - 1 if correction == "fagerland" else b - c
-    se = math.sqrt(max(b + c - gap * gap / n, 0.0)) / n
-    half = _z(confidence) * se + (1.0 / n if correction == "fleiss" else 0.0)
-    return Interval(f"wald-{correction}", theta, theta - half, theta + half)
-
-
-def agresti_min_interval(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Interval:
-    """Agresti and Min (2005): the Wald interval after adding one half to every cell."""
-    n = _check(a, b, c, d) + 2
-    bb, cc = b + 0.5, c + 0.5
-    theta = (bb - cc) / n
-    half = _z(confidence) * math.sqrt(bb + cc - (bb - cc) ** 2 / n) / n
-    return Interval("agresti-min", theta, theta - half, theta + half)

@@ -34,8 +34,8 @@ def metrics_json(result: ScoreResult) -> dict[str, Any]:
             "kappa_agreement": None if s.kappa.agreement is None else _r(s.kappa.agreement),
             "kappa_n": s.kappa.n,
         }
-        if result.sources:  # a judge was named (#14): say where correctness came from
-            arms[arm]["correctness_from"] = result.sources[arm]
+        if result.correctness_from:  # a judge was named (#14): say where correctness came from
+            arms[arm]["correctness_from"] = result.correctness_from[arm]
     comparisons: dict[str, Any] = {}
     for c in result.comparisons:
         comparisons[c.key] = {
@@ -109,7 +109,7 @@ def gate_json(result: GateResult) -> dict[str, Any]:
         "margin": result.margin,
         "note": result.note,
         "decision": rules.pop() if len(rules) == 1 else sorted(rules),
-        "correctness_from": result.sources,
+        "correctness_from": result.correctness_from,
         "metrics": {
             m: {"diff": mc.diff, "lo": mc.lo, "hi": mc.hi, "passed": m not in result.failed}
             | decision_json(result.decisions[m])

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScoreResult:
     suite: str
     n: int
@@ -30,14 +30,14 @@ class ScoreResult:
     custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
     unchecked_repos: tuple[str, ...] = ()  # sealed --unchecked: repositories never checked
     # arm -> where its correctness came from, when a judge was named (#14); else empty
-    sources: dict[str, str] = field(default_factory=dict)
+    correctness_from: dict[str, str] = field(default_factory=dict)
     # id -> the question's text, for the report's per-question table (#15)
     questions: dict[str, str] = field(default_factory=dict)
     written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
     recorded: tuple[str, ...] = ()  # arms score() added to the ledger
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GateResult:
     suite: str
     pinned: str
@@ -45,7 +45,7 @@ class GateResult:
     margin: float  # points
     comparison: Comparison
     failed: tuple[str, ...]  # metrics whose decision bound is below -margin
-    sources: dict[str, str] = field(default_factory=dict)  # see ScoreResult.sources
+    correctness_from: dict[str, str] = field(default_factory=dict)  # see ScoreResult
     decisions: dict[str, Decision] = field(default_factory=dict)  # per metric, at -margin
     note: str | None = None  # a failed gate: what this n can pass at the margin (#22)
 

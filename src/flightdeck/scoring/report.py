@@ -224,10 +224,10 @@ def _unchecked(result: ScoreResult) -> str:
 
 def _sources_section(result: ScoreResult) -> list[str]:
     """Where each arm's correctness came from, when a judge was named (#14)."""
-    if not result.sources:
+    if not result.correctness_from:
         return []
     out = ["", "### Where correctness comes from", ""]
-    out += [f"- **{arm}**: {words}" for arm, words in result.sources.items()]
+    out += [f"- **{arm}**: {words}" for arm, words in result.correctness_from.items()]
     return out
 
 
@@ -322,7 +322,7 @@ def score_lines(result: ScoreResult) -> list[str]:
     """What ``knowledge score`` prints: each arm's provenance and rates, each comparison."""
     lines = [f"suite {result.suite}: {result.n} questions"]
     lines += [meta_lines(s)[0].replace("**", "") for s in result.arms.values()]
-    lines += [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
+    lines += [f"{arm}: correctness from {words}" for arm, words in result.correctness_from.items()]
     for s in result.arms.values():
         c = s.citations
         lines.append(
@@ -350,7 +350,7 @@ def gate_lines(result: GateResult) -> list[str]:
     false-pass rate at this n; Tango's score bound is beside it, and a note says when it alone
     would read the other way.
     """
-    lines = [f"{arm}: correctness from {words}" for arm, words in result.sources.items()]
+    lines = [f"{arm}: correctness from {words}" for arm, words in result.correctness_from.items()]
     for m, mc in result.comparison.metrics.items():
         d = result.decisions[m]
         verdict = "FAIL" if m in result.failed else "ok"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from flightdeck.scoring.calibration import EXACT_MAX_N
+from flightdeck.scoring.calibrated_levels import EXACT_MAX_N
 from flightdeck.scoring.decision import PERCENTILE_MAX_N, Decision
 
 if TYPE_CHECKING:

@@ -206,11 +206,14 @@ def score_arm(
     label_table, flags = tables.label_frames(labels)
     classified = tables.classify(citations, suite.valid, flags)
     results = tables.results_frame(suite, answered, label_table, classified)
-    raters, (pairs, agree, yes_a, yes_b) = tables.first_two_raters(label_table)
+    first_two = tables.first_two_raters(label_table)
+    raters = first_two.raters
     if len(raters) < 2:
         kappa = Kappa(None, None, 0, "undefined: only one rater labelled this arm")
     else:
-        kappa = kappa_from_counts(n=pairs, agree=agree, yes_a=yes_a, yes_b=yes_b)
+        kappa = kappa_from_counts(
+            n=first_two.n, agree=first_two.agree, yes_a=first_two.yes_a, yes_b=first_two.yes_b
+        )
     n = len(questions)
     n_correct = int(results["correct"].sum())
     n_valid = int(results["citation_valid"].sum())
@@ -233,7 +236,7 @@ def score_arm(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MetricComparison:
     metric: str
     diff: float
@@ -319,16 +322,16 @@ def compare_arms(
             if ruled_out:
                 statement += f"; a loss of {threshold:g} points or more is ruled out"
         metrics[metric] = MetricComparison(
-            metric,
-            float(boot.diff),
-            float(boot.lo),
-            float(boot.hi),
-            bool(shown),
-            bool(ruled_out),
-            c_only,
-            b_only,
-            verdict.min_detectable,
-            statement,
-            verdict,
+            metric=metric,
+            diff=float(boot.diff),
+            lo=float(boot.lo),
+            hi=float(boot.hi),
+            shown=bool(shown),
+            ruled_out=bool(ruled_out),
+            candidate_only=c_only,
+            baseline_only=b_only,
+            min_detectable=verdict.min_detectable,
+            statement=statement,
+            decision=verdict,
         )
     return Comparison(baseline.arm, candidate.arm, threshold, metrics)

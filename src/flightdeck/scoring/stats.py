@@ -200,24 +200,6 @@ def min_detectable_difference(
     return None  # unreachable: margin(1) = 1 - threshold >= 0
 
 
-def family_false_shown_rate(tests: int, *, confidence: float = 0.95) -> float:
-    """The chance of at least one false "shown" among ``tests`` comparisons with no true gap.
-
-    Each comparison claims "shown" when the lower bound of its two-sided ``confidence`` interval
-    clears the threshold, a one-sided test at level α/2 (2.5% at 95%). Over independent tests
-    the chance that at least one claims falsely is 1 - (1 - α/2)^tests (Šidák 1967, "Rectangular
-    confidence regions for the means of multivariate normal distributions", JASA 62:626-633).
-    Tests that share questions are dependent; whatever the dependence the chance is at most
-    tests · α/2 (the Bonferroni bound), which the independent figure approaches from below.
-
-    Raises:
-        ValueError: tests is not a non-negative integer or confidence is outside (0, 1).
-    """
-    tests = check_int("tests", tests, minimum=0)
-    confidence = check_probability("confidence", confidence)
-    return -math.expm1(tests * math.log1p(-(1.0 - confidence) / 2.0))
-
-
 def check_int(name: str, value: object, *, minimum: int) -> int:
     """``value`` as an int (bools refused), or a ValueError quoting it."""
     message = f"{name} must be an integer >= {minimum}, got {value!r}"

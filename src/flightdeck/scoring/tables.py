@@ -5,7 +5,7 @@ The spec's rules are joins and group-bys: a citation against its question's vali
 votes, the breakdown by kind. Run as frames they cost native code per table instead of Python
 per citation, which is what lets 100,000 questions x 3 arms score in seconds. The rules are
 the spec's, in the spec's order, and `tests/unit/test_tables.py` checks them against a plain
-Python reading of the spec (`suite/citations.py`).
+Python reading of the spec (`tests/citations_reference.py`, test_tables.spec_rows).
 
 The per-question frame (:func:`result_schema`, one row per question in suite order) is what
 ``flightdeck.load_results`` hands a notebook user, with an ``arm`` column in front.
@@ -252,16 +252,26 @@ def class_counts(results: pl.DataFrame) -> dict[str, int]:
     return {cls: int(total) for cls, total in zip(CLASSES, totals, strict=True)}
 
 
-def first_two_raters(labels: pl.DataFrame) -> tuple[tuple[str, ...], tuple[int, int, int, int]]:
-    """(raters in order of first appearance, (n, agree, yes_a, yes_b) of the first two).
+@dataclass(frozen=True)
+class FirstTwoRaters:
+    """The raters of an arm in order of first appearance, and what Cohen's kappa needs of the
+    first two: over the ids both labelled, how many, how many they agree on, and how many
+    each said correct (all 0 with fewer than two raters)."""
 
-    Counted over the ids both of the first two raters labelled: what Cohen's kappa needs.
-    """
+    raters: tuple[str, ...]
+    n: int
+    agree: int
+    yes_a: int
+    yes_b: int
+
+
+def first_two_raters(labels: pl.DataFrame) -> FirstTwoRaters:
+    """The raters in order of first appearance, with the counts of the first two (kappa's)."""
     import polars as pl
 
     raters = tuple(labels["rater"].unique(maintain_order=True).to_list())
     if len(raters) < 2:
-        return raters, (0, 0, 0, 0)
+        return FirstTwoRaters(raters, 0, 0, 0, 0)
     a = labels.filter(pl.col("rater") == raters[0]).select("id", pl.col("correct").alias("a"))
     b = labels.filter(pl.col("rater") == raters[1]).select("id", pl.col("correct").alias("b"))
     both = a.join(b, on="id", how="inner")
@@ -272,4 +282,4 @@ def first_two_raters(labels: pl.DataFrame) -> tuple[tuple[str, ...], tuple[int, 
         pl.col("b").sum().alias("yes_b"),
     ).row(0)
     n, agree, yes_a, yes_b = (int(x or 0) for x in row)
-    return raters, (n, agree, yes_a, yes_b)
+    return FirstTwoRaters(raters, n, agree, yes_a, yes_b)

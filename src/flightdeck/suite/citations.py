@@ -4,17 +4,17 @@ The one place that decides what a uri is: ``<repo>/<path>[#L<start>[-L<end>]]`` 
 ``scheme:...`` string. The record schema (``schema.py``) checks the shape with
 :data:`URI_PATTERN` in msgspec and the span order with :func:`span_in_order`; the harness
 protocol, the rating tool and the scoring rules take uris apart with :func:`parse_source_uri`
-and class each citation exactly as the spec orders it: fabricated, stale, unsupported, valid.
+and name the classes a citation falls in, in the spec's order: fabricated, stale, unsupported,
+valid (`scoring/tables.py` classes them, as frames).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
 
 OPAQUE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 SOURCE_URI_RE = re.compile(
@@ -68,16 +68,6 @@ def span_in_order(uri: str) -> bool:
     return int(match[2]) >= int(match[1])
 
 
-class Cited(Protocol):
-    """A cited or valid source: ``schema.Source``, not imported (schema imports this module)."""
-
-    @property
-    def uri(self) -> str: ...
-
-    @property
-    def sha256(self) -> str: ...
-
-
 class CitationClass(StrEnum):
     FABRICATED = "fabricated"  # matches none of the question's valid sources
     STALE = "stale"  # matches one, but the content the arm saw differs
@@ -97,35 +87,6 @@ def is_flagged_unsupported(uri: str, flagged: Iterable[str]) -> bool:
     """A rater's entry flags a citation when equal to it, or spanless and equal to its file."""
     bare = strip_span(uri)
     return any(entry == uri or (entry == strip_span(entry) and entry == bare) for entry in flagged)
-
-
-def valid_hashes(valid_sources: Iterable[Cited]) -> dict[str, set[str]]:
-    """Valid sources by uri without span -> the hashes they may have: what a citation matches."""
-    table: dict[str, set[str]] = {}
-    for source in valid_sources:
-        table.setdefault(strip_span(source.uri), set()).add(source.sha256)
-    return table
-
-
-def classify_citation(
-    citation: Cited,
-    valid_sources: Sequence[Cited] | Mapping[str, set[str]],
-    flagged: Iterable[str],
-) -> CitationClass:
-    """Class of one citation, in the spec's order (the first that applies wins).
-
-    ``valid_sources`` may be given as :func:`valid_hashes` of them, to classify many
-    citations of one question without redoing that work.
-    """
-    table = valid_sources if isinstance(valid_sources, Mapping) else valid_hashes(valid_sources)
-    hashes = table.get(strip_span(citation.uri))
-    if hashes is None:
-        return CitationClass.FABRICATED
-    if citation.sha256 not in hashes:
-        return CitationClass.STALE
-    if flagged and is_flagged_unsupported(citation.uri, flagged):
-        return CitationClass.UNSUPPORTED
-    return CitationClass.VALID
 
 
 def opaque_sha256(uri: str) -> str:

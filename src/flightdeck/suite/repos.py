@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
 
@@ -95,7 +95,11 @@ class Repository:
 
 
 class BlobReader:
-    """A ``git cat-file --batch`` process: many blobs, one process."""
+    """A ``git cat-file --batch`` process: many blobs, one process.
+
+    The one reader of cat-file's replies in flightdeck: :meth:`read` asks for one object and
+    waits, :meth:`fetch` streams many (the workspace store's blobs).
+    """
 
     def __init__(self, git_dir: Path) -> None:
         self._proc = subprocess.Popen(
@@ -108,29 +112,66 @@ class BlobReader:
     def read(self, rev: str, path: str | None = None) -> bytes | None:
         """Bytes of ``rev:path`` (or of object ``rev``), or None when it is not a file there."""
         assert self._proc.stdin is not None
-        assert self._proc.stdout is not None
         name = rev if path is None else f"{rev}:{path}"
         if "\n" in name:
             return None
         self._proc.stdin.write(name.encode("utf-8", errors="surrogateescape") + b"\n")
         self._proc.stdin.flush()
-        header = self._proc.stdout.readline().rstrip(b"\n")
+        return self._reply(name)
+
+    def fetch(self, oids: list[str]) -> Iterator[tuple[str, bytes | None]]:
+        """``(oid, bytes)`` in order, None for an object that is missing or not a blob.
+
+        The names are written from a second thread while the replies are read here: a
+        pipe holds only so much, and git stops reading names until its replies are taken.
+        """
+        import threading
+
+        assert self._proc.stdin is not None
+        assert not any("\n" in oid for oid in oids), "an object id holds a newline"
+        stdin = self._proc.stdin
+        failed: list[BaseException] = []
+
+        def feed() -> None:
+            try:
+                stdin.write(b"".join(oid.encode() + b"\n" for oid in oids))
+                stdin.flush()
+            except OSError as exc:  # git died; the reader sees it too
+                failed.append(exc)
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        try:
+            for oid in oids:
+                yield oid, self._reply(oid)
+        finally:
+            writer.join()
+        if failed:
+            raise failed[0]
+
+    def _reply(self, name: str) -> bytes | None:
+        """The answer to one name: the blob's bytes, or None (missing, ambiguous, not a blob)."""
+        assert self._proc.stdout is not None
+        stdout = self._proc.stdout
+        header = stdout.readline().rstrip(b"\n")
+        if not header:
+            raise OSError(f"git cat-file stopped before answering {name!r}")
         # "<oid> <type> <size>", or "<name> missing" / "<name> ambiguous", where the name
         # may hold spaces: read the answer from the right.
         if header.endswith((b" missing", b" ambiguous")):
             return None
         parts = header.rsplit(b" ", 2)
         if len(parts) != 3 or not parts[2].isdigit():
-            return None
-        data = self._proc.stdout.read(int(parts[2]))
-        self._proc.stdout.read(1)  # the newline after the contents
+            raise OSError(f"git cat-file answered {name!r} with {header[:80]!r}")
+        data = stdout.read(int(parts[2]))
+        stdout.read(1)  # the newline after the contents
         return data if parts[1] == b"blob" else None
 
     def close(self) -> None:
-        if self._proc.stdin:
-            self._proc.stdin.close()
-        if self._proc.stdout:
-            self._proc.stdout.close()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                with suppress(OSError):
+                    stream.close()
         self._proc.wait()
 
 
@@ -260,18 +301,6 @@ class RepoSet:
             if error is not None:
                 raise error
             checked.add((name, commit))
-
-
-def sha256_at(
-    repo: Repository, items: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], str | None]:
-    """SHA-256 of each ``(commit, path)`` blob, or None when missing; one git process."""
-    result: dict[tuple[str, str], str | None] = {}
-    with repo.blobs() as reader:
-        for commit, path in items:
-            data = reader.read(commit, path)
-            result[(commit, path)] = None if data is None else hashlib.sha256(data).hexdigest()
-    return result
 
 
 # --- scope: git glob pathspecs over "<repo>/<path>" -------------------------------------

@@ -29,7 +29,7 @@ def gate(
     candidate truly worse by the margin passes at most 2.5% of the time at this n (the plain
     percentile bound: up to 8.2% at n = 40).
     """
-    from flightdeck.scoring.decision import decide
+    from flightdeck.scoring.decision import ShownBy, decide
     from flightdeck.scoring.rules import METRICS
 
     pinned = pinned or params.pinned  # params.yaml ``pinned``/``candidate`` (#15)
@@ -49,7 +49,7 @@ def gate(
     if pinned == candidate:
         raise InputError("--candidate", None, "the candidate is the pinned arm; name another arm")
     read = read_arms(suite, [pinned, candidate], params)
-    suite, scores, sources = read.suite, read.scores, read.sources
+    suite, scores = read.suite, read.scores
     check_ledger(suite, scores)
     cache = suite.project.decision_cache
     comparison = compare(scores[pinned], scores[candidate], params, decision_cache=cache)
@@ -69,9 +69,8 @@ def gate(
             seeded_hi=mc.hi,
             resamples=params.resamples,
             cache_dir=cache,
-            mirror=False,
-            power=False,
-            by_score=True,
+            shown_by=ShownBy.SCORE,
+            extras=frozenset(),  # the gate claims "shown" at -margin, nothing more
         )
     # "not holds" rather than a comparison, so that a NaN bound fails the gate.
     failed = tuple(m for m in METRICS if not decisions[m].shown.holds)
@@ -80,16 +79,23 @@ def gate(
         losses = sorted({comparison.metrics[m].baseline_only for m in failed})
         note = small_n_note(scores[pinned].n, params, losses=tuple(losses))
     return GateResult(
-        suite.name, pinned, candidate, params.gate_margin, comparison, failed, sources,
-        decisions, note,
-    )  # fmt: skip
+        suite=suite.name,
+        pinned=pinned,
+        candidate=candidate,
+        margin=params.gate_margin,
+        comparison=comparison,
+        failed=failed,
+        correctness_from=read.correctness_from,
+        decisions=decisions,
+        note=note,
+    )
 
 
 def small_n_note(n: int, params: Params, *, losses: tuple[int, ...] = ()) -> str:
     """What n can show at the margin: the fewest wins that pass with 0, 1, 2 losses (and with
     the failed metrics' own ``losses``), or that no table passes at this n and the smallest n
     at which one does (docs/statistics.md)."""
-    from flightdeck.scoring.calibration import (
+    from flightdeck.scoring.calibrated_levels import (
         EXACT_MAX_N,
         calibrate,
         needed_wins,

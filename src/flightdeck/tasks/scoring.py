@@ -43,7 +43,7 @@ from flightdeck.version import __version__
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
-    from flightdeck.rating.calibration import JudgedBy
+    from flightdeck.rating.judge_calibration import JudgedBy
     from flightdeck.scoring.tables import SuiteTables
 
 
@@ -115,7 +115,7 @@ def _with_hashes(score: ArmScore, answers_sha: str, labels_sha: str) -> ArmScore
     return dataclasses.replace(score, answers_sha256=answers_sha, labels_sha256=labels_sha)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ArmsRead:
     """A sealed suite with its arms read, checked and scored: what score and gate decide on."""
 
@@ -123,7 +123,7 @@ class ArmsRead:
     questions: list[Question]
     scores: dict[str, ArmScore]
     manifest: Manifest
-    sources: dict[str, str]  # where each arm's correctness came from, in words
+    correctness_from: dict[str, str]  # where each arm's correctness came from, in words
     custody: Custody
 
 
@@ -154,7 +154,14 @@ def read_arms(
     scores = {
         arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
     }
-    return ArmsRead(suite, questions, scores, manifest, _sources(scores, judge), told)
+    return ArmsRead(
+        suite=suite,
+        questions=questions,
+        scores=scores,
+        manifest=manifest,
+        correctness_from=_correctness_from(scores, judge),
+        custody=told,
+    )
 
 
 def compare(
@@ -177,14 +184,14 @@ def compare(
 
 
 def _calibrated_judge(suite: SuiteFolder, params: Params) -> JudgedBy | None:
-    from flightdeck.rating.calibration import calibrated_judge
+    from flightdeck.rating.judge_calibration import calibrated_judge
 
     return calibrated_judge(suite, params)
 
 
-def _sources(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, str]:
+def _correctness_from(scores: dict[str, ArmScore], judge: JudgedBy | None) -> dict[str, str]:
     """Where each arm's correctness came from, in words; empty when no judge was named."""
-    from flightdeck.rating.calibration import people_words
+    from flightdeck.rating.judge_calibration import people_words
 
     if judge is None:
         return {}
@@ -285,17 +292,17 @@ def compute_scores(
     from flightdeck.scoring.fabricated import with_fabricated_split
 
     result = ScoreResult(
-        read.suite.name,
-        len(read.questions),
-        read.scores,
-        comparisons,
-        params,
-        read.manifest.sealed_at,
-        read.custody.state,
-        read.custody,
-        read.manifest.unchecked_repos,
-        read.sources,
-        {q.id: q.question for q in read.questions},
+        suite=read.suite.name,
+        n=len(read.questions),
+        arms=read.scores,
+        comparisons=comparisons,
+        params=params,
+        sealed_at=read.manifest.sealed_at,
+        holdouts=read.custody.state,
+        custody=read.custody,
+        unchecked_repos=read.manifest.unchecked_repos,
+        correctness_from=read.correctness_from,
+        questions={q.id: q.question for q in read.questions},
     )
     # (#21) what each fabricated citation is
     return with_fabricated_split(result, read.suite, params, questions=read.questions)
