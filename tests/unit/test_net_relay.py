@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import flightdeck
 from flightdeck.arms import net_allow, net_relay
 from flightdeck.errors import InputError
 
@@ -49,6 +50,20 @@ def ordinary_user() -> list[str]:
     return [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
+def readable_package(top: Path) -> str:
+    """A copy of flightdeck that ``nobody`` can import: the checkout may sit in a 0700 folder."""
+    copy = top / "pkg"
+    if not copy.exists():
+        shutil.copytree(
+            Path(flightdeck.__file__).parent,
+            copy / "flightdeck",
+            ignore=shutil.ignore_patterns("*.pyc"),
+        )
+        for folder in [copy, *copy.rglob("*")]:
+            folder.chmod(0o755 if folder.is_dir() else 0o644)
+    return str(copy)
+
+
 def relay(etc: Path, allow: list[str], code: str) -> subprocess.CompletedProcess[str]:
     targets = net_allow.parse_targets(allow)
     argv = [*ordinary_user(), *net_relay.relay_argv(targets, etc)[:1]]
@@ -60,8 +75,12 @@ def relay(etc: Path, allow: list[str], code: str) -> subprocess.CompletedProcess
     argv += [bwrap, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     argv += ["--unshare-all", "--share-net", "--cap-drop", "ALL", "--die-with-parent"]
     python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable  # nobody may run
+    if ordinary_user():
+        argv[len(ordinary_user())] = (
+            python  # the checkout's interpreter may sit in root's 0700 home
+        )
     argv += [*net_relay.etc_binds(etc), "--", python, "-c", code]
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": readable_package(etc.parent)}
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
