@@ -12,6 +12,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -280,6 +281,9 @@ def test_a_trial_group_kills_a_process_that_left_the_session() -> None:
     script = "setsid sleep 31.4159 > /dev/null 2>&1 < /dev/null & echo started"
     out = subprocess.run(group.wrap(["sh", "-c", script]), capture_output=True, text=True)
     assert out.stdout == "started\n"
+    deadline = time.monotonic() + 10  # the escapee may not have exec'd sleep when sh returns
+    while not sleepers() and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert len(sleepers()) == 1  # outlived its parent, outside the session
     assert (group.path / "pids.max").read_text().strip() == "5"
     group.close()
