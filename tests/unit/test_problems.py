@@ -119,6 +119,8 @@ def _struct_accepts(obj: dict[str, Any], schema: Schema[Any]) -> bool:
         record = msgspec.convert(obj, schema.cls)
     except msgspec.ValidationError:
         return False
+    except UnicodeEncodeError:  # msgspec refused it but could not quote a lone surrogate
+        return False
     nulls = any(obj.get(name, 0) is None for name in schema.not_null)
     return schema.accepts([record]) and not nulls and not has_lone_surrogate(obj)
 
