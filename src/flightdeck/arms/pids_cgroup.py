@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from flightdeck.arms.trees import pid_alive
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PREFIX = "flightdeck-"
 ENTER = 'echo $$ > "$0" && exec "$@"'  # sh -c ENTER PROCS_FILE ARGV...: join, then run
@@ -195,18 +197,8 @@ def _remove_stale(parent: Path) -> None:
     with contextlib.suppress(OSError):
         for entry in parent.iterdir():
             owner = entry.name.removeprefix(PREFIX).split("-")[0]
-            if entry.name.startswith(PREFIX) and owner.isdigit() and not _alive(int(owner)):
+            if entry.name.startswith(PREFIX) and owner.isdigit() and not pid_alive(int(owner)):
                 _empty_and_remove(entry)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _pids(group: Path) -> list[int]:

@@ -118,11 +118,12 @@ def remove_stale(parent: Path) -> None:
             pid = int(entry.name.split("-")[1])
         except (IndexError, ValueError):
             continue
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not pid_alive(pid):
             remove_tree(entry)
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether the process ``pid`` exists (a stale folder's owner), ours or another user's."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
