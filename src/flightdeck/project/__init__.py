@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from flightdeck.arms.runner import RunResult
     from flightdeck.arms.trial import TrialOutcome
     from flightdeck.holdouts.leaks import ScanResult
+    from flightdeck.holdouts.manifest_format import Evidence
     from flightdeck.holdouts.plan import ScanPlan
     from flightdeck.params import Params
     from flightdeck.project.suite_folder import SuiteFolder
@@ -162,7 +163,7 @@ class Project:
         result, newly_void = scan_and_void(self.holdouts, plan, jobs=jobs, on_progress=on_progress)
         return CanaryScan(result, tuple(newly_void))
 
-    def unvoid(self, suite: str, *, by: str, why: str) -> dict[str, Any]:
+    def unvoid(self, suite: str, *, by: str, why: str) -> Evidence:
         """``holdout unvoid``: lift a suite's void on purpose; returns the evidence it had."""
         from flightdeck.holdouts.registry import unvoid
 
