@@ -47,9 +47,7 @@ def knowledge() -> None:
 @click.option("--min-raters", type=int, default=None, help="Raters per answer [2].")
 @params_options
 @json_option
-@click.pass_context
 def status_command(
-    ctx: click.Context,
     suite: Path,
     holdouts: Path | None,
     min_raters: int | None,
@@ -76,7 +74,9 @@ def status_command(
             data["custody"].pop("evidence", None)  # the same as "void", printed once
         data["ready"] = st.ready
         click.echo(json.dumps(data, indent=2, sort_keys=True))
-        ctx.exit(0 if st.ready else 1)
+        if not st.ready:
+            raise NegativeVerdict()
+        return
 
     def mark(ok: bool) -> str:
         return "ok " if ok else "!! "
