@@ -92,7 +92,7 @@ def new_command(
 
     revisions = parse_as_of(as_of)
     project = open_project(params_file, repo, near=suite)
-    result = project.new_suite(suite, revisions)
+    result = project.new_suite(suite, revisions=revisions)
     for name, commit in result.as_of.items():
         click.echo(f"{name}: {revisions[name]} is {commit}")
     click.echo(f"wrote {', '.join(p.as_posix() for p in result.written)}")

@@ -209,10 +209,9 @@ def score_command(
             --baseline baseline-repo-search --candidate baseline-projects
     """
     from flightdeck.scoring.report import score_lines
-    from flightdeck.tasks.scoring import ScoreOptions
 
     project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
-    options = ScoreOptions(
+    result = project.suite(suite).score(
         arms=arms or None,
         baseline=baseline,
         candidate=candidate,
@@ -221,7 +220,6 @@ def score_command(
         results_dir=results_dir,
         allow_dry_run=allow_dry_run,
     )
-    result = project.suite(suite).score(options)
     if result.holdouts != "sealed":
         click.echo(
             f"warning: {result.suite} is not registered in {project.holdouts_manifest}; "

@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from flightdeck.suite.repos import RepoSet
     from flightdeck.suite.scaffold import NewSuite
     from flightdeck.tasks.knowledge import SealResult, SuiteStatus
-    from flightdeck.tasks.scoring import ScoreOptions
 
 
 @dataclass(frozen=True)
@@ -142,7 +141,7 @@ class Project:
 
     # Verbs on the project.
 
-    def new_suite(self, folder: Path, revisions: Mapping[str, str]) -> NewSuite:
+    def new_suite(self, folder: Path, *, revisions: Mapping[str, str]) -> NewSuite:
         """``knowledge new``: a suite folder with one example question and key."""
         from flightdeck.suite.scaffold import new_suite
 
@@ -234,14 +233,32 @@ class Suite:
 
     def score(
         self,
-        options: ScoreOptions | None = None,
         *,
+        arms: Sequence[str] | None = None,
+        baseline: str | None = None,
+        candidate: str | None = None,
+        metrics: Path | None = None,
+        report: Path | None = None,
+        results_dir: Path | None = None,
+        allow_dry_run: bool = False,
         on_progress: Callable[[str], None] | None = None,
     ) -> ScoreResult:
-        """``knowledge score``: score the arms (params' ``arms`` by default), write, record."""
+        """``knowledge score``: score the arms (params' ``arms`` by default), write, record.
+
+        ``baseline``/``candidate`` None: params' pair when both are scored; an output None:
+        where the suite's paths say. A dry-run arm is refused unless ``allow_dry_run``.
+        """
         from flightdeck.tasks.scoring import ScoreOptions, score
 
-        options = options or ScoreOptions()
+        options = ScoreOptions(
+            arms=None if arms is None else tuple(arms),
+            baseline=baseline,
+            candidate=candidate,
+            metrics=metrics,
+            report=report,
+            results_dir=results_dir,
+            allow_dry_run=allow_dry_run,
+        )
         return score(self.folder, options, params=self.params, on_progress=on_progress)
 
     def gate(self, *, pinned: str | None = None, candidate: str | None = None) -> GateResult:
@@ -259,8 +276,8 @@ class Suite:
     def run(
         self,
         arm: str,
-        request: RunRequest,
         *,
+        request: RunRequest,
         on_start: Callable[[int, int], None] | None = None,
         on_trial: Callable[[TrialOutcome], None] | None = None,
     ) -> RunResult:
@@ -271,7 +288,7 @@ class Suite:
         config = replace(request, scratch=scratch).config(self.folder.root, arm, self.params)
         return run_experiment(config, on_start=on_start, on_trial=on_trial)
 
-    def import_answers(self, arm: str, source: Path, options: ImportOptions) -> ImportResult:
+    def import_answers(self, arm: str, *, source: Path, options: ImportOptions) -> ImportResult:
         """``knowledge import-answers``: a person's answers, hashed from their snapshot."""
         from flightdeck.arms.people import import_answers
 
@@ -335,17 +352,15 @@ def score(
     hashes unless already there. The result says what was written (``written``) and which arms
     were recorded (``recorded``).
     """
-    from flightdeck.tasks.scoring import ScoreOptions
-
     folder = Path(suite)
     project = Project(params) if params is not None else Project.open(near=folder)
-    options = ScoreOptions(
-        arms=None if arms is None else tuple(arms),
+    return project.suite(folder).score(
+        arms=arms,
         baseline=baseline,
         candidate=candidate,
         metrics=metrics,
         report=report,
         results_dir=results_dir,
         allow_dry_run=allow_dry_run,
+        on_progress=on_progress,
     )
-    return project.suite(folder).score(options, on_progress=on_progress)
