@@ -9,14 +9,16 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import read_json
 from flightdeck.holdouts.leaks import canary_scan, mark_void
 from flightdeck.holdouts.manifest import load_manifest, read_manifest
-from flightdeck.holdouts.manifest_format import decode, from_value, problem
+from flightdeck.holdouts.manifest_format import all_canaries, decode, from_value, problem
 from flightdeck.holdouts.registry import register_suite, unvoid
-from flightdeck.suite.records import CANARY_PREFIX
+from flightdeck.suite.records import CANARY_PREFIX, CANARY_RE
 
 
 def canary(n: int) -> str:
@@ -184,3 +186,28 @@ def test_a_rewrite_of_a_manifest_this_version_wrote_changes_only_the_new_lines(
     manifest = load_manifest(path, missing_ok=False)
     assert msgspec.json.decode(manifest.history_json[0])["suite"] == "s1"
     assert [e.suite for e in manifest.history] == ["s1", "s2"]
+
+
+def test_the_canary_prefix_holds_no_lowercase_hex_digit() -> None:
+    """all_canaries counts on it: deleting the hex digits must leave each prefix whole."""
+    assert not set(CANARY_PREFIX) & set("0123456789abcdef")
+
+
+TAIL = "0123456789abcdef"
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(TAIL, min_size=32, max_size=32).map(lambda t: CANARY_PREFIX + t),
+            st.text(TAIL + "ABCDEFgz-\u00e9", min_size=30, max_size=34).map(
+                lambda t: CANARY_PREFIX + t
+            ),
+            st.text(TAIL, min_size=0, max_size=40).map(lambda t: t[:16] + CANARY_PREFIX + t[16:]),
+            st.text(max_size=90),
+        ),
+        max_size=6,
+    )
+)
+def test_all_canaries_agrees_with_the_canary_pattern(keys: list[str]) -> None:
+    assert all_canaries(keys) == all(CANARY_RE.match(k) for k in keys)
