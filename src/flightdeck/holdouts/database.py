@@ -80,7 +80,7 @@ def needle_patterns() -> list[tuple[bytes, int, int]]:
 
     return [
         (
-            b"".join(b"\\x%02x" % byte for byte in needle.text),
+            ("\\x" + needle.text.hex("|").replace("|", "\\x")).encode("ascii"),  # \x46\x6c...
             index,
             hyperscan.HS_FLAG_CASELESS if needle.form.caseless else 0,
         )
