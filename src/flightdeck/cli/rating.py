@@ -1,6 +1,6 @@
 """`flightdeck knowledge rate` and `knowledge agreement`: give labels blind, then compare raters.
 
-``cli/knowledge.py`` attaches both to the ``knowledge`` group (``knowledge.add_command``).
+``cli/knowledge.py`` lists both in the ``knowledge`` group's lazy commands (``ATTACHED``).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ not the size of the traces.
 from __future__ import annotations
 
 import binascii
-import html.entities
+import functools
 import re
 from typing import Any
 
@@ -31,12 +31,13 @@ _PREFIX_LOWER = PREFIX.decode("ascii").lower()
 _HEX = frozenset("0123456789abcdef")
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DROPPED = frozenset(" \t\r\n\f\v\u00a0\u00ad\u200b\u200c\u200d\u2028\u2029\u2060\ufeff")
-_ESCAPE = re.compile(
+# Compiled when a needle first fires (a clean scan never needs them), cached by re
+_ESCAPE = (
     r"%([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})|\\([nrtbf/\\\"'])"
     r"|&#[xX]([0-9A-Fa-f]{1,6});?|&#([0-9]{1,7});?|&([A-Za-z][A-Za-z0-9]{1,31};?)"
 )
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-\s]{24,}")
+_BASE64_RUN = r"[A-Za-z0-9+/_\-\s]{24,}"
 _URL_TO_STD = str.maketrans("-_", "+/")
 ROUNDS = 3
 
@@ -91,7 +92,7 @@ def _unescape_once(text: str, where: list[int]) -> tuple[str, list[int]]:
     out: list[str] = []
     mapped: list[int] = []
     done = 0
-    for match in _ESCAPE.finditer(text):
+    for match in re.finditer(_ESCAPE, text):
         value = _value(match)
         if value is None:
             continue
@@ -118,7 +119,7 @@ def _value(match: re.Match[str]) -> str | None:
     if simple is not None:
         return _SIMPLE.get(simple, simple)
     if named is not None:
-        return html.entities.html5.get(named) or html.entities.html5.get(named.rstrip(";"))
+        return _entities().get(named) or _entities().get(named.rstrip(";"))
     return None
 
 
@@ -141,7 +142,7 @@ def _canaries(text: str, where: list[int]) -> list[Found]:
 def _in_base64(text: str, where: list[int]) -> list[Found]:
     """Canaries inside base64 or base64url runs, wrapped or not, at every phase."""
     found: list[Found] = []
-    for run in _BASE64_RUN.finditer(text):
+    for run in re.finditer(_BASE64_RUN, text):
         keep = [i for i in range(run.start(), run.end()) if not text[i].isspace()]
         chars = "".join(text[i] for i in keep).translate(_URL_TO_STD)
         for phase in range(4):
@@ -157,3 +158,11 @@ def _in_base64(text: str, where: list[int]) -> list[Found]:
             for inner, mapped in _unescaped(decoded, groups):
                 found += _canaries(inner, mapped)
     return found
+
+
+@functools.cache
+def _entities() -> dict[str, str]:
+    """HTML5's named character references (a module of 2,000 entries: loaded on first use)."""
+    import html.entities
+
+    return html.entities.html5
