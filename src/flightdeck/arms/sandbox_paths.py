@@ -21,6 +21,7 @@ and their twins in other worktrees). A bind that holds or lies in one of them is
 from __future__ import annotations
 
 import os
+import pwd
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
@@ -104,8 +105,8 @@ def _prefix_of(executable: Path) -> list[Path]:
     prefix = executable.parent.parent
     if prefix == Path("/") or covered(prefix, map(Path, SYSTEM_TOPS)):
         return []
-    if not any((prefix / n).exists() for n in ("lib", "lib64", "pyvenv.cfg")):
-        return []  # a bare bin folder (~/bin): the executable alone
+    if not _is_installation(prefix):
+        return []  # a bare bin folder (~/bin, even beside a ~/lib): the executable alone
     found = [prefix]
     config = prefix / "pyvenv.cfg"
     if config.is_file():
@@ -115,6 +116,33 @@ def _prefix_of(executable: Path) -> list[Path]:
                 home = Path(value.strip()).resolve()
                 found += _prefix_of(home / "python")
     return found
+
+
+# What an installation prefix holds: a virtualenv's config, an interpreter's library folder,
+# node's packages or shared libraries. A folder with none (a $HOME with a ~/lib) is not one.
+_INSTALL_MARKS = ("pyvenv.cfg", "lib*/python*", "lib/node_modules", "lib*/*.so", "lib*/*.so.*")
+# A folder holding one of these, or whose child does, holds a checkout (a teammate's clone,
+# a CI workspace), never an installation: binding it would show that checkout's keys.
+_CHECKOUT_MARKS = (".git", "suites", "holdouts", "params.yaml", "dvc.yaml")
+
+
+def _is_installation(prefix: Path) -> bool:
+    """Whether ``prefix`` (of ``prefix/bin/x``) may be bound whole as ``x``'s installation.
+
+    Never the host's ``$HOME`` or a folder holding it, never one without an installation's
+    marks, never one that holds a checkout at its top or one level down.
+    """
+    homes = {os.environ.get("HOME", ""), pwd.getpwuid(os.getuid()).pw_dir}
+    for home in filter(os.path.isabs, homes):
+        if covered(Path(home).resolve(), [prefix]):
+            return False
+    if not any(next(prefix.glob(mark), None) is not None for mark in _INSTALL_MARKS):
+        return False
+    try:
+        children = [prefix, *(c for c in prefix.iterdir() if c.is_dir() and not c.is_symlink())]
+    except OSError:
+        return False
+    return not any((c / mark).exists() for c in children for mark in _CHECKOUT_MARKS)
 
 
 def _chain(found: Path) -> list[Path]:
