@@ -83,3 +83,23 @@ def test_an_installation_folder_that_holds_checkouts_is_not_bound(
     got = outcomes(project)
     assert got[f"read {keys}"] == "ENOENT"
     assert got[f"walk {work}"] == "ok: 1"  # the agent alone
+
+
+def test_no_sysctl_is_writable_inside_even_for_the_host_s_root(
+    project: dict[str, Any], outside: Path
+) -> None:
+    """bubblewrap's own read-only cover of /proc/sys is skipped (the folder refuses writing
+    even to root), so under a root runner (CI) every sysctl was writable: kernel.core_pattern
+    would run a program of the harness's as root on the host. The hostname sysctl (of the
+    sandbox's own UTS namespace) is really written; core_pattern only opened."""
+    plan = outside / "plan.json"
+    opened = ["/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches", "/proc/pressure/cpu"]
+    plan.write_text(json.dumps({"write": ["/proc/sys/kernel/hostname"], "open_write": opened}))
+    result = run(project, f"{sys.executable} {HARNESSES / 'hostile.py'} --plan {plan}")
+    assert not result.failed, result.failed
+    got = outcomes(project)
+    refused = {"EROFS"} if os.getuid() == 0 else {"EROFS", "EACCES"}
+    assert got["write /proc/sys/kernel/hostname"] in refused
+    for path in opened:
+        assert got[f"open-write {path}"] in refused | {"ENOENT"}, path
+    assert got["open-write /proc/sys/kernel/core_pattern"] in refused

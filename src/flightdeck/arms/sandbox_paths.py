@@ -55,6 +55,12 @@ ETC_ENTRIES = (
     "timezone",
 )
 _ETC_GLOBS = ("python3*",)  # Debian's system Python reads its sitecustomize from /etc
+# bubblewrap binds /proc/irq and /proc/bus read-only over its new /proc, and means to bind
+# /proc/sys too, but skips a folder it cannot open for writing, and a sysctl folder refuses
+# that even to root: every sysctl file stayed writable to a harness whose uid is the host's
+# root (CI), kernel.core_pattern included, which runs a program as root on the host. These
+# are bound read-only again from the host's /proc (the same files; net/ is per namespace).
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/pressure", "/proc/fs")
 
 
 def covered(path: Path, folders: Iterable[Path]) -> bool:
@@ -68,6 +74,14 @@ def overlaps(path: Path, protected: Iterable[Path]) -> Path | None:
         if path == guarded or path.is_relative_to(guarded) or guarded.is_relative_to(path):
             return guarded
     return None
+
+
+def proc_covers() -> list[str]:
+    """bwrap arguments that make :data:`PROC_READ_ONLY` read-only over the sandbox's /proc."""
+    argv: list[str] = []
+    for path in PROC_READ_ONLY:
+        argv += ["--ro-bind-try", path, path]
+    return argv
 
 
 def system_binds() -> list[tuple[str, str, str]]:
