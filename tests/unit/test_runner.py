@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from tests.gitrepo import make_git_repo
+from tests.tree import gen
 
 from flightdeck.arms.arm_meta import harness_path
 from flightdeck.arms.protocol import ProtocolError, check_result, decode_result
@@ -70,20 +71,17 @@ def build(tmp_path: Path, questions: list[dict[str, Any]] | None = None) -> dict
             {"id": "q3", "as_of": {"sdlc": s1}, "scope": ["sdlc/docs/**"]},
         ]
     suite = tmp_path / "suites" / "demo-v1"
-    suite.mkdir(parents=True)
-    lines = []
-    for q in questions:
-        record = {"question": f"What about {q['id']}?", "kind": "how-to", **q}
-        record["as_of"] = {
-            k: {"S1": s1, "S2": s2, "I1": i1}.get(v, v) for k, v in q["as_of"].items()
-        }
-        lines.append(json.dumps(record))
-    (suite / "questions.jsonl").write_text("\n".join(lines) + "\n")
+    commits = {"S1": s1, "S2": s2, "I1": i1}
+    records = [
+        {"question": f"What about {q['id']}?", "kind": "how-to", **q}
+        | {"as_of": {k: commits.get(v, v) for k, v in q["as_of"].items()}}
+        for q in questions
+    ]
     keys = [
         {"id": q["id"], "answer_key": SECRET_KEY, "required_facts": ["x"], "canary": CANARY}
         for q in questions
     ]
-    (suite / "keys.jsonl").write_text("".join(json.dumps(k) + "\n" for k in keys))
+    gen(suite, {"questions.jsonl": records, "keys.jsonl": keys})
     return {
         "root": tmp_path,
         "suite": suite,

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from tests.gitrepo import make_bundle, make_git_repo
+from tests.tree import gen
 
 from flightdeck.arms import sandbox, sandbox_paths
 from flightdeck.arms.runner import RunConfig, RunResult, run_experiment
@@ -53,10 +54,14 @@ def project(outside: Path) -> dict[str, Any]:
     (root / "demo").mkdir()
     bundle = make_bundle(clone, root / "demo" / "infra.bundle")
     suite = root / "suites" / "demo-v1"
-    suite.mkdir(parents=True)
     question = {"id": "q1", "question": "?", "kind": "how-to", "as_of": {"sdlc": commit}}
-    (suite / "questions.jsonl").write_text(json.dumps({**question, "scope": []}) + "\n")
-    (suite / "keys.jsonl").write_text(json.dumps({"id": "q1", "answer_key": SECRET}) + "\n")
+    gen(
+        suite,
+        {
+            "questions.jsonl": [{**question, "scope": []}],
+            "keys.jsonl": [{"id": "q1", "answer_key": SECRET}],
+        },
+    )
     register_suite(
         root / "holdouts", suite="demo-v1", manifest_sha256="0" * 64, canaries={"q1": CANARY}
     )

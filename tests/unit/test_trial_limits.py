@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from tests.gitrepo import make_git_repo
+from tests.tree import gen
 
 from flightdeck.arms.limits import Limits, escape_control
 from flightdeck.arms.pids_cgroup import controller
@@ -47,11 +48,8 @@ def make_project(root: Path, ids: list[str]) -> dict[str, Any]:
     clone = root / "repos" / "sdlc"
     (commit,) = make_git_repo(clone, [{"docs/a.md": "# A\n"}])
     suite = root / "suites" / "demo-v1"
-    suite.mkdir(parents=True)
-    with (suite / "questions.jsonl").open("w") as out:
-        for qid in ids:
-            record = {"id": qid, "question": "?", "kind": "how-to", "as_of": {"sdlc": commit}}
-            out.write(json.dumps({**record, "scope": []}) + "\n")
+    record = {"question": "?", "kind": "how-to", "as_of": {"sdlc": commit}, "scope": []}
+    gen(suite, {"questions.jsonl": [{"id": qid, **record} for qid in ids]})
     register_suite(
         root / "holdouts", suite="demo-v1", manifest_sha256="1" * 64, canaries={ids[0]: CANARY}
     )

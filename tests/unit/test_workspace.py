@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from tests.gitrepo import git_env, make_bundle, make_git_repo
+from tests.tree import gen
 
 from flightdeck.arms.runner import RunConfig, run_experiment
 from flightdeck.arms.workspace import WorkspaceCache
@@ -157,9 +158,8 @@ def test_what_a_tree_leaves_out_is_said_with_the_reason(tmp_path: Path) -> None:
 def test_trace_says_what_was_left_out_and_what_the_harness_read(tmp_path: Path) -> None:
     commit = _commit_with_odd_entries(tmp_path / "sdlc")
     suite = tmp_path / "suites" / "s-v1"
-    suite.mkdir(parents=True)
     record = {"id": "q1", "question": "?", "kind": "how-to", "as_of": {"sdlc": commit}}
-    (suite / "questions.jsonl").write_text(json.dumps({**record, "scope": []}) + "\n")
+    gen(suite, {"questions.jsonl": [{**record, "scope": []}]})
     result = json.dumps({"answer": "a", "citations": [], "read": ["sdlc/ok.md"]})
     command = shlex.join(["sh", "-c", f"cat >/dev/null; printf '%s' '{result}'"])
     config = RunConfig(suite, "arm1", command, root=tmp_path, repos={"sdlc": tmp_path / "sdlc"})
