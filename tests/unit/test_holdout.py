@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from tests.tree import gen
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
@@ -293,9 +294,13 @@ def seal_suite(
     """A suite folder as `knowledge seal` leaves it; registered in ``holdouts`` when given."""
     name = name or folder.name
     folder.mkdir(parents=True)
-    (folder / "questions.jsonl").write_text("".join(f'{{"id": "{q}"}}\n' for q in canaries))
-    keys = "".join(json.dumps({"id": q, "canary": c}) + "\n" for q, c in canaries.items())
-    (folder / "keys.jsonl").write_text(keys)
+    gen(
+        folder,
+        {
+            "questions.jsonl": [{"id": q} for q in canaries],
+            "keys.jsonl": [{"id": q, "canary": c} for q, c in canaries.items()],
+        },
+    )
     seal = {
         "suite": name,
         "sealed_at": "2026-11-01T00:00:00Z",
