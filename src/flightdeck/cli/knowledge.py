@@ -22,13 +22,26 @@ from flightdeck.cli._options import (
     stats_options,
     suite_argument,
 )
+from flightdeck.cli.lazy import LazyCommands
 from flightdeck.errors import NegativeVerdict
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.manifest_format import Evidence
 
+# Commands that live in their own modules but belong to this group, imported when they run
+ATTACHED = {
+    "seal": "flightdeck.cli.authoring:seal_command",
+    "check": "flightdeck.cli.authoring:check_command",
+    "new": "flightdeck.cli.authoring:new_command",
+    "import-answers": "flightdeck.cli.knowledge_import:import_answers_command",
+    "rate": "flightdeck.cli.rating:rate_command",
+    "agreement": "flightdeck.cli.rating:agreement_command",
+    "judge": "flightdeck.cli.judge:judge_command",
+    "calibrate": "flightdeck.cli.judge:calibrate_command",
+}
 
-@click.group()
+
+@click.group(commands=LazyCommands(ATTACHED))
 def knowledge() -> None:
     """The knowledge task: a sealed gold set of questions about your repositories.
 
@@ -338,23 +351,3 @@ def show_command(
         return
     for line in render(summary):
         click.echo(line)
-
-
-def _attach() -> None:
-    """Commands that live in their own modules but belong to the knowledge group."""
-    from flightdeck.cli.authoring import check_command, new_command, seal_command
-    from flightdeck.cli.judge import calibrate_command, judge_command
-    from flightdeck.cli.knowledge_import import import_answers_command
-    from flightdeck.cli.rating import agreement_command, rate_command
-
-    knowledge.add_command(seal_command)
-    knowledge.add_command(check_command)
-    knowledge.add_command(import_answers_command)
-    knowledge.add_command(rate_command)
-    knowledge.add_command(agreement_command)
-    knowledge.add_command(judge_command)
-    knowledge.add_command(calibrate_command)
-    knowledge.add_command(new_command)
-
-
-_attach()

@@ -93,6 +93,7 @@ def canary_scan(
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
     chunk_size: int = engine.CHUNK_SIZE,
+    cache: Path | None = None,
 ) -> ScanResult:
     """Scan files and folders (recursively; plain, gzip, zstd, bz2, xz) for registered canaries.
 
@@ -102,7 +103,8 @@ def canary_scan(
     registered suites' sealed keys files are left out (see
     :func:`~flightdeck.holdouts.plan.plan_scan`). ``jobs`` processes (default: every core)
     share the work; ``on_progress`` receives increments of on-disk bytes scanned
-    (``ScanPlan.size`` in all).
+    (``ScanPlan.size`` in all). ``cache`` keeps the compiled search database between scans
+    (the project's ``.flightdeck/cache/scan-database/``; checked whenever it is loaded).
     """
     path = manifest_path(holdouts_dir)
     if isinstance(paths, ScanPlan) and paths.read is not None and paths.read.path == path:
@@ -119,7 +121,7 @@ def canary_scan(
     files = plan.files
     tails = frozenset(tail.encode("ascii") for tail in owners)
     found = engine.scan_tails(
-        files, tails, jobs=jobs, chunk_size=chunk_size, on_progress=on_progress
+        files, tails, jobs=jobs, chunk_size=chunk_size, on_progress=on_progress, cache=cache
     )
     hits = tuple(Hit(*owners[m.tail], m.path, m.line) for m in found.matches)
     suite_counts: dict[str, int] = {}
@@ -164,13 +166,14 @@ def scan_and_void(
     *,
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
+    cache: Path | None = None,
 ) -> tuple[ScanResult, list[str]]:
     """What ``holdout canary-scan`` does: :func:`canary_scan`, then :func:`mark_void`.
 
     Returns the scan and the suites it newly voided; a Python caller gets the same custody
     as the command (a hit always voids its suite).
     """
-    result = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress)
+    result = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress, cache=cache)
     return result, mark_void(holdouts_dir, result)
 
 

@@ -19,7 +19,7 @@ from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.holdouts.manifest import ManifestRead, manifest_path, read_manifest, require_folder
 from flightdeck.holdouts.manifest_format import SuiteEntry
-from flightdeck.project.suite_folder import SuiteFolder
+from flightdeck.project.names import KEYS_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +69,11 @@ def plan_files(read: ManifestRead, paths: Sequence[Path]) -> ScanPlan:
 
 def _is_sealed_keys(file: Path, suites: Mapping[str, SuiteEntry]) -> bool:
     """Whether ``file`` is, byte for byte, the sealed keys file of a registered suite."""
-    suite = SuiteFolder(file.parent)
-    if file.name != suite.keys.name:
+    if file.name != KEYS_FILE:
         return False
+    from flightdeck.project.suite_folder import SuiteFolder  # a suite folder's reader: rare
+
+    suite = SuiteFolder(file.parent)
     try:
         seal = json.loads(suite.manifest.read_bytes())
     except (OSError, ValueError):  # no manifest beside it, or not JSON: not a sealed suite

@@ -156,10 +156,24 @@ class Project:
     def canary_scan(
         self, plan: ScanPlan, *, jobs: int | None, on_progress: Callable[[int], None] | None
     ) -> CanaryScan:
-        """``holdout canary-scan``: scan, void every suite with a hit, record the scan."""
-        from flightdeck.holdouts.leaks import scan_and_void
+        """``holdout canary-scan``: scan, void every suite with a hit, record the scan.
 
-        result, newly_void = scan_and_void(self.holdouts, plan, jobs=jobs, on_progress=on_progress)
+        The compiled scan database is kept in the project's cache when the root is a project
+        (params.yaml or .flightdeck/ there): a bare ``--holdouts DIR`` scan run elsewhere
+        leaves the folder it runs in as it was.
+        """
+        from flightdeck.holdouts.leaks import scan_and_void
+        from flightdeck.params.yaml_file import PARAMS_FILE
+
+        paths = self.paths
+        in_project = (self.root / PARAMS_FILE).is_file() or paths.state.is_dir()
+        result, newly_void = scan_and_void(
+            self.holdouts,
+            plan,
+            jobs=jobs,
+            on_progress=on_progress,
+            cache=paths.scan_database if in_project else None,
+        )
         return CanaryScan(result, tuple(newly_void))
 
     def unvoid(self, suite: str, *, by: str, why: str) -> Evidence:
