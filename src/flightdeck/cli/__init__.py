@@ -17,10 +17,9 @@ from typing import Any
 import click
 
 from flightdeck.cli.lazy import LazyCommands
-from flightdeck.errors import EXIT_BUG, FlightdeckError, NegativeVerdict
+from flightdeck.errors import EXIT_BUG, EXIT_INTERRUPTED, FlightdeckError, NegativeVerdict
 from flightdeck.version import __version__
 
-EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 
 

@@ -245,7 +245,7 @@ def run_command(
     )
     progress = _Progress(quiet=as_json)
     try:
-        result = running.run(arm, request, on_start=progress.start, on_trial=progress.trial)
+        result = running.run(arm, request=request, on_start=progress.start, on_trial=progress.trial)
     finally:
         progress.finish()
     if as_json:

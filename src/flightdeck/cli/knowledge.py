@@ -60,9 +60,7 @@ def knowledge() -> None:
 @click.option("--min-raters", type=int, default=None, help="Raters per answer [2].")
 @params_options
 @json_option
-@click.pass_context
 def status_command(
-    ctx: click.Context,
     suite: Path,
     holdouts: Path | None,
     min_raters: int | None,
@@ -89,7 +87,9 @@ def status_command(
             data["custody"].pop("evidence", None)  # the same as "void", printed once
         data["ready"] = st.ready
         click.echo(json.dumps(data, indent=2, sort_keys=True))
-        ctx.exit(0 if st.ready else 1)
+        if not st.ready:
+            raise NegativeVerdict()
+        return
 
     def mark(ok: bool) -> str:
         return "ok " if ok else "!! "
@@ -222,10 +222,9 @@ def score_command(
             --baseline baseline-repo-search --candidate baseline-projects
     """
     from flightdeck.scoring.report import score_lines
-    from flightdeck.tasks.scoring import ScoreOptions
 
     project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
-    options = ScoreOptions(
+    result = project.suite(suite).score(
         arms=arms or None,
         baseline=baseline,
         candidate=candidate,
@@ -234,7 +233,6 @@ def score_command(
         results_dir=results_dir,
         allow_dry_run=allow_dry_run,
     )
-    result = project.suite(suite).score(options)
     if result.holdouts != "sealed":
         click.echo(
             f"warning: {result.suite} is not registered in {project.holdouts_manifest}; "
