@@ -163,12 +163,14 @@ def test_a_canary_in_anything_a_trial_wrote_fails_it_and_voids_the_suite(
     assert [o.id for o in result.outcomes if o.ok] == ["ok"]  # a clean trace: no false hit
     assert not (project["suite"] / "answers" / "arm1.jsonl").read_text().count(CANARY)
     manifest = load_manifest(manifest_path(root / "holdouts"), missing_ok=False)
-    entry = manifest["suites"]["demo-v1"]
-    assert entry["status"] == "void"
-    assert (entry["evidence"]["file"], entry["evidence"]["line"]) == (str(trace), line)
-    void = manifest["history"][-1]
-    assert (void["event"], void["suite"]) == ("void", "demo-v1")
-    assert (void["evidence"]["file"], void["evidence"]["line"]) == (str(trace), line)
+    entry = manifest.suites["demo-v1"]
+    assert entry.status == "void"
+    assert entry.evidence is not None
+    assert (entry.evidence.file, entry.evidence.line) == (str(trace), line)
+    void = manifest.history[-1]
+    assert (void.event, void.suite) == ("void", "demo-v1")
+    assert void.evidence is not None
+    assert (void.evidence.file, void.evidence.line) == (str(trace), line)
     scans = (root / "holdouts" / "scans.jsonl").read_text().splitlines()  # history apart (#21)
     assert json.loads(scans[-1])["hits"] == 1
 

@@ -1,6 +1,6 @@
 """`flightdeck knowledge rate` and `knowledge agreement`: give labels blind, then compare raters.
 
-``cli/knowledge.py`` attaches both to the ``knowledge`` group (``knowledge.add_command``).
+``cli/knowledge.py`` lists both in the ``knowledge`` group's lazy commands (``ATTACHED``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from flightdeck.cli._options import (
     suite_argument,
     warn_if_unsealed,
 )
+from flightdeck.errors import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
     from flightdeck.rating.agreement import SuiteAgreement
@@ -152,7 +153,7 @@ def _rate_in_terminal(session: RatingSession) -> None:
             f"stopped: {session.labelled} of {session.total} rated; run again to resume",
             err=True,
         )
-        click.get_current_context().exit(130)
+        click.get_current_context().exit(EXIT_INTERRUPTED)
 
 
 def _prompt_items(session: RatingSession) -> None:

@@ -21,7 +21,7 @@ not the size of the traces.
 from __future__ import annotations
 
 import binascii
-import html.entities
+import functools
 import re
 from typing import Any
 
@@ -31,9 +31,10 @@ _PREFIX_LOWER = PREFIX.decode("ascii").lower()
 _HEX = frozenset("0123456789abcdef")
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DROPPED = frozenset(" \t\r\n\f\v\u00a0\u00ad\u200b\u200c\u200d\u2028\u2029\u2060\ufeff")
-# The same characters as UTF-8 read byte by byte (windows are decoded as latin-1), and a
+# Compiled when a needle first fires (a clean scan never needs them), cached by re.
+# The characters above as UTF-8 read byte by byte (windows are decoded as latin-1), and a
 # quoted-printable soft line break (``=`` at a line's end).
-_DROPPED_BYTES = re.compile(
+_DROPPED_BYTES = (
     "|".join(re.escape(c.encode("utf-8").decode("latin-1")) for c in sorted(_DROPPED) if c > "~")
     + r"|=\r?\n"
 )
@@ -41,15 +42,15 @@ _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
     "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
 )
-_HEX_RUN = re.compile(rf"[0-9A-Fa-f][0-9A-Fa-f: \t\r\n]{{{2 * CANARY_LEN - 1},}}")
-_BASE32_RUN = re.compile(rf"[A-Z2-7][A-Z2-7=\s]{{{8 * CANARY_LEN // 5},}}")
+_HEX_RUN = rf"[0-9A-Fa-f][0-9A-Fa-f: \t\r\n]{{{2 * CANARY_LEN - 1},}}"
+_BASE32_RUN = rf"[A-Z2-7][A-Z2-7=\s]{{{8 * CANARY_LEN // 5},}}"
 _OBFUSCATED = ("hex", "base32", "rot13", "reversed")
-_ESCAPE = re.compile(
+_ESCAPE = (
     r"%([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})|\\([nrtbf/\\\"'])"
     r"|&#[xX]([0-9A-Fa-f]{1,6});?|&#([0-9]{1,7});?|&([A-Za-z][A-Za-z0-9]{1,31};?)"
 )
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-\s]{24,}")
+_BASE64_RUN = r"[A-Za-z0-9+/_\-\s]{24,}"
 _URL_TO_STD = str.maketrans("-_", "+/")
 ROUNDS = 3
 
@@ -109,7 +110,7 @@ def _unescape_once(text: str, where: list[int]) -> tuple[str, list[int]]:
     out: list[str] = []
     mapped: list[int] = []
     done = 0
-    for match in _ESCAPE.finditer(text):
+    for match in re.finditer(_ESCAPE, text):
         value = _value(match)
         if value is None:
             continue
@@ -136,7 +137,7 @@ def _value(match: re.Match[str]) -> str | None:
     if simple is not None:
         return _SIMPLE.get(simple, simple)
     if named is not None:
-        return html.entities.html5.get(named) or html.entities.html5.get(named.rstrip(";"))
+        return _entities().get(named) or _entities().get(named.rstrip(";"))
     return None
 
 
@@ -144,7 +145,7 @@ def _canaries(text: str, where: list[int]) -> list[Found]:
     """Canaries in the text once whitespace is dropped and letters lowered."""
     if not text:
         return []
-    gone = {i for m in _DROPPED_BYTES.finditer(text) for i in range(m.start(), m.end())}
+    gone = {i for m in re.finditer(_DROPPED_BYTES, text) for i in range(m.start(), m.end())}
     keep = [i for i, char in enumerate(text) if char not in _DROPPED and i not in gone]
     flat = "".join(text[i] for i in keep).translate(_LOWER)
     found: list[Found] = []
@@ -160,7 +161,7 @@ def _canaries(text: str, where: list[int]) -> list[Found]:
 def _in_base64(text: str, where: list[int]) -> list[Found]:
     """Canaries inside base64 or base64url runs, wrapped or not, at every phase."""
     found: list[Found] = []
-    for run in _BASE64_RUN.finditer(text):
+    for run in re.finditer(_BASE64_RUN, text):
         keep = [i for i in range(run.start(), run.end()) if not text[i].isspace()]
         chars = "".join(text[i] for i in keep).translate(_URL_TO_STD)
         for phase in range(4):
@@ -176,6 +177,14 @@ def _in_base64(text: str, where: list[int]) -> list[Found]:
             for inner, mapped in _unescaped(decoded, groups):
                 found += _canaries(inner, mapped)
     return found
+
+
+@functools.cache
+def _entities() -> dict[str, str]:
+    """HTML5's named character references (a module of 2,000 entries: loaded on first use)."""
+    import html.entities
+
+    return html.entities.html5
 
 
 def _deobfuscated(text: str, name: str) -> list[Found]:
@@ -204,11 +213,11 @@ def _from_base32(chars: str) -> bytes:
     return base64.b32decode(chars)
 
 
-def _in_runs(text: str, runs: re.Pattern[str], group: int, decode: Any) -> list[Found]:
+def _in_runs(text: str, runs: str, group: int, decode: Any) -> list[Found]:
     """Canaries in runs of an encoding whose ``group`` characters make whole bytes."""
     found: list[Found] = []
     per_group = {2: 1, 8: 5}[group]
-    for run in runs.finditer(text):
+    for run in re.finditer(runs, text):
         keep = [i for i in range(run.start(), run.end()) if text[i] not in ": \t\r\n"]
         chars = "".join(text[i] for i in keep)
         for phase in range(group):

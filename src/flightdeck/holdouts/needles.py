@@ -23,7 +23,6 @@ import base64
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from flightdeck.suite.schema import CANARY_PREFIX
 
@@ -176,19 +175,3 @@ def needles() -> tuple[Needle, ...]:
             offset = len(form.encoded) - size
             found.append(Needle(form, offset, form.encoded[offset:]))
     return tuple(found)
-
-
-@functools.cache
-def database() -> Any:
-    """The compiled Hyperscan block-mode database of :func:`needles` (ids index them)."""
-    import hyperscan
-
-    found = needles()
-    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(
-        expressions=[b"".join(b"\\x%02x" % byte for byte in n.text) for n in found],
-        ids=list(range(len(found))),
-        elements=len(found),
-        flags=[hyperscan.HS_FLAG_CASELESS if n.form.caseless else 0 for n in found],
-    )
-    return db
