@@ -32,8 +32,8 @@ _HEX = frozenset("0123456789abcdef")
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DROPPED = frozenset(" \t\r\n\f\v\u00a0\u00ad\u200b\u200c\u200d\u2028\u2029\u2060\ufeff")
 # Compiled when a needle first fires (a clean scan never needs them), cached by re.
-# The characters above as UTF-8 read byte by byte (windows are decoded as latin-1), and a
-# quoted-printable soft line break (``=`` at a line's end).
+# The characters of _DROPPED as UTF-8 read byte by byte (windows are decoded as latin-1),
+# and a quoted-printable soft line break (``=`` at a line's end).
 _DROPPED_BYTES = (
     "|".join(re.escape(c.encode("utf-8").decode("latin-1")) for c in sorted(_DROPPED) if c > "~")
     + r"|=\r?\n"

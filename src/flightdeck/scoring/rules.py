@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_not
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -125,15 +126,7 @@ def check_labels(
     # One cheap pass picks the labels any rule could refuse; the rules below run on them
     # alone, in file order, so the first label refused and its message are as if every
     # label had been read (a label outside the pick passes every rule).
-    picked = [
-        label
-        for label in labels
-        if label.unsupported
-        or label.answer_sha256 is not None
-        or label.rater in respelled
-        or label.id not in answers
-    ]
-    for label in picked:
+    for label in _picked(labels, answers, respelled):
         first = spelled[label.rater.strip().casefold()]
         if first != label.rater:
             raise InputError(
@@ -156,8 +149,9 @@ def check_labels(
                 f"answer {label.id!r} changed after {label.rater!r} rated it (answer_sha256 "
                 "differs); rate the new answer again",
             )
+        cited = [c.uri for c in answer.citations]
         for entry in label.unsupported:
-            if not any(is_flagged_unsupported(c.uri, [entry]) for c in answer.citations):
+            if entry not in cited and not any(is_flagged_unsupported(u, [entry]) for u in cited):
                 raise InputError(
                     labels_path,
                     label.line,
@@ -165,8 +159,11 @@ def check_labels(
                     "copy the cited uri exactly (or drop its #L span to flag the whole file)",
                 )
     raters_by_id = Counter(map(attrgetter("id"), labels))
-    short = [qid for qid in answers if raters_by_id[qid] < min_raters]
-    if short:
+    enough = (
+        answers.keys() <= raters_by_id.keys()
+        and min(raters_by_id.values(), default=min_raters) >= min_raters
+    )
+    if not enough and (short := [qid for qid in answers if raters_by_id[qid] < min_raters]):
         shown = ", ".join(map(_quote, short[:10]))
         shown += f" and {len(short) - 10} more" if len(short) > 10 else ""
         raise InputError(
@@ -175,6 +172,25 @@ def check_labels(
             f"fewer than {min_raters} raters on {len(short)} answer(s): {shown}; have them "
             "rated (`flightdeck knowledge rate`) or lower min_raters",
         )
+
+
+def _picked(
+    labels: Sequence[Label], answers: Mapping[str, Answer], respelled: set[str]
+) -> list[Label]:
+    """The labels a rule of check_labels could refuse, in file order: those that flag a
+    citation, bind to an answer's hash, spell a rater otherwise or rate no answer.
+
+    Each kind is found by a pass in C (``compress`` over the records' attributes, set
+    differences); the few picked are put back in file order by their positions.
+    """
+    where = range(len(labels))
+    shas = map(attrgetter("answer_sha256"), labels)
+    picked = set(compress(where, map(attrgetter("unsupported"), labels)))
+    picked.update(compress(where, map(is_not, shas, repeat(None))))
+    odd_ids = set(map(attrgetter("id"), labels)).difference(answers.keys())
+    if respelled or odd_ids:
+        picked.update(i for i, x in enumerate(labels) if x.rater in respelled or x.id in odd_ids)
+    return [labels[i] for i in sorted(picked)]
 
 
 def _quote(qid: str) -> str:

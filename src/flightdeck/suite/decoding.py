@@ -1,7 +1,7 @@
 """Decode suite files into msgspec Structs, and name the first bad line in our own words.
 
 Each record is one msgspec Struct (``schema.py``) whose field types hold the rules, so a
-valid file is decoded and checked in C, line by line, in one pass. Only when a line fails
+valid file is decoded and checked in C, the whole file in one call. Only when a line fails
 is it read again with the standard ``json`` module (whose syntax messages we quote), and
 msgspec is asked where each field fails (:mod:`flightdeck.suite.problems`): the first place
 it refuses, in the order the record's words list its fields, is said in the words of
@@ -10,7 +10,7 @@ it refuses, in the order the record's words list its fields, is said in the word
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -125,23 +125,14 @@ def _without_none(type_: Any) -> Any:
 def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], InputError | None]:
     """The records of a JSON Lines file up to its first bad line, and that line's error.
 
-    Each non-blank line is decoded on its own (a record never runs into the next line),
-    and each record's ``line`` is set to its line number.
+    A valid file is decoded in one call (:func:`_whole_file`); a record never runs into the
+    next line, and each record's ``line`` is set to its line number. A file that one call
+    does not take whole is walked line by line, which names the first bad line.
     """
-    decode = schema.decoder.decode
     parts = data.split(b"\n")
-    filled = [raw for raw in parts if raw.strip()]
-    try:
-        records: list[T] | None = [decode(raw) for raw in filled]
-    except msgspec.DecodeError:  # ValidationError included
-        records = None
-    if (
-        records is not None
-        and schema.accepts(records)
-        and not _maybe_null(schema, data, records)
-        and not _keys_repeated(filled)
-    ):
-        lines = [n for n, raw in enumerate(parts, start=1) if raw.strip()]
+    whole = _whole_file(parts, data, schema)
+    if whole is not None:
+        records, lines = whole
         error = None
     else:
         records, lines, error = _line_by_line(path, parts, schema)
@@ -151,6 +142,50 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
     for record, number in zip(records, lines, strict=True):
         set_line(record, "line", number)
     return records, error
+
+
+def _whole_file(
+    parts: list[bytes], data: bytes, schema: Schema[T]
+) -> tuple[list[T], Sequence[int]] | None:
+    """Every record of a valid file from one ``Decoder.decode_lines`` call, and their lines;
+    None when the file needs the line-by-line walk (a bad line, or lines not one record each).
+
+    ``decode_lines`` reads whitespace-separated values, so it would take two records on one
+    line, or one record written over two lines, as well as one per line. It is held to one
+    record per line: a newline never falls inside a JSON string (msgspec refuses a raw
+    control character there), so a value written over two lines has a line break between
+    two of its tokens, and inside a value no token that ends a line with ``}`` is followed by
+    one that starts the next with ``{``. So when every non-blank line starts with ``{`` and
+    ends with ``}``, no value spans a line break, each such line holds at least one whole
+    value, and as many values as lines means exactly one each. Blank lines (JSON white space
+    only) are skipped by both; any other byte between values makes ``decode_lines`` refuse.
+    """
+    try:
+        records = schema.decoder.decode_lines(data)
+    except msgspec.DecodeError:  # ValidationError included
+        return None
+    n = len(records)
+    lines: Sequence[int]
+    if _plain_lines(data, parts, n):  # the common case, checked on the whole buffer in C
+        texts, lines = parts[:n], range(1, n + 1)
+    else:
+        stripped = [raw.strip() for raw in parts]
+        texts = [text for text in stripped if text]
+        if len(texts) != n or not _plain_lines(b"\n".join(texts), texts, n):
+            return None
+        lines = [number for number, text in enumerate(stripped, start=1) if text]
+    if not schema.accepts(records) or _maybe_null(schema, data, records) or _keys_repeated(texts):
+        return None
+    return records, lines
+
+
+def _plain_lines(data: bytes, parts: list[bytes], n: int) -> bool:
+    """Whether ``data`` (split into ``parts`` at its newlines) is ``n`` lines, each starting
+    with ``{`` and ending with ``}``, with no blank line (a last newline ends the last one)."""
+    if n == 0 or len(parts) - (parts[-1] == b"") != n:
+        return False
+    ends = data.endswith(b"}") or data.endswith(b"}\n")
+    return data.startswith(b"{") and ends and data.count(b"}\n{") == n - 1
 
 
 def decode_document(path: Path, obj: dict[str, Any], schema: Schema[T]) -> T:

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from flightdeck.suite.citations import span_in_order
+from flightdeck.suite.citations import spans_in_order
 from flightdeck.suite.decoding import AT_LEAST_ONE, SURROGATE, Line, NonBlank, Schema, Words, show
 from flightdeck.suite.problems import Problem
 from flightdeck.suite.schema import (
@@ -158,8 +158,13 @@ def _date(p: Problem) -> str | None:
 
 
 def _lower(digests: Iterable[str]) -> bool:
-    """Whether any hex digest needs lower-casing (one search over all of them)."""
-    return _UPPER_HEX.search("".join(digests)) is not None
+    """Whether any hex digest needs lower-casing (one pass over all of them).
+
+    ``islower`` is one C loop: true when some letter is cased and none is upper, which is
+    the answer for hex digests that hold a letter at all; only otherwise is [A-F] searched.
+    """
+    joined = "".join(digests)
+    return not joined.islower() and _UPPER_HEX.search(joined) is not None
 
 
 def _lower_sources(sources: Iterable[Source]) -> None:
@@ -184,10 +189,11 @@ def _finish_answers(answers: list[Answer]) -> None:
     # Canonical JSON (sorted keys, "," and ":", non-ASCII kept, as json.dumps writes it) of
     # the record as the file holds it: before lower-casing, and without the reader's fields
     # (they are still at their defaults, which omit_defaults leaves out).
-    encode = msgspec.json.Encoder(order="sorted").encode
+    # All records are encoded in one call, one line each (a JSON text holds no raw newline).
+    texts = msgspec.json.Encoder(order="sorted").encode_lines(answers).split(b"\n")
     sha256, set_ = hashlib.sha256, msgspec.structs.force_setattr
-    for answer in answers:
-        set_(answer, "sha256", sha256(encode(answer)).hexdigest())
+    for answer, text in zip(answers, texts, strict=False):  # texts end with an empty one
+        set_(answer, "sha256", sha256(text).hexdigest())
     if _lower(s.sha256 for a in answers for s in a.citations):
         _lower_sources(s for a in answers for s in a.citations)
 
@@ -224,7 +230,7 @@ KEY = Schema(
             lambda _: f"canary must be {CANARY_PREFIX}<32 hex>; leave it out and let seal write it"
         ),
     },
-    check=lambda ks: all(map(span_in_order, [s.uri for k in ks for s in k.valid_sources])),
+    check=lambda ks: spans_in_order([s.uri for k in ks for s in k.valid_sources]),
     finish=_finish_keys,
 )
 ANSWER = Schema(
@@ -234,7 +240,7 @@ ANSWER = Schema(
         "answer": text("answer"),
         "citations": sources("citations"),
     },
-    check=lambda ans: all(map(span_in_order, [s.uri for a in ans for s in a.citations])),
+    check=lambda ans: spans_in_order([s.uri for a in ans for s in a.citations]),
     finish=_finish_answers,
 )
 LABEL = Schema(
@@ -253,7 +259,7 @@ LABEL = Schema(
             )
         ),
     },
-    check=lambda ls: all(map(span_in_order, [u for label in ls for u in label.unsupported])),
+    check=lambda ls: spans_in_order([u for label in ls for u in label.unsupported]),
     finish=_finish_labels,
     not_null=("time", "facts"),
 )
@@ -306,5 +312,5 @@ class _UnsealedKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=F
 UNSEALED_KEY = Schema(
     _UnsealedKey,
     KEY.words,
-    check=lambda ks: all(map(span_in_order, [s.uri for k in ks for s in k.valid_sources])),
+    check=lambda ks: spans_in_order([s.uri for k in ks for s in k.valid_sources]),
 )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 
@@ -86,13 +86,20 @@ def _duplicate(path: Path, line: int, first: int, what: str, fix: str) -> InputE
     return InputError(path, line, f"duplicate {what} (first on line {first}); {fix}")
 
 
+def _all_distinct(values: list[Any]) -> bool:
+    """Whether no value repeats: one set built in C; the caller walks the records only when
+    one does, to name the first repeat and where it first was."""
+    return len(set(values)) == len(values)
+
+
 def read_questions(path: Path, *, data: bytes | None = None) -> list[Question]:
     """Questions; ``data`` is the file's bytes when the caller has read them."""
     questions, error = decode_lines(path, read_bytes(path) if data is None else data, QUESTION)
-    seen: dict[str, int] = {}
-    for q in questions:
-        if seen.setdefault(q.id, q.line) != q.line:
-            raise _duplicate(path, q.line, seen[q.id], f"id {q.id!r}", "make ids unique")
+    if not _all_distinct([q.id for q in questions]):
+        seen: dict[str, int] = {}
+        for q in questions:
+            if seen.setdefault(q.id, q.line) != q.line:
+                raise _duplicate(path, q.line, seen[q.id], f"id {q.id!r}", "make ids unique")
     if error is not None:
         raise error
     if not questions:
@@ -109,6 +116,24 @@ def read_keys(path: Path, *, sealed: bool | None = None, data: bytes | None = No
     keys, error = decode_lines(path, data, KEY)
     if error is not None and sealed is not True:
         keys, error = _unsealed_keys(path, data)  # (#15) a source's sha256 may be left out
+    canaries = [k.canary for k in keys]
+    given = [c for c in canaries if c is not None]
+    if (
+        not _all_distinct([k.id for k in keys])
+        or not _all_distinct(given)
+        or (sealed is True and len(given) != len(keys))
+        or (sealed is False and given)
+    ):
+        _check_keys_one_by_one(path, keys, sealed=sealed)
+    if error is not None:
+        raise error
+    if not keys:
+        raise InputError(path, None, "no keys; write one JSON object per line")
+    return keys
+
+
+def _check_keys_one_by_one(path: Path, keys: list[Key], *, sealed: bool | None) -> None:
+    """The first key, in file order, that repeats an id or a canary or has the wrong canary."""
     seen: dict[str, int] = {}
     canaries: dict[str, int] = {}
     for k in keys:
@@ -123,11 +148,6 @@ def read_keys(path: Path, *, sealed: bool | None = None, data: bytes | None = No
         if sealed is False and k.canary is not None:
             message = "has a canary before sealing; remove it, `knowledge seal` writes canaries"
             raise InputError(path, k.line, message)
-    if error is not None:
-        raise error
-    if not keys:
-        raise InputError(path, None, "no keys; write one JSON object per line")
-    return keys
 
 
 # --- (#15) before sealing, a valid source may leave its sha256 out: seal computes it -------
@@ -169,13 +189,15 @@ def read_answers(
     """Answers of one arm; ``data`` is the file's bytes when the caller has read them."""
     known = set(question_ids)
     answers, error = decode_lines(path, read_bytes(path) if data is None else data, ANSWER)
-    seen: dict[str, int] = {}
-    for a in answers:
-        if a.id not in known:
-            raise _unknown_id(path, a.line, a.id)
-        if seen.setdefault(a.id, a.line) != a.line:
-            what, fix = f"answer for id {a.id!r}", "keep one answer per question"
-            raise _duplicate(path, a.line, seen[a.id], what, fix)
+    ids = [a.id for a in answers]
+    if not known.issuperset(ids) or not _all_distinct(ids):
+        seen: dict[str, int] = {}
+        for a in answers:
+            if a.id not in known:
+                raise _unknown_id(path, a.line, a.id)
+            if seen.setdefault(a.id, a.line) != a.line:
+                what, fix = f"answer for id {a.id!r}", "keep one answer per question"
+                raise _duplicate(path, a.line, seen[a.id], what, fix)
     if error is not None:
         raise error
     return answers
@@ -187,15 +209,18 @@ def read_labels(
     """Labels of one arm; ``data`` is the file's bytes when the caller has read them."""
     known = set(question_ids)
     labels, error = decode_lines(path, read_bytes(path) if data is None else data, LABEL)
-    seen: dict[tuple[str, str], int] = {}
-    for label in labels:
-        if label.id not in known:
-            raise _unknown_id(path, label.line, label.id)
-        first = seen.setdefault((label.rater, label.id), label.line)
-        if first != label.line:
-            what = f"label by rater {label.rater!r} on id {label.id!r}"
-            fix = "remove one of the two (each rater labels an answer once)"
-            raise _duplicate(path, label.line, first, what, fix)
+    ids = [label.id for label in labels]
+    pairs = list(zip([label.rater for label in labels], ids, strict=True))
+    if not known.issuperset(ids) or not _all_distinct(pairs):
+        seen: dict[tuple[str, str], int] = {}
+        for label in labels:
+            if label.id not in known:
+                raise _unknown_id(path, label.line, label.id)
+            first = seen.setdefault((label.rater, label.id), label.line)
+            if first != label.line:
+                what = f"label by rater {label.rater!r} on id {label.id!r}"
+                fix = "remove one of the two (each rater labels an answer once)"
+                raise _duplicate(path, label.line, first, what, fix)
     if error is not None:
         raise error
     return labels
@@ -239,6 +264,10 @@ def load_suite_files(suite: GoldFiles, *, sealed: bool | None) -> tuple[list[Que
                 "the two files need the same ids",
             )
         for source in key.valid_sources:
+            # A repository uri's repository is what comes before its first "/": when that
+            # is in as_of, the source is within it (and an opaque uri passes either way).
+            if source.uri.partition("/")[0] in question.as_of:
+                continue
             parsed = parse_source_uri(source.uri)
             if parsed is None:  # opaque: matched as a whole string
                 continue

@@ -1,0 +1,139 @@
+"""A JSON Lines file is decoded in one call (#23), and still read as one record per line.
+
+msgspec's ``Decoder.decode_lines`` takes any white space between values, so two records on
+one line, or one record over two lines, would decode as well as one per line. The reader
+must never take a bad line as part of its neighbours: whatever the file, the records and
+their line numbers, or the first bad line, are those of a walk that decodes each non-blank
+line on its own (the oracle here, msgspec's plain ``decode`` a line, written in this file).
+Blank lines (empty or white space), CRLF endings and a missing last newline keep the
+numbers right.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flightdeck.suite.citations import span_in_order, spans_in_order
+from flightdeck.suite.decoding import decode_lines
+from flightdeck.suite.explanations import ANSWER, LABEL
+from flightdeck.suite.schema import Answer, Label
+
+PATH = Path("answers.jsonl")
+SHA = "ab" * 32
+
+
+def answer(i: int) -> str:
+    cite = {"uri": f"sdlc/d/{i}.md#L1-L{i + 1}", "sha256": SHA}
+    return json.dumps({"id": f"q{i}", "answer": f"a {i}", "citations": [cite]})
+
+
+def oracle(data: bytes, cls: type[msgspec.Struct]) -> tuple[list[tuple[str, int]], int | None]:
+    """(id, line) of each record a line-by-line walk accepts, and its first bad line."""
+    decoder = msgspec.json.Decoder(cls)
+    good: list[tuple[str, int]] = []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = decoder.decode(raw)
+        except msgspec.DecodeError:
+            return good, number
+        good.append((record.id, number))  # type: ignore[attr-defined]
+    return good, None
+
+
+def read(data: bytes, schema=ANSWER) -> tuple[list[tuple[str, int]], int | None]:  # type: ignore[no-untyped-def]
+    records, error = decode_lines(PATH, data, schema)
+    return [(r.id, r.line) for r in records], None if error is None else error.line
+
+
+A0, A1, A2, A3 = (answer(i) for i in range(4))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(f"{A0}\n{A1}\n{A2}\n", id="plain"),
+        pytest.param(f"{A0}\n{A1}\n{A2}", id="no-last-newline"),
+        pytest.param(f"{A0}\r\n{A1}\r\n{A2}\r\n", id="crlf"),
+        pytest.param(f"\n{A0}\n\n  \t\n{A1}\r\n \r\n{A2}\n\n", id="blank-lines"),
+        pytest.param(f"{A0}\n{A1} {A2}\n{A3}\n", id="two-records-on-one-line"),
+        pytest.param(f"{A0}\n{A1[:20]}\n{A1[20:]}\n{A2}\n", id="one-record-over-two-lines"),
+        # as many records as lines: one line holds two, another holds half of one
+        pytest.param(f"{A0} {A1}\n{A2[:30]}\n{A2[30:]}\n", id="the-counts-make-up"),
+        pytest.param(f"{A0}\n{A1[:-1]}\n}}\n{A2}\n", id="a-closing-brace-alone"),
+        pytest.param(f"{A0}\n{{\n{A1[1:]}\n", id="an-opening-brace-alone"),
+        pytest.param(f"{A0}\n\x0c\n{A1}\n", id="form-feed-line"),
+        pytest.param(f"{A0}\n{A1}\x0b\n", id="vertical-tab-after"),
+        pytest.param(
+            f'{A0}\n{{"id": "q9", "answer": "x", "citations": []}} \n', id="trailing-space"
+        ),
+        pytest.param(f'{A0}\n{{"id": "q9", "answer": 3, "citations": []}}\n{A1}\n', id="bad-type"),
+        pytest.param("", id="empty"),
+        pytest.param("\n \n", id="only-blank"),
+    ],
+)
+def test_records_and_lines_are_those_of_a_walk_line_by_line(text: str) -> None:
+    data = text.encode()
+    assert read(data) == oracle(data, Answer)
+
+
+PIECES = st.sampled_from(["record", "two", "split", "blank", "white", "crlf", "bad"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(PIECES, st.integers(1, 60)), max_size=12), st.booleans())
+def test_no_file_makes_a_line_part_of_its_neighbours(
+    pieces: list[tuple[str, int]], last_newline: bool
+) -> None:
+    lines: list[str] = []
+    for i, (kind, cut) in enumerate(pieces):
+        record = answer(i)
+        if kind == "record":
+            lines.append(record)
+        elif kind == "two":
+            lines.append(f"{record} {answer(100 + i)}")
+        elif kind == "split":  # cut anywhere, the two halves on their own lines
+            lines += [record[:cut], record[cut:]]
+        elif kind == "blank":
+            lines.append("")
+        elif kind == "white":
+            lines.append(" \t ")
+        elif kind == "crlf":
+            lines.append(record + "\r")
+        else:
+            lines.append(record.replace('"answer"', '"answer": 1, "x"', 1))
+    data = ("\n".join(lines) + ("\n" if last_newline else "")).encode()
+    assert read(data) == oracle(data, Answer)
+
+
+def test_labels_keep_their_lines_with_crlf_and_blank_lines() -> None:
+    rows = [json.dumps({"id": f"q{i}", "rater": "ada", "correct": i % 2 == 0}) for i in range(5)]
+    data = ("\r\n".join(rows[:2]) + "\r\n\r\n" + "\r\n".join(rows[2:]) + "\r\n").encode()
+    assert read(data, LABEL) == oracle(data, Label)
+    assert [line for _, line in read(data, LABEL)[0]] == [1, 2, 4, 5, 6]
+
+
+URIS = st.one_of(
+    st.builds(
+        "{}/{}#L{}-L{}".format,
+        st.sampled_from(["sdlc", "app"]),
+        st.sampled_from(["a.md", "d/x-Ly.md", "b:c.md"]),
+        st.integers(1, 10**18 - 1),
+        st.integers(1, 10**18 - 1),
+    ),
+    st.builds("{}/a.md#L{}".format, st.sampled_from(["sdlc", "x"]), st.integers(1, 99)),
+    st.sampled_from(["sdlc/a.md", "https://w.example/p#L9-L3", "urn:x\n#L5-L2", "s/a-L.md"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(URIS, max_size=8))
+def test_spans_in_order_at_once_is_the_rule_uri_by_uri(uris: list[str]) -> None:
+    assert spans_in_order(uris) == all(map(span_in_order, uris))
