@@ -9,6 +9,11 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 export DVC_NO_ANALYTICS := 1
 export DVC_SITE_CACHE_DIR := $(CURDIR)/.dvc-site-cache
+# Tests run on JOBS cores (pytest-xdist); `make test-fast JOBS=0` runs them in this process.
+JOBS ?= 2
+# Bytecode is kept between runs: with PYTHONDONTWRITEBYTECODE set, every run (and every CLI
+# subprocess a test starts) would compile the checkout's modules and rewrite the tests anew.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(JOBS)
 
 .PHONY: install install-dev repro test test-fast check clean
 
@@ -36,7 +41,7 @@ repro: $(STAMP)
 test: $(DEV_STAMP)
 	sh scripts/install-sandbox.sh
 	sh scripts/install-browser.sh
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 # What a maintainer runs between edits: no browser, no LLM arm, no pipeline, no long property
 # test (the markers in tests/conftest.py); `make test` runs them all, and CI runs `make test`.

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import statistics
 import subprocess
@@ -46,8 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.synthetic import load_line, synthetic_suite
 from tests.demo_checkout import demo_checkout, read_jsonl, user_env
-from tests.gitrepo import make_git_repo
 from tests.standin_model import StandInServer
 
 HARNESS = ["flightdeck", "experiment", "agent", "llm", "--model", "openai-api/local/stand-in"]
@@ -64,19 +63,8 @@ def synthetic_project(root: Path, n: int = 40) -> tuple[Path, str]:
         )
         for i in range(n)
     }
-    (commit,) = make_git_repo(root / "repos" / "sdlc", [files])
-    suite = root / "suites" / f"synthetic-{n}"
-    suite.mkdir(parents=True)
-    with (suite / "questions.jsonl").open("w") as out:
-        for i in range(n):
-            record = {
-                "id": f"q{i:02d}",
-                "question": f"What is procedure{i:02d}?",
-                "kind": "how-to",
-                "as_of": {"sdlc": commit},
-                "scope": [],
-            }
-            out.write(json.dumps(record) + "\n")
+    questions = [(f"q{i:02d}", f"What is procedure{i:02d}?") for i in range(n)]
+    synthetic_suite(root, f"synthetic-{n}", files=files, questions=questions)
     (root / "params.yaml").write_text("repos:\n  sdlc: repos/sdlc\nharnesses: {}\narms: []\n")
     return root, f"suites/synthetic-{n}"
 
@@ -155,8 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--suite", choices=["demo", "synthetic", "both"], default="both")
     args = parser.parse_args()
-    load = os.getloadavg()[0]
-    print(f"load average at start {load:.2f} on {os.cpu_count()} cores")
+    print(load_line("start"))
     with tempfile.TemporaryDirectory() as tmp, StandInServer() as server:
         places = []
         if args.suite in ("demo", "both"):
@@ -171,7 +158,7 @@ def main() -> None:
             show(f"{label}, a process per question", alone)
             ratio = alone["wall"] / batched["wall"]
             print(f"    batched against a process per question: {ratio:.2f}x faster (wall)")
-    print(f"load average at end {os.getloadavg()[0]:.2f}")
+    print(load_line("the end"))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import subprocess
 import tempfile
@@ -25,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.gitrepo import make_git_repo
+from benchmarks.synthetic import load_line, synthetic_suite
 
 from flightdeck.arms.runner import RunConfig, run_experiment
 
@@ -35,22 +34,12 @@ SLEEPER = shlex.join(["sh", "-c", f"cat >/dev/null; sleep 0.1; printf '%s\\n' '{
 
 
 def make_project(root: Path, trials: int) -> tuple[Path, dict[str, Path]]:
-    repo = root / "repos" / "sdlc"
     files = {f"docs/page{i}.md": f"# Page {i}\n\nText of page {i}.\n" for i in range(50)}
-    (commit,) = make_git_repo(repo, [files])
-    suite = root / "suites" / f"bench-{trials}"
-    suite.mkdir(parents=True)
-    with (suite / "questions.jsonl").open("w") as out:
-        for i in range(trials):
-            record = {
-                "id": f"q{i:05d}",
-                "question": f"What does page {i % 50} say?",
-                "kind": "how-to",
-                "as_of": {"sdlc": commit},
-                "scope": ["sdlc/docs/**"],
-            }
-            out.write(json.dumps(record) + "\n")
-    return suite, {"sdlc": repo}
+    questions = [(f"q{i:05d}", f"What does page {i % 50} say?") for i in range(trials)]
+    made = synthetic_suite(
+        root, f"bench-{trials}", files=files, questions=questions, scope=["sdlc/docs/**"]
+    )
+    return made.suite, {"sdlc": made.repo}
 
 
 def timed_run(root: Path, trials: int, command: str, jobs: int, arm: str) -> float:
@@ -99,7 +88,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best counts")
     args = parser.parse_args()
     trials = 200 if args.quick else 1000
-    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start")
+    print(load_line("start"))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         bare: list[float] = []
@@ -126,7 +115,7 @@ def main() -> None:
             f"worst {max(sleeps):.2f} s (target <= 12 s); the bare harness 100 times in each "
             f"of 2 threads: best {min(floors):.2f} s, worst {max(floors):.2f} s"
         )
-    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    print(load_line("the end"))
 
 
 if __name__ == "__main__":

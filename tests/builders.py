@@ -38,6 +38,9 @@ QUESTIONS = [
     ("q4", "What changed in 2.0?", "what-changed", "CHANGELOG.md", ["Python 3.9"]),
 ]
 
+# What a right answer to each of QUESTIONS says (Project.write_arm cites the question's source).
+RIGHT_ANSWERS = ["Postgres, for JSONB.", "make release, then tag.", "@ada", "Dropped Python 3.9."]
+
 
 @dataclass
 class Project:
@@ -60,6 +63,19 @@ class Project:
 
     def write_labels(self, arm: str, records: list[dict[str, Any]]) -> Path:
         return write_jsonl(self.suite / "labels" / f"{arm}.jsonl", records)
+
+    def write_arm(self, arm: str, correct: list[bool]) -> list[dict[str, Any]]:
+        """An arm ready to score: the right answer to each of the first ``len(correct)``
+        questions, citing its source as it was at as_of, labelled ``correct[i]`` by both
+        ada and bob, and its meta. Returns the answers written."""
+        records = [
+            answer(self, qid, text, [path])
+            for (qid, *_, path, _), text in zip(QUESTIONS, RIGHT_ANSWERS, strict=True)
+        ][: len(correct)]
+        self.write_answers(arm, records)
+        self.write_labels(arm, labels_for(records, {"ada": correct, "bob": correct}))
+        self.write_meta(arm)
+        return records
 
     def write_meta(self, arm: str, **fields: Any) -> Path:
         meta = {

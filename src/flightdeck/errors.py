@@ -7,7 +7,8 @@ can be called from Python. The tree, by what a user should do::
 
     FlightdeckError          3  never raised itself; a subclass says what happened
     ├── InputError           2  bad input: `error: <file>:<line>: <what and how to fix>`
-    │   └── ModelUnavailable 2  inspect cannot open the --model
+    │   ├── ModelUnavailable 2  inspect cannot open the --model
+    │   └── InputProblems    2  several problems at once, one `error:` line each (check)
     ├── NegativeVerdict      1  the check ran and its answer is no (canary found, gate not met)
     ├── InternalError        3  flightdeck broke a rule of its own: a bug, traceback kept
     │   └── WorkerDiedError  3  a scan process died
@@ -19,6 +20,8 @@ can be called from Python. The tree, by what a user should do::
         ├── ContextTooLarge     the prompt does not fit the window (-> an InputError)
         ├── AgentError          the inspect eval failed (-> a failed trial, an InputError)
         ├── JudgeFailed         the judge gave no usable verdict (-> an unjudged answer)
+        ├── NoSuchItem          a rating request names no item or citation (-> HTTP 404)
+        ├── BadLabel            a label the rating page sent breaks a rule (-> HTTP 400)
         └── CorruptError        a scanned file is not what its name says (-> a skipped file)
 
 A :class:`HandledError` that reaches the CLI was not caught where it should have been, so it
@@ -32,19 +35,25 @@ private to it, because no other module may catch them; they still derive from
 :class:`HandledError`, so that one escaping by mistake reads as a bug and a test
 (``tests/unit/test_errors.py``) can hold every exception class in ``src`` to this tree.
 
-Argument checks of the pure functions (the statistics, scipy's ``_iv`` style) raise
-``ValueError``/``TypeError`` as Python does for a bad argument: from the CLI they can only be
-a bug (3), since the commands check what the user gives first.
+Argument checks of public functions (the statistics, scipy's ``_iv`` style; a parser such as
+``net_allow.parse_target``, whose caller names the file; ``register_suite``'s arguments)
+raise ``ValueError``/``TypeError`` as Python does for a bad argument: from the CLI they can
+only be a bug (3), since the commands check what the user gives first. A broken invariant
+of flightdeck's own is an :class:`InternalError`, never a bare ``RuntimeError``. Exit codes
+are the ``exit_code`` of these classes and the constants below; no command exits with a
+number of its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 EXIT_VERDICT = 1
 EXIT_INPUT = 2
 EXIT_BUG = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C: click would exit 1, which reads as a verdict
 
 
 class FlightdeckError(Exception):
@@ -96,6 +105,24 @@ class ModelUnavailable(InputError):
             f"cannot open {name!r} ({reason}); check the name and the provider's key and "
             "base URL variables" + hint,
         )
+
+
+class InputProblems(InputError):
+    """Several problems with the input, found at once (``knowledge check`` lists them all).
+
+    ``problems`` are the lines, each ``<file>:<line>: <what and how to fix>``; the CLI prints
+    each on its own ``error:`` line (:meth:`format_message`) and exits 2.
+    """
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        if not problems:
+            raise InternalError("InputProblems needs at least one problem")
+        self.problems = tuple(problems)
+        super().__init__(None, None, "\n".join(self.problems))
+
+    def format_message(self) -> str:
+        """Every problem, the second and later on lines of their own after ``error: ``."""
+        return "\nerror: ".join(self.problems)
 
 
 class NegativeVerdict(FlightdeckError):
@@ -170,6 +197,15 @@ class AgentError(HandledError):
 
 class JudgeFailed(HandledError):
     """The judge gave no usable verdict for one answer (a model that called no tool)."""
+
+
+class NoSuchItem(HandledError):
+    """A rating request names an item or a citation the session does not have."""
+
+
+class BadLabel(HandledError):
+    """A label the rating page sent breaks a rule (a fact tick too many, no such citation);
+    the message goes back to the page."""
 
 
 class CorruptError(HandledError):

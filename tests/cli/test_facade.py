@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project, answer, labels_for, write_jsonl
+from tests.builders import Project, answer, write_jsonl
 
 import flightdeck.project.suite_folder
 import flightdeck.tasks.knowledge  # every module that reads a suite's manifest by name
@@ -51,18 +51,6 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
     return counted
 
 
-def arm(project: Project, name: str, correct: list[bool]) -> None:
-    records = [
-        answer(project, "q1", "Postgres, for JSONB.", ["docs/adr/0001-database.md"]),
-        answer(project, "q2", "make release, then tag.", ["docs/runbooks/deploy.md"]),
-        answer(project, "q3", "@ada", ["CODEOWNERS"]),
-        answer(project, "q4", "Dropped Python 3.9.", ["CHANGELOG.md"]),
-    ]
-    project.write_answers(name, records)
-    project.write_labels(name, labels_for(records, {"ada": correct, "bob": correct}))
-    project.write_meta(name)
-
-
 def run(runner: CliRunner, *args: str, stdin: str | None = None) -> int:
     return runner.invoke(cli, list(args), input=stdin, catch_exceptions=False).exit_code
 
@@ -79,8 +67,8 @@ def test_every_command_on_a_suite_opens_it_once(
     counts.opens = 0
     assert run(runner, "knowledge", "seal", suite, "--holdouts", "holdouts") == 0
     assert (counts.opens, counts.manifest_reads) == (1, 0)
-    arm(project, "a", [True, True, False, True])
-    arm(project, "b", [True, True, True, True])
+    project.write_arm("a", [True, True, False, True])
+    project.write_arm("b", [True, True, True, True])
     person = write_jsonl(project.root / "person.jsonl", [answer(project, "q1", "x", [])])
     with (project.root / "params.yaml").open("a") as f:
         f.write("judges:\n  facts:\n    kind: facts\n")

@@ -5,26 +5,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-from tests.builders import Project, answer, labels_for
+from click.testing import CliRunner, Result
+from tests.builders import Project
 
 from flightdeck.cli import cli
 
 
-def invoke(runner: CliRunner, *args: str):  # type: ignore[no-untyped-def]
+def invoke(runner: CliRunner, *args: str) -> Result:
     return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
 def voided(runner: CliRunner, project: Project) -> Path:
     """Seal into params' holdouts/, score-ready arm, then a leaked canary voids the suite."""
     assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
-    records = [
-        answer(project, "q1", "Postgres, for JSONB.", ["docs/adr/0001-database.md"]),
-        answer(project, "q2", "make release, then tag.", ["docs/runbooks/deploy.md"]),
-    ]
-    project.write_answers("search", records)
-    project.write_labels("search", labels_for(records, {"ada": [True, True], "bob": [True, True]}))
-    project.write_meta("search")
+    project.write_arm("search", [True, True])
     keys = [json.loads(x) for x in (project.suite / "keys.jsonl").read_text().splitlines()]
     trace = project.root / "traces" / "q2.log"
     trace.parent.mkdir()
@@ -58,40 +52,24 @@ def test_another_holdouts_folder_cannot_score_a_suite_params_holdouts_void(
     assert "is void: a canary leaked" in same.stderr
 
 
+def score_elsewhere(runner: CliRunner, project: Project, reason: str) -> Result:
+    """Score the voided suite against the empty registry, giving ``reason``."""
+    args = ["--arm", "search", "--holdouts", "other-holdouts", "--holdouts-reason", reason]
+    return invoke(runner, "knowledge", "score", str(project.suite), *args)
+
+
 def test_a_stated_reason_scores_and_the_report_records_it(
     runner: CliRunner, project: Project
 ) -> None:
     trace = voided(runner, project)
     reason = "the leak was a test trace, reviewed by grace"
-    result = invoke(
-        runner,
-        "knowledge",
-        "score",
-        str(project.suite),
-        "--arm",
-        "search",
-        "--holdouts",
-        "other-holdouts",
-        "--holdouts-reason",
-        reason,
-    )
+    result = score_elsewhere(runner, project, reason)
     assert result.exit_code == 0, result.output
     report = (project.root / "reports" / "demo-v1.md").read_text()
     assert (
         f"**Scored with --holdouts other-holdouts, not params.yaml's {Path('holdouts')}, which "
         f"marks this suite void (the canary of question q2 in {trace}:1); reason: {reason}.**"
     ) in report
-    empty = invoke(
-        runner,
-        "knowledge",
-        "score",
-        str(project.suite),
-        "--arm",
-        "search",
-        "--holdouts",
-        "other-holdouts",
-        "--holdouts-reason",
-        " ",
-    )
+    empty = score_elsewhere(runner, project, " ")
     assert empty.exit_code == 2
     assert empty.stderr == "error: --holdouts-reason: is empty; say why this holdouts folder\n"

@@ -50,6 +50,14 @@ def common(project: Project, source: Path) -> list[str]:
     return [str(project.suite), "--arm", "projects", "--from", str(source), "--by", "ada"]
 
 
+def import_from(
+    runner: CliRunner, project: Project, source: Path, folder: Path, *, model: str = "m"
+) -> Result:
+    """``import-answers`` of ``source`` by ada on 2026-11-20, the snapshot in ``folder``."""
+    args = ["--model", model, "--date", "2026-11-20", "--snapshot", str(folder)]
+    return invoke(runner, *common(project, source), *args)
+
+
 def test_import_from_csv_with_a_folder_snapshot(runner: CliRunner, project: Project) -> None:
     folder = attachments(project.root, FILES_AS_OF | FILES_LATER)  # one stale attachment
     source = project.root / "answers.csv"
@@ -58,16 +66,7 @@ def test_import_from_csv_with_a_folder_snapshot(runner: CliRunner, project: Proj
         f"q1,Postgres for JSONB,sdlc/{ADR}#L1-L3\n"
         "q2,make release,sdlc/docs/runbooks/deploy.md;sdlc/docs/imagined.md\n"
     )
-    result = invoke(
-        runner,
-        *common(project, source),
-        "--model",
-        "chat-model-1",
-        "--date",
-        "2026-11-20",
-        "--snapshot",
-        str(folder),
-    )
+    result = import_from(runner, project, source, folder, model="chat-model-1")
     assert result.exit_code == 0, result.output
     assert result.stdout == (
         f"demo-v1 / projects: imported 2 answers for 4 questions into "
@@ -146,16 +145,7 @@ def test_a_bad_row_exits_2_naming_file_and_line(runner: CliRunner, project: Proj
     folder = attachments(project.root, FILES_AS_OF)
     source = project.root / "answers.jsonl"
     source.write_text('{"id": "q1", "answer": "x"}\n{"id": "q7", "answer": "y"}\n')
-    result = invoke(
-        runner,
-        *common(project, source),
-        "--model",
-        "m",
-        "--date",
-        "2026-11-20",
-        "--snapshot",
-        str(folder),
-    )
+    result = import_from(runner, project, source, folder)
     assert result.exit_code == 2
     assert result.stderr == (
         f"error: {source}:2: id 'q7' is not a question of this suite; fix the id or drop the row\n"
@@ -169,16 +159,7 @@ def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, project: Proj
     source = project.root / "answers.jsonl"
     source.write_text(json.dumps({"id": "q1", "answer": "x", "citations": []}) + "\n")
     folder = attachments(project.root, FILES_AS_OF)
-    result = invoke(
-        runner,
-        *common(project, source),
-        "--model",
-        "m",
-        "--date",
-        "2026-11-20",
-        "--snapshot",
-        str(folder),
-    )
+    result = import_from(runner, project, source, folder)
     assert result.exit_code == 2, result.output
     assert result.stderr == (
         f"error: {keys}: changed after sealing (it no longer matches manifest.json); a changed "
@@ -187,13 +168,18 @@ def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, project: Proj
     assert not (project.suite / "answers").exists()
 
 
+def sealed_with_one_answer(project: Project) -> tuple[Path, Path]:
+    """Seal the suite; an export answering q1 and the files at as_of to import it with."""
+    seal_suite(project)
+    source = project.root / "answers.jsonl"
+    source.write_text(json.dumps({"id": "q1", "answer": "Postgres", "citations": []}) + "\n")
+    return source, attachments(project.root, FILES_AS_OF)
+
+
 def test_a_scored_arm_is_not_reimported_with_other_answers(
     runner: CliRunner, project: Project
 ) -> None:
-    seal_suite(project)
-    folder = attachments(project.root, FILES_AS_OF)
-    source = project.root / "answers.jsonl"
-    source.write_text(json.dumps({"id": "q1", "answer": "Postgres", "citations": []}) + "\n")
+    source, folder = sealed_with_one_answer(project)
     args = [*common(project, source), "--model", "m", "--date", "2026-11-20"]
     assert invoke(runner, *args, "--snapshot", str(folder)).exit_code == 0
     answers = project.suite / "answers" / "projects.jsonl"
@@ -225,10 +211,7 @@ def test_a_scored_arm_keeps_its_provenance_when_reimported(
     runner: CliRunner, project: Project
 ) -> None:
     """The same answers by another person or model would rewrite what the report says."""
-    seal_suite(project)
-    folder = attachments(project.root, FILES_AS_OF)
-    source = project.root / "answers.jsonl"
-    source.write_text(json.dumps({"id": "q1", "answer": "Postgres", "citations": []}) + "\n")
+    source, folder = sealed_with_one_answer(project)
     args = [*common(project, source), "--date", "2026-11-20", "--snapshot", str(folder)]
     assert invoke(runner, *args, "--model", "chat-model-1").exit_code == 0
     answers = project.suite / "answers" / "projects.jsonl"
@@ -264,16 +247,7 @@ def import_csv(runner: CliRunner, project: Project, answer: str, name: str = "lo
     source = project.root / name
     quoted = '"' + answer.replace('"', '""') + '"'
     source.write_text(f"id,answer,citations\nq2,short,\nq1,{quoted},sdlc/{ADR}\n")
-    return invoke(
-        runner,
-        *common(project, source),
-        "--model",
-        "chat-model-1",
-        "--date",
-        "2026-11-20",
-        "--snapshot",
-        str(folder),
-    )
+    return import_from(runner, project, source, folder, model="chat-model-1")
 
 
 def test_a_one_mebibyte_csv_answer_is_imported_whole(runner: CliRunner, project: Project) -> None:

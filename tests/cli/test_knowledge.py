@@ -14,6 +14,9 @@ from flightdeck.cli import cli
 from flightdeck.scoring.fabricated import SPLIT as FABRICATED_SPLIT
 from flightdeck.suite.records import CANARY_RE
 
+# score's arms a and b, b the candidate against the baseline a
+B_AGAINST_A = ["--arm", "a", "--arm", "b", "--baseline", "a", "--candidate", "b"]
+
 
 def invoke(runner: CliRunner, *args: str) -> Result:
     return runner.invoke(cli, list(args), catch_exceptions=False)
@@ -30,19 +33,6 @@ def seal(runner: CliRunner, project: Project) -> Result:
     result = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
     assert result.exit_code == 0, result.output
     return result
-
-
-def good_arm(project: Project, arm: str, correct: list[bool]) -> list[dict]:
-    records = [
-        answer(project, "q1", "Postgres, for JSONB.", ["docs/adr/0001-database.md"]),
-        answer(project, "q2", "make release, then tag.", ["docs/runbooks/deploy.md"]),
-        answer(project, "q3", "@ada", ["CODEOWNERS"]),
-        answer(project, "q4", "Dropped Python 3.9.", ["CHANGELOG.md"]),
-    ]
-    project.write_answers(arm, records)
-    project.write_labels(arm, labels_for(records, {"ada": correct, "bob": correct}))
-    project.write_meta(arm)
-    return records
 
 
 def test_seal_writes_canaries_and_manifest(runner: CliRunner, project: Project) -> None:
@@ -138,8 +128,8 @@ def test_a_typo_in_the_holdouts_folder_is_an_error_never_a_pass(
     runner: CliRunner, project: Project, command: str
 ) -> None:
     seal(runner, project)
-    good_arm(project, "search", [True] * 4)
-    good_arm(project, "other", [True] * 4)
+    project.write_arm("search", [True] * 4)
+    project.write_arm("other", [True] * 4)
     args = {
         "score": ["--arm", "search"],
         "gate": ["--pinned", "search", "--candidate", "other"],
@@ -287,7 +277,7 @@ def test_commands_find_the_project_params_from_elsewhere(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seal(runner, project)
-    good_arm(project, "search", [True] * 4)
+    project.write_arm("search", [True] * 4)
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
     result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
     assert result.exit_code == 0, result.output
@@ -326,8 +316,8 @@ def test_seal_checks_commits_exist(runner: CliRunner, project: Project) -> None:
 
 def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    good_arm(project, "search", [True, False, True, False])
-    good_arm(project, "rag", [True, True, True, True])
+    project.write_arm("search", [True, False, True, False])
+    project.write_arm("rag", [True, True, True, True])
     args = ["knowledge", "score", str(project.suite), "--arm", "search", "--arm", "rag"]
     args += ["--baseline", "search", "--candidate", "rag"]
     result = invoke(runner, *args)
@@ -436,7 +426,7 @@ def test_citation_classes_and_missing_answers(runner: CliRunner, project: Projec
 
 def test_score_refuses_a_changed_suite(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    good_arm(project, "search", [True] * 4)
+    project.write_arm("search", [True] * 4)
     with (project.suite / "questions.jsonl").open("a") as f:
         f.write("\n")
     result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
@@ -458,7 +448,7 @@ def test_score_refuses_an_unsealed_suite(runner: CliRunner, project: Project) ->
 
 def test_too_few_raters_names_the_ids(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    records = good_arm(project, "search", [True] * 4)
+    records = project.write_arm("search", [True] * 4)
     project.write_labels(
         "search",
         labels_for(records, {"ada": [True] * 4}) + labels_for(records[:1], {"bob": [True]}),
@@ -479,7 +469,7 @@ def test_too_few_raters_names_the_ids(runner: CliRunner, project: Project) -> No
 
 def test_label_bound_to_another_answer(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    records = good_arm(project, "search", [True] * 4)
+    records = project.write_arm("search", [True] * 4)
     labels = labels_for(records, {"ada": [True] * 4, "bob": [True] * 4})
     labels[5]["answer_sha256"] = "e" * 64
     project.write_labels("search", labels)
@@ -493,11 +483,11 @@ def test_label_bound_to_another_answer(runner: CliRunner, project: Project) -> N
 
 def test_arm_is_scored_once(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    good_arm(project, "search", [True] * 4)
+    project.write_arm("search", [True] * 4)
     assert (
         invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search").exit_code == 0
     )
-    records = good_arm(project, "search", [True] * 4)
+    records = project.write_arm("search", [True] * 4)
     records[0]["answer"] = "something else"
     project.write_answers("search", records)
     result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
@@ -514,7 +504,7 @@ def test_a_scored_arm_whose_answers_only_got_crlf_line_endings_says_so(
     runner: CliRunner, project: Project
 ) -> None:
     seal(runner, project)
-    good_arm(project, "search", [True] * 4)
+    project.write_arm("search", [True] * 4)
     score = ("knowledge", "score", str(project.suite), "--arm", "search")
     assert invoke(runner, *score).exit_code == 0
     answers = project.suite / "answers" / "search.jsonl"
@@ -532,21 +522,9 @@ def test_flags_override_params(runner: CliRunner, project: Project) -> None:
     with (project.root / "params.yaml").open("a") as f:
         f.write("decision: percentile\n")  # the rule whose verdict is the seeded bound itself
     seal(runner, project)
-    good_arm(project, "a", [True, False, False, False])
-    good_arm(project, "b", [True, True, True, True])
-    args = [
-        "knowledge",
-        "score",
-        str(project.suite),
-        "--arm",
-        "a",
-        "--arm",
-        "b",
-        "--baseline",
-        "a",
-        "--candidate",
-        "b",
-    ]
+    project.write_arm("a", [True, False, False, False])
+    project.write_arm("b", [True, True, True, True])
+    args = ["knowledge", "score", str(project.suite), *B_AGAINST_A]
     assert invoke(runner, *args).exit_code == 0
     first = json.loads((project.root / "metrics" / "demo-v1.json").read_text())
     again = invoke(runner, *args, "--seed", "7", "--resamples", "500", "--threshold", "40")
@@ -596,7 +574,7 @@ def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
     result = invoke(runner, "knowledge", "status", str(project.suite))
     assert "!! not sealed" in result.stdout
     seal(runner, project)
-    good_arm(project, "search", [True] * 4)
+    project.write_arm("search", [True] * 4)
     project.write_answers("chat", [answer(project, "q1", "x", [])])
     result = invoke(runner, "knowledge", "status", str(project.suite))
     assert result.exit_code == 1, result.output  # chat is not ready
@@ -625,7 +603,7 @@ def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
 
 def test_a_scored_arm_cannot_get_new_answers(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    good_arm(project, "search", [True] * 4)
+    project.write_arm("search", [True] * 4)
     assert (
         invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search").exit_code == 0
     )
@@ -639,9 +617,9 @@ def test_a_scored_arm_cannot_get_new_answers(runner: CliRunner, project: Project
 
 def test_gate(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    good_arm(project, "pinned", [True, True, True, True])
-    good_arm(project, "same", [True, True, True, True])
-    good_arm(project, "worse", [False, False, False, False])
+    project.write_arm("pinned", [True, True, True, True])
+    project.write_arm("same", [True, True, True, True])
+    project.write_arm("worse", [False, False, False, False])
     gate = ["knowledge", "gate", str(project.suite), "--pinned", "pinned", "--candidate", "same"]
     # Four identical answers cannot show "at most 10 points worse" with a 2.5% false pass:
     # a candidate truly 10 points worse agrees on all four 0.9^4 = 66% of the time or more.
@@ -690,7 +668,7 @@ def test_a_leaked_canary_voids_the_suite_until_unvoided(
     runner: CliRunner, project: Project
 ) -> None:
     seal(runner, project)
-    good_arm(project, "search", [True] * 4)
+    project.write_arm("search", [True] * 4)
     keys = [json.loads(x) for x in (project.suite / "keys.jsonl").read_text().splitlines()]
     trace = project.root / "traces" / "search" / "q2.log"
     trace.parent.mkdir(parents=True)
@@ -756,7 +734,7 @@ def test_a_suite_sealed_without_holdouts_is_flagged(runner: CliRunner, project: 
     seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
     assert invoke(runner, *seal_elsewhere).exit_code == 0
     (project.root / "holdouts").mkdir()  # the folder params.yaml names, without a manifest
-    good_arm(project, "search", [True] * 4)
+    project.write_arm("search", [True] * 4)
     status = invoke(runner, "knowledge", "status", str(project.suite))
     assert (
         "!! not registered in holdouts/manifest.json: a leaked key would go unnoticed (seal with --holdouts)"
@@ -788,8 +766,8 @@ def test_gate_refuses_non_finite_settings(
     runner: CliRunner, project: Project, args: list[str], line: str
 ) -> None:
     seal(runner, project)
-    good_arm(project, "a", [True] * 4)
-    good_arm(project, "z", [False] * 4)
+    project.write_arm("a", [True] * 4)
+    project.write_arm("z", [False] * 4)
     result = invoke(
         runner, "knowledge", "gate", str(project.suite), "--pinned", "a", "--candidate", "z", *args
     )
@@ -798,15 +776,15 @@ def test_gate_refuses_non_finite_settings(
 
 def test_gate_refuses_an_arm_changed_since_scored(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    good_arm(project, "a", [True] * 4)
-    good_arm(project, "z", [True] * 4)
+    project.write_arm("a", [True] * 4)
+    project.write_arm("z", [True] * 4)
     assert (
         invoke(
             runner, "knowledge", "score", str(project.suite), "--arm", "a", "--arm", "z"
         ).exit_code
         == 0
     )
-    records = good_arm(project, "z", [True] * 4)
+    records = project.write_arm("z", [True] * 4)
     records[0]["answer"] = "changed"
     project.write_answers("z", records)
     project.write_labels("z", labels_for(records, {"ada": [True] * 4, "bob": [True] * 4}))
@@ -837,7 +815,7 @@ def test_score_refuses_odd_arms(
     runner: CliRunner, project: Project, args: list[str], line: str
 ) -> None:
     seal(runner, project)
-    good_arm(project, "a", [True] * 4)
+    project.write_arm("a", [True] * 4)
     assert_error(invoke(runner, "knowledge", "score", str(project.suite), *args), line)
 
 
@@ -845,7 +823,7 @@ def test_score_refuses_an_svg_report_path_and_writes_nothing(
     runner: CliRunner, project: Project
 ) -> None:
     seal(runner, project)
-    good_arm(project, "a", [True] * 4)
+    project.write_arm("a", [True] * 4)
     result = invoke(
         runner, "knowledge", "score", str(project.suite), "--arm", "a", "--report", "r.svg"
     )
@@ -855,7 +833,7 @@ def test_score_refuses_an_svg_report_path_and_writes_nothing(
 
 def test_unwritable_output_is_one_line(runner: CliRunner, project: Project) -> None:
     seal(runner, project)
-    good_arm(project, "a", [True] * 4)
+    project.write_arm("a", [True] * 4)
     result = invoke(
         runner,
         "knowledge",
@@ -875,7 +853,7 @@ def test_outputs_keep_ordinary_file_modes(runner: CliRunner, project: Project) -
     import os
 
     seal(runner, project)
-    good_arm(project, "a", [True] * 4)
+    project.write_arm("a", [True] * 4)
     assert invoke(runner, "knowledge", "score", str(project.suite), "--arm", "a").exit_code == 0
     umask = os.umask(0)
     os.umask(umask)
@@ -933,8 +911,8 @@ def test_gate_boundary(
     with (project.root / "params.yaml").open("a") as f:
         f.write("decision: percentile\n")  # the gate reads the seeded percentile bound
     seal(runner, project)
-    good_arm(project, "pinned", [True] * 4)
-    good_arm(project, "worse", [False] * 4)  # same valid citations: citation validity ties
+    project.write_arm("pinned", [True] * 4)
+    project.write_arm("worse", [False] * 4)  # same valid citations: citation validity ties
     args = ["knowledge", "gate", str(project.suite), "--pinned", "pinned", "--candidate", "worse"]
     result = invoke(runner, *args, "--gate-margin", margin)
     assert result.exit_code == code, result.output
@@ -968,8 +946,8 @@ def test_a_proportion_given_for_points_is_refused(
     runner: CliRunner, project: Project, flag: str, value: str, line: str
 ) -> None:
     seal(runner, project)
-    good_arm(project, "a", [True] * 4)
-    good_arm(project, "b", [True] * 4)
+    project.write_arm("a", [True] * 4)
+    project.write_arm("b", [True] * 4)
     result = invoke(
         runner,
         "knowledge",
@@ -1016,7 +994,7 @@ def test_label_typos_that_change_results_are_refused_on_their_line(
     runner: CliRunner, project: Project, edit: dict[str, Any], line: int, message: str
 ) -> None:
     seal(runner, project)
-    records = good_arm(project, "search", [True] * 4)
+    records = project.write_arm("search", [True] * 4)
     labels = labels_for(records, {"ada": [True] * 4, "bob": [True] * 4})
     labels.append({**labels[0], "rater": "cy"} | edit)  # line 9 holds cy's label of q1
     labels.insert(4, labels.pop())  # ... moved to line 5
@@ -1118,23 +1096,10 @@ def test_a_threshold_of_zero_points_scores_without_a_crash(
     runner: CliRunner, project: Project
 ) -> None:
     seal(runner, project)
-    good_arm(project, "a", [True, True, False, False])
-    good_arm(project, "b", [True, True, True, False])
+    project.write_arm("a", [True, True, False, False])
+    project.write_arm("b", [True, True, True, False])
     result = invoke(
-        runner,
-        "knowledge",
-        "score",
-        str(project.suite),
-        "--arm",
-        "a",
-        "--arm",
-        "b",
-        "--baseline",
-        "a",
-        "--candidate",
-        "b",
-        "--threshold",
-        "0",
+        runner, "knowledge", "score", str(project.suite), *B_AGAINST_A, "--threshold", "0"
     )
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output

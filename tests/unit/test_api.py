@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project, answer, labels_for
+from tests.builders import Project
 
 from flightdeck.cli import cli
 from flightdeck.files.jsonl import sha256_file
@@ -39,25 +39,13 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         flightdeck.scroe  # type: ignore[attr-defined]  # noqa: B018
 
 
-def write_arm(project: Project, arm: str) -> None:
-    records = [
-        answer(project, "q1", "Postgres, for JSONB.", ["docs/adr/0001-database.md"]),
-        answer(project, "q2", "make release, then tag.", ["docs/runbooks/deploy.md"]),
-        answer(project, "q3", "@ada", ["CODEOWNERS"]),
-    ]
-    project.write_answers(arm, records)
-    marks = [True, True, False]
-    project.write_labels(arm, labels_for(records, {"ada": marks, "bob": marks}))
-    project.write_meta(arm)
-
-
 def test_score_from_python_writes_what_the_command_writes(project: Project) -> None:
     import flightdeck
 
     runner = CliRunner()
     sealed = runner.invoke(cli, ["knowledge", "seal", str(project.suite), "--holdouts", "holdouts"])
     assert sealed.exit_code == 0, sealed.output
-    write_arm(project, "a@2026-12")
+    project.write_arm("a@2026-12", [True, True, False])
     result = flightdeck.score(str(project.suite), ["a@2026-12"])  # params from ./params.yaml
     root = project.root.resolve()
     assert {k: v.resolve() for k, v in result.written.items()} == {

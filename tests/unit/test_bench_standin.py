@@ -15,7 +15,8 @@ NO_HASH = "0" * 64
 
 def test_every_required_fact_is_in_a_valid_source_at_as_of() -> None:
     done = subprocess.run(
-        [sys.executable, str(CORPUS / "check_facts.py")],
+        [sys.executable, "-m", "benchmarks.corpus_tools", "check-facts", str(CORPUS)],
+        cwd=CORPUS.parents[1],
         capture_output=True,
         text=True,
         check=False,

@@ -7,6 +7,7 @@ old rule (the nominal level above n = 100) as a regression witness of the bug it
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -161,17 +162,21 @@ def test_the_table_at_alpha_prime_is_not_claimed_and_would_break_the_guarantee()
 
 
 def test_the_shipped_table_covers_every_n_and_keeps_the_guarantee() -> None:
+    table = json.loads((ROOT / "src/flightdeck/scoring/calibration_table.json").read_text())
     for side, threshold in SHIPPED:
-        rows = levels._shipped(side, threshold, 0.025)
-        assert sorted(rows) == list(range(1, TABLE_MAX_N + 1))
-        assert all(r.size is not None and r.size <= 0.025 for r in rows.values())
-        assert all(r.below <= r.level or r.level == 0.0 for r in rows.values())
+        listed = [row[0] for row in table["levels"][f"{side} {threshold:g}"]]
+        assert listed == list(range(1, TABLE_MAX_N + 1))
+        rows = [calibrate(n, threshold, 0.025, side) for n in listed]
+        assert all(r.source == "table" for r in rows)
+        assert all(r.size is not None and r.size <= 0.025 for r in rows)
+        assert all(r.below <= r.level or r.level == 0.0 for r in rows)
 
 
 @pytest.mark.parametrize("n", [1, 16, 40, 101, 233])
 def test_the_shipped_table_is_recomputed_from_scratch(n: int) -> None:
     for side, threshold in SHIPPED:
-        shipped = levels._shipped(side, threshold, 0.025)[n]
+        shipped = calibrate(n, threshold, 0.025, side)
+        assert shipped.source == "table"
         fresh = levels.compute(n, threshold, 0.025, side)
         assert levels.table_row(fresh) == levels.table_row(shipped), (side, n)
 

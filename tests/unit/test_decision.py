@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -345,31 +347,50 @@ def test_ties_at_a_zero_tail_are_broken_by_the_observed_difference() -> None:
     assert weak.bound >= 0.15  # the bound agrees with the verdict even on a tie
 
 
-def test_the_calibration_is_cached_per_n_threshold_alpha(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # 12 points is not a shipped threshold: computed on demand, written atomically, read back.
-    monkeypatch.setattr(levels, "_MEMO", {})  # a fresh process
-    first = calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
-    assert first.source == "computed"
+# Calibrates (30, 12 points) at each alpha of argv in a process of its own, as a command
+# would; with "refuse", computing is an error, so a level can only come from the cache.
+CALIBRATE_IN_A_PROCESS = """
+import json, sys
+from pathlib import Path
+from flightdeck.scoring import calibrated_levels as levels
+cache, refuse, *alphas = sys.argv[1:]
+if refuse == "refuse":
+    def compute(*args, **kwargs):
+        raise AssertionError("recomputed instead of read from the cache")
+    levels.compute = compute
+for alpha in alphas:
+    try:
+        cal = levels.calibrate(30, 12.0, float(alpha), "shown", cache_dir=Path(cache))
+    except AssertionError as refused:
+        print(json.dumps(str(refused)))
+    else:
+        print(json.dumps([cal.source, levels.table_row(cal)]))
+"""
+
+
+def calibrate_in_a_process(cache: Path, refuse: str, *alphas: float) -> list[object]:
+    argv = [sys.executable, "-c", CALIBRATE_IN_A_PROCESS, str(cache), refuse]
+    done = subprocess.run(
+        [*argv, *map(str, alphas)], capture_output=True, text=True, check=True, timeout=120
+    )
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_the_calibration_is_cached_per_n_threshold_alpha(tmp_path: Path) -> None:
+    # 12 points is not a shipped threshold: computed on demand, written atomically, read back
+    # by the next process; each step is a process of its own, so no memo of this one helps.
+    [(source, row)] = calibrate_in_a_process(tmp_path, "compute", 0.025)  # type: ignore[misc]
+    assert source == "computed"
+    assert row == levels.table_row(levels.compute(30, 12.0, 0.025, "shown"))
     files = list(tmp_path.iterdir())
     assert [f.suffix for f in files] == [".json"]  # no temporary file left behind
-    assert json.loads(files[0].read_text())["level"] == first.level
-
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise AssertionError("recomputed instead of read from the cache")
-
-    monkeypatch.setattr(levels, "compute", refuse)
-    monkeypatch.setattr(levels, "_MEMO", {})  # another process: only the cache knows
-    again = calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
-    assert again == first
-    assert again.source == "cache"
-    with pytest.raises(AssertionError, match="recomputed"):  # another alpha is another entry
-        calibrate(30, 12.0, 0.0125, "shown", cache_dir=tmp_path)
+    assert json.loads(files[0].read_text())["level"] == row[1]
+    again, other_alpha = calibrate_in_a_process(tmp_path, "refuse", 0.025, 0.0125)
+    assert again == ["cache", row]
+    assert other_alpha == "recomputed instead of read from the cache"  # another entry
     files[0].write_text("{not json")
-    monkeypatch.setattr(levels, "_MEMO", {})
-    with pytest.raises(AssertionError, match="recomputed"):  # a broken entry is not trusted
-        calibrate(30, 12.0, 0.025, "shown", cache_dir=tmp_path)
+    broken = calibrate_in_a_process(tmp_path, "refuse", 0.025)
+    assert broken == ["recomputed instead of read from the cache"]  # a broken entry is not trusted
     # The shipped thresholds come from the package's table, never computed.
     assert calibrate(300, 15.0, 0.025, "shown").source == "table"
 

@@ -28,17 +28,20 @@ from flightdeck.errors import (
     EXIT_INPUT,
     EXIT_VERDICT,
     AgentError,
+    BadLabel,
     ContextTooLarge,
     CorruptError,
     FlightdeckError,
     HandledError,
     InputError,
+    InputProblems,
     InternalError,
     JSONProblem,
     JudgeFailed,
     ModelFailed,
     ModelUnavailable,
     NegativeVerdict,
+    NoSuchItem,
     ProtocolError,
     ToolFailure,
     WorkerDiedError,
@@ -113,11 +116,66 @@ def test_the_source_scan_sees_the_exception_classes() -> None:
     assert {"FlightdeckError", "InputError", "ProtocolError", "_Problem"} <= names
 
 
+# Raised on purpose, these builtins say "flightdeck broke": an InternalError says it in the tree.
+NOT_RAISED = {"RuntimeError", "Exception", "BaseException", "AssertionError", "SystemExit"}
+# The relay is a process of its own (``python -m flightdeck.arms.net_relay``), not a command:
+# its forked child leaves with os._exit and its main returns its own status.
+OWN_EXITS = {"arms/net_relay.py"}
+
+
+def _raises_and_exits(root: Path = SRC) -> list[str]:
+    """Every ``raise`` of a builtin in NOT_RAISED and every exit with a number written out
+    (``sys.exit(2)``, ``ctx.exit(1)``, ``os._exit(125)``) outside the CLI's one map."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        file = str(path.relative_to(root))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                called = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+                if ast.unparse(called) in NOT_RAISED:
+                    found.append(f"{file}:{node.lineno}: raise {ast.unparse(called)}")
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("exit", "_exit")
+                and any(isinstance(arg, ast.Constant) for arg in node.args)
+                and file != "cli/__init__.py"
+                and file not in OWN_EXITS
+            ):
+                found.append(f"{file}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_raise_of_a_bug_builtin_and_no_exit_code_written_out() -> None:
+    assert _raises_and_exits() == [], "raise InternalError; exit through the error classes"
+
+
+def test_the_raise_and_exit_scan_sees_what_it_looks_for(tmp_path: Path) -> None:
+    """The scan is not vacuous: it finds each kind in a tree that has them, and leaves the
+    CLI's map and named codes alone."""
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "__init__.py").write_text("sys.exit(3)\n")
+    (tmp_path / "a.py").write_text(
+        "raise RuntimeError('x')\nctx.exit(2)\nos._exit(125)\nctx.exit(EXIT_BUG)\n"
+        "raise ValueError('an argument check')\n"
+    )
+    assert _raises_and_exits(tmp_path) == [
+        "a.py:1: raise RuntimeError",
+        "a.py:2: ctx.exit(2)",
+        "a.py:3: os._exit(125)",
+    ]
+
+
 # --- the exit codes: one per class, read from exit_code by the CLI -----------------------
 
 EVERY_CLASS = [
     pytest.param(InputError("suites/x/keys.jsonl", 3, "bad; fix it"), EXIT_INPUT, id="input"),
     pytest.param(ModelUnavailable("nosuch/x", "unknown provider"), EXIT_INPUT, id="model"),
+    pytest.param(
+        InputProblems(["suites/x/keys.jsonl:3: bad; fix it", "suites/x/keys.jsonl:9: worse"]),
+        EXIT_INPUT,
+        id="input-problems",
+    ),
     pytest.param(NegativeVerdict("gate not met"), EXIT_VERDICT, id="verdict"),
     pytest.param(InternalError("an invariant broke"), EXIT_BUG, id="internal"),
     pytest.param(WorkerDiedError("a scan process died"), EXIT_BUG, id="worker-died"),
@@ -129,6 +187,8 @@ EVERY_CLASS = [
     pytest.param(AgentError("eval failed", "{}"), EXIT_BUG, id="agent-error"),
     pytest.param(JudgeFailed("no tool call"), EXIT_BUG, id="judge-failed"),
     pytest.param(CorruptError("shrank"), EXIT_BUG, id="corrupt"),
+    pytest.param(NoSuchItem("no item at position 9"), EXIT_BUG, id="no-such-item"),
+    pytest.param(BadLabel("citation 2 does not exist"), EXIT_BUG, id="bad-label"),
 ]
 
 
@@ -158,7 +218,9 @@ def test_the_cli_exits_with_the_class_exit_code(
     result = runner.invoke(cli, ["knowledge", "status", str(project.suite)])
     assert result.exit_code == code == type(error).exit_code, result.output
     assert result.stdout == ""
-    if code == EXIT_INPUT:
+    if isinstance(error, InputProblems):  # one error: line per problem
+        assert result.stderr == "".join(f"error: {line}\n" for line in error.problems)
+    elif code == EXIT_INPUT:
         assert result.stderr == f"error: {error}\n"
     elif code == EXIT_VERDICT:
         assert result.stderr == f"{error}\n"  # a verdict is not an error

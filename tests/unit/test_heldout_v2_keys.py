@@ -2,7 +2,7 @@
 
 The corpus is frozen (benchmarks/heldout-public-v2/README.md): these tests never change it,
 they check that every required fact is in one of its valid sources at the question's
-``as_of`` (``check_facts.py``), that ``flightdeck knowledge check`` passes on it, and that
+``as_of`` (``benchmarks/corpus_tools.py check-facts``), that ``flightdeck knowledge check`` passes on it, and that
 the suite keeps the shape the README states. A copy with one fact changed shows the
 checker is not a test that cannot fail. ``bench_standin --corpus`` builds a project from it
 that ``knowledge seal`` accepts (the arm itself runs in the benchmark, not here).
@@ -23,6 +23,7 @@ import pytest
 CORPUS = Path(__file__).resolve().parents[2] / "benchmarks" / "heldout-public-v2"
 KINDS = {"decision-why", "blocker", "what-changed", "how-to", "who-owns"}
 REPOS = {"tdr-docs": 18, "rke2": 15, "terraform-aws-eks": 12}
+CHECK_FACTS = [sys.executable, "-m", "benchmarks.corpus_tools", "check-facts"]
 
 
 def _jsonl(path: Path) -> list[dict[str, object]]:
@@ -35,7 +36,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_required_fact_is_in_a_valid_source_at_as_of() -> None:
-    done = _run([sys.executable, str(CORPUS / "check_facts.py")], CORPUS)
+    done = _run(CHECK_FACTS + [str(CORPUS)], CORPUS.parents[1])
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip().splitlines()[-1] == "45 keys, 0 problems"
 
@@ -102,13 +103,12 @@ def test_check_facts_names_a_fact_missing_from_its_sources(
 ) -> None:
     copy = tmp_path / "corpus"
     (copy / "suite").mkdir(parents=True)
-    shutil.copyfile(CORPUS / "check_facts.py", copy / "check_facts.py")
     shutil.copytree(CORPUS / "repos", copy / "repos")
     shutil.copyfile(CORPUS / "suite" / "questions.jsonl", copy / "suite" / "questions.jsonl")
     keys = _jsonl(CORPUS / "suite" / "keys.jsonl")
     keys[0]["required_facts"] = [fact]
     (copy / "suite" / "keys.jsonl").write_text("".join(json.dumps(k) + "\n" for k in keys))
-    done = _run([sys.executable, str(copy / "check_facts.py")], copy)
+    done = _run(CHECK_FACTS + [str(copy)], CORPUS.parents[1])
     if expected is None:
         assert done.returncode == 0, done.stdout
     else:

@@ -10,12 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.holdouts.custody import custody, describe_custody
 from flightdeck.holdouts.leaks import Hit, canary_scan, mark_void
+from flightdeck.holdouts.manifest_format import Evidence
 from flightdeck.holdouts.plan import ScanPlan, plan_scan
 from flightdeck.holdouts.registry import register_suite, suite_state, unvoid, void_evidence
 from flightdeck.suite.records import CANARY_PREFIX
@@ -143,14 +145,10 @@ def test_a_hit_voids_the_suite_with_its_first_hit_and_count(holdouts: Path, tmp_
     assert scan_and_mark(holdouts, trace) == ["s1"]
     evidence = void_evidence(holdouts, "s1")
     assert evidence is not None
-    assert TIME.match(evidence.pop("at"))
-    assert evidence == {
-        "canary": canary(2),
-        "question_id": "q2",
-        "file": str(trace),
-        "line": 2,
-        "count": 3,
-    }
+    assert TIME.match(evidence.at or "")
+    assert msgspec.structs.replace(evidence, at=None) == Evidence(
+        canary=canary(2), question_id="q2", file=str(trace), line=2, count=3
+    )
     assert void_evidence(holdouts, "s2") is None
     data = manifest(holdouts)
     assert data["suites"]["s1"]["status"] == "void"
@@ -245,7 +243,7 @@ def test_unvoid_records_who_why_and_the_evidence(holdouts: Path, tmp_path: Path)
         "unvoid",
         "ana",
         "scanned the keys file by mistake",
-        evidence,
+        msgspec.to_builtins(evidence),
     )
     assert scan_and_mark(holdouts, trace) == ["s2"]  # the same hit voids it again
 

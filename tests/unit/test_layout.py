@@ -179,21 +179,95 @@ def test_imports_are_resolved_relative_nested_and_to_submodules(tmp_path: Path) 
     assert circles(graph) == [["pkg.a", "pkg.a.b", "pkg.a.d", "pkg.a.e", "pkg.c"]]
 
 
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None
+
+
+def borrowed_names(tree: ast.Module, known: set[str]) -> list[str]:
+    """The private names of flightdeck's modules that a file reaches for: imported
+    (``from flightdeck.x import _y``), read off a module it imported (``x._y``,
+    ``flightdeck.x._y``) or set or got by name (``monkeypatch.setattr(x, "_y", ...)``)."""
+    bound: dict[str, str] = {}  # a local name -> the flightdeck module it names
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "flightdeck":
+                    local = alias.asname or alias.name.split(".")[0]
+                    bound[local] = alias.name if alias.asname else "flightdeck"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("flightdeck"):
+            for alias in node.names:
+                if is_private(alias.name):
+                    found.append(f"{node.module}.{alias.name}")
+                elif f"{node.module}.{alias.name}" in known:
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def module_of(node: ast.expr) -> str | None:
+        name = dotted(node)
+        if name is None or name.split(".")[0] not in bound:
+            return None
+        head, _, rest = name.partition(".")
+        full = f"{bound[head]}.{rest}" if rest else bound[head]
+        return full if full in known else None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            module = module_of(node.value)
+            if module:
+                found.append(f"{module}.{node.attr}")
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            target, attr = node.args[0], node.args[1]
+            is_named = isinstance(attr, ast.Constant) and isinstance(attr.value, str)
+            if is_named and is_private(attr.value) and (module := module_of(target)):
+                found.append(f"{module}.{attr.value}")
+    return found
+
+
 def test_no_module_imports_a_private_name_of_another() -> None:
     """A helper another module (or a test) needs is public, with a docstring."""
     found = modules()
+    known = set(found)
     tests = PACKAGE.parents[1] / "tests"
     found |= {str(p.relative_to(tests.parent)): p for p in tests.rglob("*.py")}
-    borrowed = []
-    for name, path in found.items():
-        for node in ast.walk(parsed(path)):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("flightdeck"):
-                borrowed += [
-                    f"{name} imports {node.module}.{alias.name}"
-                    for alias in node.names
-                    if alias.name.startswith("_") and not alias.name.startswith("__")
-                ]
+    borrowed = [
+        f"{name} uses {private}"
+        for name, path in found.items()
+        for private in borrowed_names(parsed(path), known)
+    ]
     assert borrowed == []
+
+
+@pytest.mark.parametrize(
+    ("source", "private"),
+    [
+        pytest.param("from flightdeck.a import _x", "flightdeck.a._x", id="from-import"),
+        pytest.param("from flightdeck import a\na._x()", "flightdeck.a._x", id="module-attr"),
+        pytest.param("import flightdeck.a as m\nm._x", "flightdeck.a._x", id="import-as"),
+        pytest.param("import flightdeck.a\nflightdeck.a._x", "flightdeck.a._x", id="dotted"),
+        pytest.param(
+            "from flightdeck import a\nmonkeypatch.setattr(a, '_x', 1)",
+            "flightdeck.a._x",
+            id="set-by-name",
+        ),
+    ],
+)
+def test_the_private_name_finder_sees_each_way_of_reaching_in(source: str, private: str) -> None:
+    assert borrowed_names(ast.parse(source), {"flightdeck", "flightdeck.a"}) == [private]
+
+
+def test_the_private_name_finder_lets_public_and_dunder_names_be() -> None:
+    source = "from flightdeck import a\nimport os\na.x, a.__file__, os._exit, obj._y\n"
+    assert borrowed_names(ast.parse(source), {"flightdeck", "flightdeck.a"}) == []
 
 
 def test_the_readme_layout_lists_every_module_and_no_other() -> None:

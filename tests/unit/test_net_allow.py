@@ -134,39 +134,35 @@ def test_a_bad_allow_list_flag_is_one_line_exit_2(
     assert not (project.suite / "answers").exists()  # refused before any trial
 
 
-def params_lines(project: Project) -> int:
-    return len((project.root / "params.yaml").read_text().splitlines())
-
-
-def test_a_typo_in_params_network_allow_names_its_own_line(
-    runner: CliRunner, project: Project
+@pytest.mark.parametrize(
+    ("appended", "offset", "message"),
+    [
+        pytest.param(
+            "harness_sandbox:\n  arm1:\n    network_allow:\n"
+            "      - 127.0.0.1:8000\n      - api.openai.com:44 3\n",
+            4,
+            "harness_sandbox.arm1.network_allow: 'api.openai.com:44 3': the port '44 3' is not "
+            "a number from 1 to 65535",
+            id="typo-names-its-own-line",
+        ),
+        pytest.param(
+            "harness_sandbox:\n  arm1:\n    network_allow: [127.0.0.1:8000]\n    network: true\n",
+            3,
+            "harness_sandbox.arm1: network and network_allow cannot both be set; network: true "
+            "shares the whole host network, network_allow only the targets named",
+            id="with-network-on-the-network-line",
+        ),
+    ],
+)
+def test_a_bad_params_network_allow_is_refused_on_its_own_line(
+    runner: CliRunner, project: Project, appended: str, offset: int, message: str
 ) -> None:
-    first = params_lines(project) + 1
+    first = len((project.root / "params.yaml").read_text().splitlines()) + 1
     with (project.root / "params.yaml").open("a") as params:
-        params.write("harness_sandbox:\n  arm1:\n    network_allow:\n")
-        params.write("      - 127.0.0.1:8000\n      - api.openai.com:44 3\n")
+        params.write(appended)
     result = runner.invoke(cli, run_args(project))
     assert result.exit_code == 2, result.output
-    assert result.stderr == (
-        f"error: params.yaml:{first + 4}: harness_sandbox.arm1.network_allow: 'api.openai.com:"
-        "44 3': the port '44 3' is not a number from 1 to 65535\n"
-    )
-
-
-def test_params_network_and_network_allow_together_are_refused_on_the_network_line(
-    runner: CliRunner, project: Project
-) -> None:
-    first = params_lines(project) + 1
-    with (project.root / "params.yaml").open("a") as params:
-        params.write("harness_sandbox:\n  arm1:\n    network_allow: [127.0.0.1:8000]\n")
-        params.write("    network: true\n")
-    result = runner.invoke(cli, run_args(project))
-    assert result.exit_code == 2, result.output
-    assert result.stderr == (
-        f"error: params.yaml:{first + 3}: harness_sandbox.arm1: network and network_allow "
-        "cannot both be set; network: true shares the whole host network, network_allow "
-        "only the targets named\n"
-    )
+    assert result.stderr == f"error: params.yaml:{first + offset}: {message}\n"
 
 
 AGENT = ["python", "-m", "flightdeck", "experiment", "agent", "llm", "--model"]

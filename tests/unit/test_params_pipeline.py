@@ -133,11 +133,11 @@ def test_gate_without_a_pinned_arm_says_where_to_name_it(
 
 
 def test_score_and_gate_take_the_arms_from_params(runner: CliRunner, project: Project) -> None:
-    from tests.cli.test_knowledge import good_arm, seal
+    from tests.cli.test_knowledge import seal
 
     seal(runner, project)
-    good_arm(project, "lexical", [True, False, False, True])
-    good_arm(project, "chat", [True, True, True, False])
+    project.write_arm("lexical", [True, False, False, True])
+    project.write_arm("chat", [True, True, True, False])
     params = project.root / "params.yaml"
     params.write_text(
         params.read_text()

@@ -15,7 +15,7 @@ import pytest
 from tests.builders import Project, answer, build_project, sha
 from tests.gitrepo import make_git_repo
 
-from flightdeck.errors import InputError
+from flightdeck.errors import BadLabel, InputError
 from flightdeck.project.paths import ProjectPaths
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.items import order_key
@@ -327,7 +327,7 @@ def test_a_citation_number_out_of_range_is_refused(rated: Project) -> None:
     with session(rated) as s:
         # the order is keyed by the project's own secret (#20): find the item by its citations
         pos = next(p for p in range(s.total) if len(s.view(p).citations) == 1)
-        with pytest.raises(ValueError, match=r"citation 2 does not exist"):
+        with pytest.raises(BadLabel, match=r"citation 2 does not exist"):
             s.save(pos, True, [2])
     assert all_labels(rated) == []
 

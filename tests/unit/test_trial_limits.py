@@ -6,6 +6,7 @@ every attack beside a well-behaved trial; the project lives outside /tmp.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -163,12 +164,14 @@ def test_a_canary_in_anything_a_trial_wrote_fails_it_and_voids_the_suite(
     assert [o.id for o in result.outcomes if o.ok] == ["ok"]  # a clean trace: no false hit
     assert not (project["suite"] / "answers" / "arm1.jsonl").read_text().count(CANARY)
     manifest = load_manifest(manifest_path(root / "holdouts"), missing_ok=False)
-    entry = manifest["suites"]["demo-v1"]
-    assert entry["status"] == "void"
-    assert (entry["evidence"]["file"], entry["evidence"]["line"]) == (str(trace), line)
-    void = manifest["history"][-1]
-    assert (void["event"], void["suite"]) == ("void", "demo-v1")
-    assert (void["evidence"]["file"], void["evidence"]["line"]) == (str(trace), line)
+    entry = manifest.suites["demo-v1"]
+    assert entry.status == "void"
+    assert entry.evidence is not None
+    assert (entry.evidence.file, entry.evidence.line) == (str(trace), line)
+    void = manifest.history[-1]
+    assert (void.event, void.suite) == ("void", "demo-v1")
+    assert void.evidence is not None
+    assert (void.evidence.file, void.evidence.line) == (str(trace), line)
     scans = (root / "holdouts" / "scans.jsonl").read_text().splitlines()  # history apart (#21)
     assert json.loads(scans[-1])["hits"] == 1
 
@@ -233,15 +236,24 @@ def test_the_process_cap_holds_for_an_ordinary_user(root: Path) -> None:
 FORK_CAP = Limits(output_mb=2, tmp_mb=1, memory_mb=512, processes=40)
 
 
-def sleepers() -> list[str]:
-    """The fork bomb's children still alive anywhere on the machine (``sleep 31.4159``)."""
+_SLEEPS = itertools.count()
+
+
+def sleep_marker() -> str:
+    """A ``sleep`` duration no other test, worker or engineer on this machine uses now: the
+    pid of this process and a count, so that counting it machine-wide counts only ours."""
+    return f"31.{os.getpid():07d}{next(_SLEEPS):03d}"
+
+
+def sleepers(marker: str) -> list[str]:
+    """The processes still alive anywhere on the machine that run ``sleep MARKER``."""
     found = []
     for proc in Path("/proc").iterdir():
         try:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if argv[:2] == [b"sleep", b"31.4159"]:
+        if argv[:2] == [b"sleep", marker.encode()]:
             found.append(proc.name)
     return found
 
@@ -254,7 +266,8 @@ def test_a_fork_bomb_fails_its_trial_with_the_process_cap_named(root: Path, sand
     where = controller()
     assert where is not None
     project = make_project(root, ["ok", "fork-500", "fork-500-quiet"])
-    result = run(project, sandbox=sandbox, limits=FORK_CAP)
+    marker = sleep_marker()
+    result = run(project, marker, sandbox=sandbox, limits=FORK_CAP)
     reasons = {o.id: o.reason or "" for o in result.failed}
     assert sorted(reasons) == ["fork-500", "fork-500-quiet"]
     for reason in reasons.values():
@@ -264,7 +277,7 @@ def test_a_fork_bomb_fails_its_trial_with_the_process_cap_named(root: Path, sand
         ), reason
         assert int(reason.split("; ")[1].split()[0]) >= 1  # forks refused, counted by the kernel
     assert [o.id for o in result.outcomes if o.ok] == ["ok"]
-    assert sleepers() == []  # every child killed with its trial
+    assert sleepers(marker) == []  # every child killed with its trial
     left = [p.name for p in where.parent.glob(f"flightdeck-{os.getpid()}-*")]
     assert left == []  # every trial's group removed
 
@@ -278,14 +291,15 @@ def test_a_trial_group_kills_a_process_that_left_the_session() -> None:
 
     group = trial_group(5, sandboxed=False)
     assert group is not None
-    script = "setsid sleep 31.4159 > /dev/null 2>&1 < /dev/null & echo started"
+    marker = sleep_marker()
+    script = f"setsid sleep {marker} > /dev/null 2>&1 < /dev/null & echo started"
     out = subprocess.run(group.wrap(["sh", "-c", script]), capture_output=True, text=True)
     assert out.stdout == "started\n"
     deadline = time.monotonic() + 10  # the escapee may not have exec'd sleep when sh returns
-    while not sleepers() and time.monotonic() < deadline:
+    while not sleepers(marker) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert len(sleepers()) == 1  # outlived its parent, outside the session
+    assert len(sleepers(marker)) == 1  # outlived its parent, outside the session
     assert (group.path / "pids.max").read_text().strip() == "5"
     group.close()
-    assert sleepers() == []
+    assert sleepers(marker) == []
     assert not group.path.exists()

@@ -375,9 +375,9 @@ def bwrap_argv(
     if relay:
         argv += net_relay.etc_binds(etc)
     size = str(policy.limits.tmp_mb << 20)
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", size, "--tmpfs", "/dev/shm"]
-    argv += ["--remount-ro", "/dev", "--size", size, "--perms", "1777", "--tmpfs", "/tmp"]
-    argv += ["--size", size, "--perms", "0700", "--tmpfs", policy.home]
+    argv += ["--proc", "/proc", *paths.proc_covers(), "--dev", "/dev", "--size", size]
+    argv += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--size", size, "--perms", "1777"]
+    argv += ["--tmpfs", "/tmp", "--size", size, "--perms", "0700", "--tmpfs", policy.home]
     argv += ["--dir", WORKSPACE]
     for name, tree in mounts:
         argv += ["--ro-bind", str(tree), f"{WORKSPACE}/{name}"]

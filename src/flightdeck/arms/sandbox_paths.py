@@ -21,6 +21,7 @@ and their twins in other worktrees). A bind that holds or lies in one of them is
 from __future__ import annotations
 
 import os
+import pwd
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
@@ -54,6 +55,12 @@ ETC_ENTRIES = (
     "timezone",
 )
 _ETC_GLOBS = ("python3*",)  # Debian's system Python reads its sitecustomize from /etc
+# bubblewrap binds /proc/irq and /proc/bus read-only over its new /proc, and means to bind
+# /proc/sys too, but skips a folder it cannot open for writing, and a sysctl folder refuses
+# that even to root: every sysctl file stayed writable to a harness whose uid is the host's
+# root (CI), kernel.core_pattern included, which runs a program as root on the host. These
+# are bound read-only again from the host's /proc (the same files; net/ is per namespace).
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/pressure", "/proc/fs")
 
 
 def covered(path: Path, folders: Iterable[Path]) -> bool:
@@ -67,6 +74,14 @@ def overlaps(path: Path, protected: Iterable[Path]) -> Path | None:
         if path == guarded or path.is_relative_to(guarded) or guarded.is_relative_to(path):
             return guarded
     return None
+
+
+def proc_covers() -> list[str]:
+    """bwrap arguments that make :data:`PROC_READ_ONLY` read-only over the sandbox's /proc."""
+    argv: list[str] = []
+    for path in PROC_READ_ONLY:
+        argv += ["--ro-bind-try", path, path]
+    return argv
 
 
 def system_binds() -> list[tuple[str, str, str]]:
@@ -104,8 +119,8 @@ def _prefix_of(executable: Path) -> list[Path]:
     prefix = executable.parent.parent
     if prefix == Path("/") or covered(prefix, map(Path, SYSTEM_TOPS)):
         return []
-    if not any((prefix / n).exists() for n in ("lib", "lib64", "pyvenv.cfg")):
-        return []  # a bare bin folder (~/bin): the executable alone
+    if not _is_installation(prefix):
+        return []  # a bare bin folder (~/bin, even beside a ~/lib): the executable alone
     found = [prefix]
     config = prefix / "pyvenv.cfg"
     if config.is_file():
@@ -115,6 +130,33 @@ def _prefix_of(executable: Path) -> list[Path]:
                 home = Path(value.strip()).resolve()
                 found += _prefix_of(home / "python")
     return found
+
+
+# What an installation prefix holds: a virtualenv's config, an interpreter's library folder,
+# node's packages or shared libraries. A folder with none (a $HOME with a ~/lib) is not one.
+_INSTALL_MARKS = ("pyvenv.cfg", "lib*/python*", "lib/node_modules", "lib*/*.so", "lib*/*.so.*")
+# A folder holding one of these, or whose child does, holds a checkout (a teammate's clone,
+# a CI workspace), never an installation: binding it would show that checkout's keys.
+_CHECKOUT_MARKS = (".git", "suites", "holdouts", "params.yaml", "dvc.yaml")
+
+
+def _is_installation(prefix: Path) -> bool:
+    """Whether ``prefix`` (of ``prefix/bin/x``) may be bound whole as ``x``'s installation.
+
+    Never the host's ``$HOME`` or a folder holding it, never one without an installation's
+    marks, never one that holds a checkout at its top or one level down.
+    """
+    homes = {os.environ.get("HOME", ""), pwd.getpwuid(os.getuid()).pw_dir}
+    for home in filter(os.path.isabs, homes):
+        if covered(Path(home).resolve(), [prefix]):
+            return False
+    if not any(next(prefix.glob(mark), None) is not None for mark in _INSTALL_MARKS):
+        return False
+    try:
+        children = [prefix, *(c for c in prefix.iterdir() if c.is_dir() and not c.is_symlink())]
+    except OSError:
+        return False
+    return not any((c / mark).exists() for c in children for mark in _CHECKOUT_MARKS)
 
 
 def _chain(found: Path) -> list[Path]:

@@ -16,10 +16,10 @@ from typing import Any
 
 import click
 
-from flightdeck.errors import EXIT_BUG, FlightdeckError, NegativeVerdict
+from flightdeck.cli.lazy import LazyCommands
+from flightdeck.errors import EXIT_BUG, EXIT_INTERRUPTED, FlightdeckError, NegativeVerdict
 from flightdeck.version import __version__
 
-EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
 
 
@@ -118,7 +118,21 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
-@click.group(cls=FlightdeckGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# Each group's module is imported when its command runs (cli/lazy.py): `holdout canary-scan`
+# never imports the knowledge or experiment commands.
+COMMANDS = {
+    "knowledge": "flightdeck.cli.knowledge:knowledge",
+    "experiment": "flightdeck.cli.experiment:experiment",
+    "holdout": "flightdeck.cli.holdout:holdout",
+    "init": "flightdeck.cli.authoring:init_command",
+}
+
+
+@click.group(
+    cls=FlightdeckGroup,
+    commands=LazyCommands(COMMANDS),
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="flightdeck")
 def cli() -> None:
     """Seal a gold set of questions, let arms answer, score them honestly.
@@ -128,21 +142,6 @@ def cli() -> None:
         flightdeck knowledge status suites/knowledge-demo-v1
         flightdeck knowledge seal suites/my-suite-v1 --holdouts holdouts
     """
-
-
-def _register() -> None:
-    from flightdeck.cli.authoring import init_command
-    from flightdeck.cli.experiment import experiment
-    from flightdeck.cli.holdout import holdout
-    from flightdeck.cli.knowledge import knowledge
-
-    cli.add_command(knowledge)
-    cli.add_command(experiment)
-    cli.add_command(holdout)
-    cli.add_command(init_command)
-
-
-_register()
 
 
 def main() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from flightdeck.cli._options import open_project, params_options, suite_argument
+from flightdeck.errors import InputProblems
 
 
 @click.command("init")
@@ -91,7 +92,7 @@ def new_command(
 
     revisions = parse_as_of(as_of)
     project = open_project(params_file, repo, near=suite)
-    result = project.new_suite(suite, revisions)
+    result = project.new_suite(suite, revisions=revisions)
     for name, commit in result.as_of.items():
         click.echo(f"{name}: {revisions[name]} is {commit}")
     click.echo(f"wrote {', '.join(p.as_posix() for p in result.written)}")
@@ -104,10 +105,7 @@ def new_command(
 @click.command("check")
 @suite_argument
 @params_options
-@click.pass_context
-def check_command(
-    ctx: click.Context, suite: Path, params_file: Path | None, repo: tuple[str, ...]
-) -> None:
+def check_command(suite: Path, params_file: Path | None, repo: tuple[str, ...]) -> None:
     """Run every check of seal and list every problem; write nothing (sealing is for good).
 
     One line per problem, in file and line order, at most 50. Exit 0 when the suite would
@@ -121,12 +119,11 @@ def check_command(
     project = open_project(params_file, repo, near=suite)
     checking = project.suite(suite)
     problems = checking.check()
-    for problem in problems[:CHECK_LIMIT]:
-        click.echo(f"error: {problem}", err=True)
-    if len(problems) > CHECK_LIMIT:
-        click.echo(f"error: ... and {len(problems) - CHECK_LIMIT} more problems", err=True)
     if problems:
-        ctx.exit(2)
+        shown = [str(problem) for problem in problems[:CHECK_LIMIT]]
+        if len(problems) > CHECK_LIMIT:
+            shown.append(f"... and {len(problems) - CHECK_LIMIT} more problems")
+        raise InputProblems(shown)
     if checking.folder.manifest.exists():
         click.echo(f"{suite}: every seal check passes; it is sealed and its files are intact")
         return

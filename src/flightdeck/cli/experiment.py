@@ -20,6 +20,7 @@ from flightdeck.cli._options import (
     suite_argument,
     warn_if_unsealed,
 )
+from flightdeck.cli.lazy import LazyCommands
 from flightdeck.errors import NegativeVerdict
 
 if TYPE_CHECKING:
@@ -27,7 +28,14 @@ if TYPE_CHECKING:
     from flightdeck.arms.trial import TrialOutcome
 
 
-@click.group("experiment")
+# The `agent` and `mcp` groups live in modules of their own, imported when they run
+ATTACHED = {
+    "agent": "flightdeck.cli.experiment_agent:agent",
+    "mcp": "flightdeck.cli.experiment_llm:mcp",
+}
+
+
+@click.group("experiment", commands=LazyCommands(ATTACHED))
 def experiment() -> None:
     """Run arms as trials: one harness process per question, resumable.
 
@@ -237,7 +245,7 @@ def run_command(
     )
     progress = _Progress(quiet=as_json)
     try:
-        result = running.run(arm, request, on_start=progress.start, on_trial=progress.trial)
+        result = running.run(arm, request=request, on_start=progress.start, on_trial=progress.trial)
     finally:
         progress.finish()
     if as_json:
@@ -347,15 +355,3 @@ def _print_usage(outcomes: tuple[TrialOutcome, ...]) -> None:
         totals = [a + b for a, b in zip(totals, counts, strict=True)]
         click.echo(f"  {outcome.id}: {counts[0]:,} in, {counts[1]:,} cached, {counts[2]:,} out")
     click.echo(f"  total: {totals[0]:,} in, {totals[1]:,} cached, {totals[2]:,} out")
-
-
-def _add_commands() -> None:
-    """The `agent` and `mcp` groups, which live in modules of their own."""
-    from flightdeck.cli.experiment_agent import agent
-    from flightdeck.cli.experiment_llm import mcp
-
-    experiment.add_command(agent)
-    experiment.add_command(mcp)
-
-
-_add_commands()

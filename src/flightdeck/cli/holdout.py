@@ -215,6 +215,6 @@ def unvoid_command(
     project = _open(holdouts_dir, params_file)
     evidence = project.unvoid(suite, by=by, why=why)
     click.echo(
-        f"unvoided {suite}: was void on {evidence['file']}:{evidence['line']} "
-        f"({_plural(evidence['count'], 'hit')}); recorded in {project.holdouts_manifest}"
+        f"unvoided {suite}: was void on {evidence.file}:{evidence.line} "
+        f"({_plural(evidence.count, 'hit')}); recorded in {project.holdouts_manifest}"
     )

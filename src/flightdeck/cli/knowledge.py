@@ -22,10 +22,23 @@ from flightdeck.cli._options import (
     stats_options,
     suite_argument,
 )
+from flightdeck.cli.lazy import LazyCommands
 from flightdeck.errors import NegativeVerdict
 
+# Commands that live in their own modules but belong to this group, imported when they run
+ATTACHED = {
+    "seal": "flightdeck.cli.authoring:seal_command",
+    "check": "flightdeck.cli.authoring:check_command",
+    "new": "flightdeck.cli.authoring:new_command",
+    "import-answers": "flightdeck.cli.knowledge_import:import_answers_command",
+    "rate": "flightdeck.cli.rating:rate_command",
+    "agreement": "flightdeck.cli.rating:agreement_command",
+    "judge": "flightdeck.cli.judge:judge_command",
+    "calibrate": "flightdeck.cli.judge:calibrate_command",
+}
 
-@click.group()
+
+@click.group(commands=LazyCommands(ATTACHED))
 def knowledge() -> None:
     """The knowledge task: a sealed gold set of questions about your repositories.
 
@@ -47,9 +60,7 @@ def knowledge() -> None:
 @click.option("--min-raters", type=int, default=None, help="Raters per answer [2].")
 @params_options
 @json_option
-@click.pass_context
 def status_command(
-    ctx: click.Context,
     suite: Path,
     holdouts: Path | None,
     min_raters: int | None,
@@ -76,7 +87,9 @@ def status_command(
             data["custody"].pop("evidence", None)  # the same as "void", printed once
         data["ready"] = st.ready
         click.echo(json.dumps(data, indent=2, sort_keys=True))
-        ctx.exit(0 if st.ready else 1)
+        if not st.ready:
+            raise NegativeVerdict()
+        return
 
     def mark(ok: bool) -> str:
         return "ok " if ok else "!! "
@@ -209,10 +222,9 @@ def score_command(
             --baseline baseline-repo-search --candidate baseline-projects
     """
     from flightdeck.scoring.report import score_lines
-    from flightdeck.tasks.scoring import ScoreOptions
 
     project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
-    options = ScoreOptions(
+    result = project.suite(suite).score(
         arms=arms or None,
         baseline=baseline,
         candidate=candidate,
@@ -221,7 +233,6 @@ def score_command(
         results_dir=results_dir,
         allow_dry_run=allow_dry_run,
     )
-    result = project.suite(suite).score(options)
     if result.holdouts != "sealed":
         click.echo(
             f"warning: {result.suite} is not registered in {project.holdouts_manifest}; "
@@ -335,23 +346,3 @@ def show_command(
         return
     for line in render(summary):
         click.echo(line)
-
-
-def _attach() -> None:
-    """Commands that live in their own modules but belong to the knowledge group."""
-    from flightdeck.cli.authoring import check_command, new_command, seal_command
-    from flightdeck.cli.judge import calibrate_command, judge_command
-    from flightdeck.cli.knowledge_import import import_answers_command
-    from flightdeck.cli.rating import agreement_command, rate_command
-
-    knowledge.add_command(seal_command)
-    knowledge.add_command(check_command)
-    knowledge.add_command(import_answers_command)
-    knowledge.add_command(rate_command)
-    knowledge.add_command(agreement_command)
-    knowledge.add_command(judge_command)
-    knowledge.add_command(calibrate_command)
-    knowledge.add_command(new_command)
-
-
-_attach()

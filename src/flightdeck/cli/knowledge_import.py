@@ -93,7 +93,7 @@ def import_answers_command(
         on_missing=on_missing,
         replace=replace,
     )
-    result = importing.import_answers(arm, source, options)
+    result = importing.import_answers(arm, source=source, options=options)
     for absent in result.absent:
         click.echo(
             f"warning: {source}:{absent.line}: {absent.uri} is not in the snapshot; "

@@ -1,6 +1,6 @@
 """`flightdeck knowledge rate` and `knowledge agreement`: give labels blind, then compare raters.
 
-``cli/knowledge.py`` attaches both to the ``knowledge`` group (``knowledge.add_command``).
+``cli/knowledge.py`` lists both in the ``knowledge`` group's lazy commands (``ATTACHED``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from flightdeck.cli._options import (
     suite_argument,
     warn_if_unsealed,
 )
+from flightdeck.errors import EXIT_INTERRUPTED
 
 if TYPE_CHECKING:
     from flightdeck.rating.agreement import SuiteAgreement
@@ -152,7 +153,7 @@ def _rate_in_terminal(session: RatingSession) -> None:
             f"stopped: {session.labelled} of {session.total} rated; run again to resume",
             err=True,
         )
-        click.get_current_context().exit(130)
+        click.get_current_context().exit(EXIT_INTERRUPTED)
 
 
 def _prompt_items(session: RatingSession) -> None:
@@ -252,8 +253,9 @@ def _show(view: ItemView) -> None:
     for number, fact in enumerate(view.facts, start=1):
         click.echo(f"  {number}. {fact}")
     click.echo("Answer:")
-    for line in (view.answer or "(empty answer)").splitlines() or [""]:
-        click.echo(f"  {line}")
+    # lines at \n alone (and \r\n): a lone \r or another separator is shown escaped
+    for line in (view.answer or "(empty answer)").replace("\r\n", "\n").rstrip("\n").split("\n"):
+        click.echo(f"  {_safe(line)}")
     click.echo("Citations:" if view.citations else "Citations: none")
     for cite in view.citations:
         _show_citation(cite)
@@ -263,11 +265,20 @@ def _show(view: ItemView) -> None:
         click.echo(f"Your label: {verdict}; unsupported citations: {flagged}")
 
 
+def _safe(text: str) -> str:
+    """Harness-made (or repository) text for the terminal: control characters escaped, so an
+    answer's escape sequences cannot redraw the screen, set the title or hide text."""
+    from flightdeck.arms.limits import escape_control
+
+    return escape_control(text.expandtabs())
+
+
 def _show_citation(cite: CitationView) -> None:
-    click.echo(f"  [{cite.number}] {cite.uri}" + (f"  ({cite.note})" if cite.note else ""))
+    note = f"  ({_safe(cite.note)})" if cite.note else ""
+    click.echo(f"  [{cite.number}] {_safe(cite.uri)}{note}")
     for shown in cite.lines:
         mark = ">" if shown.cited else " "
-        click.echo(f"    {mark}{shown.number:>5} | {shown.text}")
+        click.echo(f"    {mark}{shown.number:>5} | {_safe(shown.text)}")
     if cite.pages > 1 and cite.lines:
         click.echo(
             f"    lines {cite.lines[0].number}-{cite.lines[-1].number} of {cite.first}-"

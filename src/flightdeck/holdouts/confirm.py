@@ -21,7 +21,7 @@ not the size of the traces.
 from __future__ import annotations
 
 import binascii
-import html.entities
+import functools
 import re
 from typing import Any
 
@@ -31,12 +31,26 @@ _PREFIX_LOWER = PREFIX.decode("ascii").lower()
 _HEX = frozenset("0123456789abcdef")
 _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DROPPED = frozenset(" \t\r\n\f\v\u00a0\u00ad\u200b\u200c\u200d\u2028\u2029\u2060\ufeff")
-_ESCAPE = re.compile(
+# Compiled when a needle first fires (a clean scan never needs them), cached by re.
+# The characters of _DROPPED as UTF-8 read byte by byte (windows are decoded as latin-1),
+# and a quoted-printable soft line break (``=`` at a line's end).
+_DROPPED_BYTES = (
+    "|".join(re.escape(c.encode("utf-8").decode("latin-1")) for c in sorted(_DROPPED) if c > "~")
+    + r"|=\r?\n"
+)
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+)
+_HEX_RUN = rf"[0-9A-Fa-f][0-9A-Fa-f: \t\r\n]{{{2 * CANARY_LEN - 1},}}"
+_BASE32_RUN = rf"[A-Z2-7][A-Z2-7=\s]{{{8 * CANARY_LEN // 5},}}"
+_OBFUSCATED = ("hex", "base32", "rot13", "reversed")
+_ESCAPE = (
     r"%([0-9A-Fa-f]{2})|\\u([0-9A-Fa-f]{4})|\\x([0-9A-Fa-f]{2})|\\([nrtbf/\\\"'])"
     r"|&#[xX]([0-9A-Fa-f]{1,6});?|&#([0-9]{1,7});?|&([A-Za-z][A-Za-z0-9]{1,31};?)"
 )
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-\s]{24,}")
+_BASE64_RUN = r"[A-Za-z0-9+/_\-\s]{24,}"
 _URL_TO_STD = str.maketrans("-_", "+/")
 ROUNDS = 3
 
@@ -61,6 +75,11 @@ def confirm(view: Any, lo: int, hi: int, form: Form | None = None) -> list[Found
             found += _canaries(decoded, where)
             if form is None or name.startswith("base64"):
                 found += _in_base64(decoded, where)
+        if form is None or name.startswith(_OBFUSCATED):
+            found += _deobfuscated(text, name)
+        if form is None or name.startswith("fullwidth"):
+            for decoded, where in _unescaped(text, list(range(len(text)))):
+                found += _canaries(*_nfkc(decoded, where))
     if form is None or name.startswith(("utf-16", "utf-32")):
         for unit, big in ((2, False), (2, True), (4, False), (4, True)):
             if form is not None and form.name != f"utf-{8 * unit}-{'be' if big else 'le'}":
@@ -91,7 +110,7 @@ def _unescape_once(text: str, where: list[int]) -> tuple[str, list[int]]:
     out: list[str] = []
     mapped: list[int] = []
     done = 0
-    for match in _ESCAPE.finditer(text):
+    for match in re.finditer(_ESCAPE, text):
         value = _value(match)
         if value is None:
             continue
@@ -118,7 +137,7 @@ def _value(match: re.Match[str]) -> str | None:
     if simple is not None:
         return _SIMPLE.get(simple, simple)
     if named is not None:
-        return html.entities.html5.get(named) or html.entities.html5.get(named.rstrip(";"))
+        return _entities().get(named) or _entities().get(named.rstrip(";"))
     return None
 
 
@@ -126,7 +145,8 @@ def _canaries(text: str, where: list[int]) -> list[Found]:
     """Canaries in the text once whitespace is dropped and letters lowered."""
     if not text:
         return []
-    keep = [i for i, char in enumerate(text) if char not in _DROPPED]
+    gone = {i for m in re.finditer(_DROPPED_BYTES, text) for i in range(m.start(), m.end())}
+    keep = [i for i, char in enumerate(text) if char not in _DROPPED and i not in gone]
     flat = "".join(text[i] for i in keep).translate(_LOWER)
     found: list[Found] = []
     position = flat.find(_PREFIX_LOWER)
@@ -141,7 +161,7 @@ def _canaries(text: str, where: list[int]) -> list[Found]:
 def _in_base64(text: str, where: list[int]) -> list[Found]:
     """Canaries inside base64 or base64url runs, wrapped or not, at every phase."""
     found: list[Found] = []
-    for run in _BASE64_RUN.finditer(text):
+    for run in re.finditer(_BASE64_RUN, text):
         keep = [i for i in range(run.start(), run.end()) if not text[i].isspace()]
         chars = "".join(text[i] for i in keep).translate(_URL_TO_STD)
         for phase in range(4):
@@ -157,3 +177,91 @@ def _in_base64(text: str, where: list[int]) -> list[Found]:
             for inner, mapped in _unescaped(decoded, groups):
                 found += _canaries(inner, mapped)
     return found
+
+
+@functools.cache
+def _entities() -> dict[str, str]:
+    """HTML5's named character references (a module of 2,000 entries: loaded on first use)."""
+    import html.entities
+
+    return html.entities.html5
+
+
+def _deobfuscated(text: str, name: str) -> list[Found]:
+    """Canaries under hex, base32, ROT13 or reversal (every one when ``name`` is empty);
+    ``text`` is the window's bytes as latin-1."""
+    found: list[Found] = []
+    everything = not name
+    if everything or name.startswith("hex"):
+        found += _in_runs(text, _HEX_RUN, 2, _from_hex)
+    if everything or name.startswith("base32"):
+        found += _in_runs(text, _BASE32_RUN, 8, _from_base32)
+    if everything or name.startswith("rot13"):
+        found += _canaries(text.translate(_ROT13), list(range(len(text))))
+    if everything or name.startswith("reversed"):
+        found += _canaries(text[::-1], list(range(len(text) - 1, -1, -1)))
+    return found
+
+
+def _from_hex(chars: str) -> bytes:
+    return bytes.fromhex(chars)
+
+
+def _from_base32(chars: str) -> bytes:
+    import base64
+
+    return base64.b32decode(chars)
+
+
+def _in_runs(text: str, runs: str, group: int, decode: Any) -> list[Found]:
+    """Canaries in runs of an encoding whose ``group`` characters make whole bytes."""
+    found: list[Found] = []
+    per_group = {2: 1, 8: 5}[group]
+    for run in re.finditer(runs, text):
+        keep = [i for i in range(run.start(), run.end()) if text[i] not in ": \t\r\n"]
+        chars = "".join(text[i] for i in keep)
+        for phase in range(group):
+            usable = (len(chars) - phase) // group * group
+            if usable < group * CANARY_LEN // per_group:
+                break
+            piece = chars[phase : phase + usable]
+            if group == 8 and usable < len(chars) - phase:  # the last group, padded
+                piece = chars[phase:].rstrip("=")
+                piece += "=" * (-len(piece) % 8)
+            try:
+                data = decode(piece)
+            except (binascii.Error, ValueError):
+                continue
+            decoded = data.decode("latin-1")
+            where = [_where_of(keep, phase, group, per_group, j) for j in range(len(decoded))]
+            found += _canaries(decoded, where)
+    return found
+
+
+def _where_of(keep: list[int], phase: int, group: int, per_group: int, byte: int) -> int:
+    """The text offset of the group of characters that holds decoded byte ``byte``."""
+    return keep[phase + group * (byte // per_group)]
+
+
+def _nfkc(text: str, where: list[int]) -> tuple[str, list[int]]:
+    """The text with each character in its NFKC form (fullwidth letters to ASCII).
+
+    Characters below U+0100 are bytes of the window read as latin-1, so they are decoded as
+    UTF-8 first; others came from an unescaping round and are characters already.
+    """
+    import unicodedata
+
+    out: list[str] = []
+    mapped: list[int] = []
+    index = 0
+    while index < len(text):
+        lead = ord(text[index])
+        size = 1 if lead < 0xC0 or lead > 0xFF else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+        piece = text[index : index + size]
+        if size > 1:
+            piece = piece.encode("latin-1", "replace").decode("utf-8", "replace")
+        normal = unicodedata.normalize("NFKC", piece) if piece > "~" else piece
+        out.append(normal)
+        mapped += [where[index]] * len(normal)
+        index += size
+    return "".join(out), mapped

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from flightdeck.errors import InputError
 from flightdeck.holdouts.manifest import (
     load_manifest,
@@ -53,22 +55,21 @@ def custody(holdouts_dir: Path, suite: str) -> Custody:
     if not path.exists():
         return Custody("no-manifest", None, None)
     manifest = load_manifest(path, missing_ok=False)
-    entry = manifest["suites"].get(suite)
-    if entry is None:
-        state: SuiteState = "unregistered"
-    else:
-        state = "void" if entry["status"] == "void" else "sealed"
-    evidence = dict(entry["evidence"]) if state == "void" else None
+    entry = manifest.suites.get(suite)
+    state: SuiteState = "unregistered" if entry is None else entry.status
+    evidence = None
+    if entry is not None and entry.evidence is not None and state == "void":
+        evidence = msgspec.to_builtins(entry.evidence)
     unvoided = None
     newest: dict[tuple[str, ...], dict[str, Any]] = {}  # per set of paths, its newest scan
     for event in scan_events(holdouts_dir, manifest):
-        mine = event["suites"].get(suite)
-        if mine is not None and mine.get("files"):
-            newest[tuple(event.get("paths", []))] = {"at": event["at"], **mine}
+        mine = (event.suites or {}).get(suite)
+        if mine is not None and mine.files:
+            newest[tuple(event.paths or ())] = {"at": event.at, **msgspec.structs.asdict(mine)}
     last_scan = _combined(newest)
-    for event in manifest["history"]:
-        if event.get("event") == "unvoid" and event.get("suite") == suite:
-            unvoided = {k: event.get(k) for k in ("at", "by", "why")}
+    for event in manifest.history:
+        if event.event == "unvoid" and event.suite == suite:
+            unvoided = {"at": event.at, "by": event.by, "why": event.why}
     return Custody(state, last_scan, unvoided, evidence)
 
 

@@ -14,7 +14,8 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+import msgspec
 
 from flightdeck.files.clock import utc_now
 from flightdeck.holdouts import scan as engine
@@ -27,6 +28,13 @@ from flightdeck.holdouts.manifest import (
     read_manifest,
     require_folder,
     write_manifest,
+)
+from flightdeck.holdouts.manifest_format import (
+    Event,
+    Evidence,
+    Manifest,
+    ScanOfSuite,
+    SuiteEntry,
 )
 from flightdeck.holdouts.plan import ScanPlan, plan_files
 
@@ -85,6 +93,7 @@ def canary_scan(
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
     chunk_size: int = engine.CHUNK_SIZE,
+    cache: Path | None = None,
 ) -> ScanResult:
     """Scan files and folders (recursively; plain, gzip, zstd, bz2, xz) for registered canaries.
 
@@ -94,7 +103,8 @@ def canary_scan(
     registered suites' sealed keys files are left out (see
     :func:`~flightdeck.holdouts.plan.plan_scan`). ``jobs`` processes (default: every core)
     share the work; ``on_progress`` receives increments of on-disk bytes scanned
-    (``ScanPlan.size`` in all).
+    (``ScanPlan.size`` in all). ``cache`` keeps the compiled search database between scans
+    (the project's ``.flightdeck/cache/scan-database/``; checked whenever it is loaded).
     """
     path = manifest_path(holdouts_dir)
     if isinstance(paths, ScanPlan) and paths.read is not None and paths.read.path == path:
@@ -105,13 +115,13 @@ def canary_scan(
         plan = paths if isinstance(paths, ScanPlan) else plan_files(read, paths)
     manifest = read.manifest
     owners = {
-        canary[len(engine.PREFIX) :]: (canary, entry["suite"], entry["question_id"])
-        for canary, entry in manifest["canaries"].items()
+        canary[len(engine.PREFIX) :]: (canary, owner.suite, owner.question_id)
+        for canary, owner in manifest.canaries.items()
     }
     files = plan.files
     tails = frozenset(tail.encode("ascii") for tail in owners)
     found = engine.scan_tails(
-        files, tails, jobs=jobs, chunk_size=chunk_size, on_progress=on_progress
+        files, tails, jobs=jobs, chunk_size=chunk_size, on_progress=on_progress, cache=cache
     )
     hits = tuple(Hit(*owners[m.tail], m.path, m.line) for m in found.matches)
     suite_counts: dict[str, int] = {}
@@ -128,13 +138,15 @@ def canary_scan(
         unregistered=found.unregistered,
         canaries=len(owners),
         sealed_keys=plan.sealed_keys,
-        coverage=_coverage(files, manifest["suites"]),
+        coverage=_coverage(files, manifest.suites),
         paths=tuple(str(p) for p in (plan.paths if isinstance(paths, ScanPlan) else paths)),
         read=read,
     )
 
 
-def _coverage(files: Sequence[Path], suites: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+def _coverage(
+    files: Sequence[Path], suites: Mapping[str, SuiteEntry]
+) -> dict[str, tuple[int, int]]:
     """Per registered suite, the scanned files that lie under a folder named after it."""
     covered: dict[str, list[int]] = {}
     for file in files:
@@ -154,13 +166,14 @@ def scan_and_void(
     *,
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
+    cache: Path | None = None,
 ) -> tuple[ScanResult, list[str]]:
     """What ``holdout canary-scan`` does: :func:`canary_scan`, then :func:`mark_void`.
 
     Returns the scan and the suites it newly voided; a Python caller gets the same custody
     as the command (a hit always voids its suite).
     """
-    result = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress)
+    result = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress, cache=cache)
     return result, mark_void(holdouts_dir, result)
 
 
@@ -182,52 +195,50 @@ def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:
         if not result.suite_counts:
             return newly
         manifest = _current(path, result.read)
+        suites, events = dict(manifest.suites), list(manifest.history)
         for suite, count in result.suite_counts.items():
-            entry = manifest["suites"].get(suite)
-            if entry is None or entry["status"] == "void":
+            entry = suites.get(suite)
+            if entry is None or entry.status == "void":
                 continue  # unregistered since the scan began, or void already
             first = result.first_hit(suite)
-            evidence = {
-                "canary": first.canary,
-                "question_id": first.question_id,
-                "file": str(first.file),
-                "line": first.line,
-                "count": count,
-                "at": now,
-            }
-            entry.update(status="void", evidence=evidence)
-            manifest["history"].append(
-                {"event": "void", "suite": suite, "at": now, "evidence": evidence}
+            evidence = Evidence(
+                canary=first.canary,
+                question_id=first.question_id,
+                file=str(first.file),
+                line=first.line,
+                count=count,
+                at=now,
             )
+            suites[suite] = msgspec.structs.replace(entry, status="void", evidence=evidence)
+            events.append(Event(event="void", suite=suite, at=now, evidence=evidence))
             newly.append(suite)
         if newly:  # a clean scan leaves the manifest, a pipeline dependency, as it was
-            write_manifest(path, manifest)
+            changed = msgspec.structs.replace(manifest, suites=suites, history=tuple(events))
+            write_manifest(path, changed)
     return newly
 
 
-def _current(path: Path, read: ManifestRead | None) -> dict[str, Any]:
+def _current(path: Path, read: ManifestRead | None) -> Manifest:
     """The manifest as it is now (call under the lock): the scan's own read when the file
-    has not changed since (its suites and history copied, as they change), else read again."""
+    has not changed since, else read again."""
     if read is None or read.path != path or not read.unchanged():
         return load_manifest(path, missing_ok=False)
-    manifest = read.manifest
-    suites = {name: dict(entry) for name, entry in manifest["suites"].items()}
-    return {**manifest, "suites": suites, "history": list(manifest["history"])}
+    return read.manifest
 
 
-def _scan_event(result: ScanResult, at: str) -> dict[str, Any]:
+def _scan_event(result: ScanResult, at: str) -> Event:
     suites = {
-        suite: {"files": n, "bytes": size, "hits": result.suite_counts.get(suite, 0)}
+        suite: ScanOfSuite(files=n, bytes=size, hits=result.suite_counts.get(suite, 0))
         for suite, (n, size) in result.coverage.items()
     }
     for suite, count in result.suite_counts.items():  # a hit outside the suite's own folder
-        suites.setdefault(suite, {"files": 0, "bytes": 0, "hits": count})
-    return {
-        "event": "scan",
-        "at": at,
-        "paths": list(result.paths),
-        "files": result.files,
-        "bytes": result.bytes_read,
-        "hits": result.hit_count,
-        "suites": dict(sorted(suites.items())),
-    }
+        suites.setdefault(suite, ScanOfSuite(files=0, bytes=0, hits=count))
+    return Event(
+        event="scan",
+        at=at,
+        paths=list(result.paths),
+        files=result.files,
+        bytes=result.bytes_read,
+        hits=result.hit_count,
+        suites=dict(sorted(suites.items())),
+    )

@@ -23,7 +23,6 @@ import base64
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from flightdeck.suite.schema import CANARY_PREFIX
 
@@ -36,6 +35,8 @@ B64_FRAGMENT = 24  # base64 fragments: any 31 intact characters of the encoded p
 B64_STRIDE = 8
 EXTENT = 2048  # the most raw bytes one encoded canary may span (its decoding window)
 LONGEST = 10 * len(PREFIX)  # the longest needle: the prefix as &amp;#x46; references
+# Characters that show nothing, which a writer may put between a canary's letters.
+ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +114,41 @@ def forms() -> tuple[Form, ...]:
     for codec, unit in (("utf-16-le", 2), ("utf-16-be", 2), ("utf-32-le", 4), ("utf-32-be", 4)):
         encoded = CANARY_PREFIX.encode(codec)
         found.append(Form(codec, encoded, 0, CANARY_LEN * unit, caseless=False))
-    return tuple(found)
+    return tuple(found + _obfuscated())
+
+
+def _obfuscated() -> list[Form]:
+    """Forms an evasive writer picks: hex, base32, ROT13, reversed, zero-width, fullwidth."""
+    found: list[Form] = []
+    for case, hexed in (("", PREFIX.hex()), ("-upper", PREFIX.hex().upper())):
+        found.append(Form(f"hex{case}", hexed.encode(), 0, CANARY_LEN * 2, False))
+        spaced = " ".join(hexed[i : i + 2] for i in range(0, len(hexed), 2)).encode()
+        found.append(Form(f"hex{case}-spaced", spaced, 0, CANARY_LEN * 3, False))
+    for shift in range(5):
+        encoded = base64.b32encode(b"\0" * shift + PREFIX)
+        first, last = math.ceil(8 * shift / 5), 8 * (shift + len(PREFIX)) // 5
+        span = 8 * math.ceil((shift + CANARY_LEN) / 5)
+        found.append(Form(f"base32+{shift}", encoded[first:last], first, span, False))
+    rot13 = bytes.maketrans(
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+        b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+    )
+    for case, text in (("", PREFIX), ("-lower", PREFIX.lower())):
+        found.append(Form(f"rot13{case}", text.translate(rot13), 0, CANARY_LEN, False))
+        # reversed: the tail comes first, so the canary starts TAIL_LEN before the needle
+        found.append(Form(f"reversed{case}", text[::-1], TAIL_LEN, CANARY_LEN, False))
+    # each as UTF-8 and as JSON \\u escapes (Python's json.dumps writes non-ASCII so)
+    for mark in ZERO_WIDTH:  # one between every two characters
+        name = f"zero-width-{ord(mark):04x}"
+        joined = mark.join(CANARY_PREFIX).encode("utf-8")
+        found.append(Form(name, joined, 0, CANARY_LEN * 4, False))
+        escaped = (f"\\u{ord(mark):04x}").join(CANARY_PREFIX).encode()
+        found.append(Form(f"{name}-json-u", escaped, 0, CANARY_LEN * 7, False))
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) for c in CANARY_PREFIX)
+    found.append(Form("fullwidth", fullwidth.encode("utf-8"), 0, CANARY_LEN * 3, False))
+    escaped = "".join(f"\\u{ord(c):04x}" for c in fullwidth).encode()
+    found.append(Form("fullwidth-json-u", escaped, 0, CANARY_LEN * 6, False))
+    return found
 
 
 @functools.cache
@@ -140,19 +175,3 @@ def needles() -> tuple[Needle, ...]:
             offset = len(form.encoded) - size
             found.append(Needle(form, offset, form.encoded[offset:]))
     return tuple(found)
-
-
-@functools.cache
-def database() -> Any:
-    """The compiled Hyperscan block-mode database of :func:`needles` (ids index them)."""
-    import hyperscan
-
-    found = needles()
-    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(
-        expressions=[b"".join(b"\\x%02x" % byte for byte in n.text) for n in found],
-        ids=list(range(len(found))),
-        elements=len(found),
-        flags=[hyperscan.HS_FLAG_CASELESS if n.form.caseless else 0 for n in found],
-    )
-    return db

@@ -14,12 +14,12 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.holdouts.manifest import ManifestRead, manifest_path, read_manifest, require_folder
-from flightdeck.project.suite_folder import SuiteFolder
+from flightdeck.holdouts.manifest_format import SuiteEntry
+from flightdeck.project.names import KEYS_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ def plan_files(read: ManifestRead, paths: Sequence[Path]) -> ScanPlan:
     sealed_keys: list[Path] = []
     size = 0
     for file in collect_files(paths, exclude=[read.path]):
-        if _is_sealed_keys(file, read.manifest["suites"]):
+        if _is_sealed_keys(file, read.manifest.suites):
             sealed_keys.append(file)
             continue
         files.append(file)
@@ -67,11 +67,13 @@ def plan_files(read: ManifestRead, paths: Sequence[Path]) -> ScanPlan:
     return ScanPlan(tuple(files), tuple(sealed_keys), size, tuple(paths), read)
 
 
-def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
+def _is_sealed_keys(file: Path, suites: Mapping[str, SuiteEntry]) -> bool:
     """Whether ``file`` is, byte for byte, the sealed keys file of a registered suite."""
-    suite = SuiteFolder(file.parent)
-    if file.name != suite.keys.name:
+    if file.name != KEYS_FILE:
         return False
+    from flightdeck.project.suite_folder import SuiteFolder  # a suite folder's reader: rare
+
+    suite = SuiteFolder(file.parent)
     try:
         seal = json.loads(suite.manifest.read_bytes())
     except (OSError, ValueError):  # no manifest beside it, or not JSON: not a sealed suite
@@ -82,7 +84,7 @@ def _is_sealed_keys(file: Path, suites: Mapping[str, Any]) -> bool:
     hashes = seal.get("sha256")
     if registered is None or not isinstance(hashes, dict):
         return False
-    if sha256_bytes(canonical_json(seal)) != registered["manifest_sha256"]:
+    if sha256_bytes(canonical_json(seal)) != registered.manifest_sha256:
         return False  # another seal under the same name: not what was registered
     try:
         return sha256_file(file) == hashes.get(suite.keys.name)

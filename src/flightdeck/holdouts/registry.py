@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+import msgspec
 
 from flightdeck.errors import InputError
 from flightdeck.files.clock import utc_now
@@ -26,6 +28,7 @@ from flightdeck.holdouts.manifest import (
     require_folder,
     write_manifest,
 )
+from flightdeck.holdouts.manifest_format import CanaryOwner, Event, Evidence, SuiteEntry
 from flightdeck.suite.records import CANARY_RE, SHA256_RE
 
 SuiteState = Literal["no-manifest", "unregistered", "sealed", "void"]
@@ -53,41 +56,44 @@ def register_suite(
     path = manifest_path(holdouts_dir)
     with locked_manifest(holdouts_dir, create=True):
         manifest = load_manifest(path, missing_ok=True)
-        known = manifest["suites"].get(suite)
-        if known is not None and known["manifest_sha256"] != manifest_sha256.lower():
+        known = manifest.suites.get(suite)
+        if known is not None and known.manifest_sha256 != manifest_sha256.lower():
             raise InputError(
                 path,
                 None,
                 f"suite {suite} is already registered with another manifest; a changed suite "
                 "is a new suite version (…-v2)",
             )
-        changed = known is None
+        added: dict[str, CanaryOwner] = {}
         for question_id, canary in canaries.items():
-            owner = manifest["canaries"].get(canary)
-            wanted = {"suite": suite, "question_id": question_id}
+            owner = manifest.canaries.get(canary)
+            wanted = CanaryOwner(suite=suite, question_id=question_id)
             if owner is not None and owner != wanted:
                 raise InputError(
                     path,
                     None,
                     f"canary {canary} of {suite}/{question_id} is already registered for "
-                    f"{owner['suite']}/{owner['question_id']}; re-seal with fresh canaries",
+                    f"{owner.suite}/{owner.question_id}; re-seal with fresh canaries",
                 )
             if owner is None:
-                manifest["canaries"][canary] = wanted
-                changed = True
-        if not changed:
+                added[canary] = wanted
+        if known is not None and not added:
             return
         now = utc_now()
+        suites = manifest.suites
         if known is None:
-            manifest["suites"][suite] = {
-                "manifest_sha256": manifest_sha256.lower(),
-                "status": "sealed",
-                "registered_at": now,
-            }
-        manifest["history"].append(
-            {"event": "registered", "suite": suite, "at": now, "canaries": len(canaries)}
+            entry = SuiteEntry(
+                manifest_sha256=manifest_sha256.lower(), status="sealed", registered_at=now
+            )
+            suites = {**suites, suite: entry}
+        event = Event(event="registered", suite=suite, at=now, canaries=len(canaries))
+        changed = msgspec.structs.replace(
+            manifest,
+            canaries={**manifest.canaries, **added},
+            suites=suites,
+            history=(*manifest.history, event),
         )
-        write_manifest(path, manifest)
+        write_manifest(path, changed)
 
 
 def suite_state(holdouts_dir: Path, suite: str) -> SuiteState:
@@ -103,25 +109,23 @@ def suite_state(holdouts_dir: Path, suite: str) -> SuiteState:
     path = manifest_path(holdouts_dir)
     if not path.exists():
         return "no-manifest"
-    entry = load_manifest(path, missing_ok=False)["suites"].get(suite)
+    entry = load_manifest(path, missing_ok=False).suites.get(suite)
     if entry is None:
         return "unregistered"
-    return "void" if entry["status"] == "void" else "sealed"
+    return entry.status
 
 
-def void_evidence(holdouts_dir: Path, suite: str) -> dict[str, Any] | None:
+def void_evidence(holdouts_dir: Path, suite: str) -> Evidence | None:
     """The evidence that voided ``suite``, or None when it is not void (or not registered)."""
     require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
     if not path.exists():
         return None
-    entry = load_manifest(path, missing_ok=False)["suites"].get(suite)
-    if entry is None or entry["status"] != "void":
-        return None
-    return dict(entry["evidence"])
+    entry = load_manifest(path, missing_ok=False).suites.get(suite)
+    return None if entry is None or entry.status != "void" else entry.evidence
 
 
-def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> dict[str, Any]:
+def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> Evidence:
     """Lift a suite's void status deliberately; the history keeps who, why and the evidence.
 
     Returns the evidence that had voided the suite. A suite that is not registered or not
@@ -133,23 +137,26 @@ def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> dict[str, An
         raise InputError(path, None, "unvoiding needs --by WHO and --why TEXT, both non-empty")
     with locked_manifest(holdouts_dir):
         manifest = load_manifest(path, missing_ok=False)
-        entry = manifest["suites"].get(suite)
+        entry = manifest.suites.get(suite)
         if entry is None:
-            known = ", ".join(sorted(manifest["suites"])) or "none"
+            known = ", ".join(sorted(manifest.suites)) or "none"
             raise InputError(path, None, f"suite {suite} is not registered (registered: {known})")
-        if entry["status"] != "void":
+        if entry.status != "void" or entry.evidence is None:
             raise InputError(path, None, f"suite {suite} is not void; nothing to unvoid")
-        evidence = entry.pop("evidence")
-        entry["status"] = "sealed"
-        manifest["history"].append(
-            {
-                "event": "unvoid",
-                "suite": suite,
-                "at": utc_now(),
-                "by": by.strip(),
-                "why": why.strip(),
-                "evidence": evidence,
-            }
+        evidence = entry.evidence
+        lifted = msgspec.structs.replace(entry, status="sealed", evidence=None)
+        event = Event(
+            event="unvoid",
+            suite=suite,
+            at=utc_now(),
+            by=by.strip(),
+            why=why.strip(),
+            evidence=evidence,
         )
-        write_manifest(path, manifest)
-    return dict(evidence)
+        changed = msgspec.structs.replace(
+            manifest,
+            suites={**manifest.suites, suite: lifted},
+            history=(*manifest.history, event),
+        )
+        write_manifest(path, changed)
+    return evidence

@@ -31,6 +31,7 @@ from io import FileIO
 from pathlib import Path
 
 from flightdeck.errors import CorruptError, InputError
+from flightdeck.holdouts.database import use_cache
 from flightdeck.holdouts.decode import (
     PIECE,
     SUFFIXES,
@@ -43,7 +44,7 @@ from flightdeck.holdouts.decode import (
     sniff,
     text_views,
 )
-from flightdeck.holdouts.needles import EXTENT, PREFIX, database
+from flightdeck.holdouts.needles import EXTENT, PREFIX
 from flightdeck.holdouts.search import MARGIN, Found, search_view
 from flightdeck.holdouts.workers import Runner, ScanState, available_cores
 
@@ -97,10 +98,13 @@ def scan_tails(
     jobs: int | None = None,
     chunk_size: int = CHUNK_SIZE,
     on_progress: Progress | None = None,
+    cache: Path | None = None,
 ) -> TailScan:
     """Scan ``files`` for ``PREFIX`` followed by one of ``tails`` (32 ASCII hex bytes each).
 
     ``on_progress`` receives increments of on-disk bytes done (the files' sizes in total).
+    ``cache`` is the folder that keeps the compiled Hyperscan database between scans
+    (:func:`~flightdeck.holdouts.database.use_cache`; ``None``: compiled in this process).
     Raises :class:`InputError` naming the file for a missing, unreadable or corrupt file.
     """
     if chunk_size < 1:
@@ -110,7 +114,7 @@ def scan_tails(
     range_size = chunk_size * CHUNKS_PER_RANGE
     tasks = _batch(_plan(files, sizes, range_size), range_size, jobs)
     found: list[Found] = []
-    database()  # compiled once here: forked workers inherit it instead of compiling their own
+    use_cache(cache)  # made once here: forked workers inherit it instead of compiling their own
     with Runner(ScanState(tails, chunk_size, on_progress or ignore), jobs) as runner:
         for result in runner.map(_scan_task, tasks, stop=lambda r: r.error is not None):
             if result.error is not None:

@@ -1,10 +1,10 @@
 """One chunk's search: the needles in one pass, then each canary confirmed and counted once.
 
 :mod:`flightdeck.holdouts.scan` cuts files into chunks and hands each here with the bytes
-around it (:data:`MARGIN`); :func:`search_view` runs the Hyperscan database of
-:mod:`flightdeck.holdouts.needles` over the chunk, reads a canary whose prefix is intact
-straight away, and has :mod:`flightdeck.holdouts.confirm` decode the bytes around every other
-needle. Hits are counted in a :class:`Found`, by tail.
+around it (:data:`MARGIN`); :func:`search_view` runs the Hyperscan database of the needles of
+:mod:`flightdeck.holdouts.needles` (:mod:`flightdeck.holdouts.database`) over the chunk, reads
+a canary whose prefix is intact straight away, and has :mod:`flightdeck.holdouts.confirm`
+decode the bytes around every other needle. Hits are counted in a :class:`Found`, by tail.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flightdeck.holdouts.confirm import confirm
-from flightdeck.holdouts.needles import CANARY_LEN, EXTENT, LONGEST, PREFIX, database, needles
+from flightdeck.holdouts.database import database
+from flightdeck.holdouts.needles import CANARY_LEN, EXTENT, LONGEST, PREFIX, needles
 from flightdeck.holdouts.workers import ScanState
 
 MARGIN = 3 * EXTENT  # bytes read around a chunk: a needle's canary and its decoding window

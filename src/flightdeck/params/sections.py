@@ -1,8 +1,11 @@
 """The params.yaml sections with rules of their own: judges, people, harnesses, sandboxes.
 
-Each section parses into its own frozen spec (:class:`JudgeSpec`, :class:`PersonArm`) or
-plain values that :func:`flightdeck.params.load_params` lays into ``Params``; a bad entry is
-an InputError on its own line, and an unknown key inside an entry is an error, not a warning.
+Each entry of ``judges:``, ``people:`` and ``harness_sandbox:`` is a msgspec Struct (the
+types are the rule) and parses into its own frozen spec (:class:`JudgeSpec`,
+:class:`PersonArm`) or plain values that :func:`flightdeck.params.load_params` lays into
+``Params``. A refused entry is an InputError on its own line, worded from where msgspec
+refuses it; the checks between fields (a real date, ``network_allow`` beside ``network``)
+run after the Struct. An unknown key inside an entry is an error, not a warning.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import datetime
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -44,9 +47,7 @@ class PersonArm:
 
 
 PERSON_KEYS = ("from", "by", "model", "date", "snapshot")
-
-JUDGE_KINDS = ("facts", "llm")
-_JUDGE_KEYS = {"facts": {"kind"}, "llm": {"kind", "model", "prompt", "temperature"}}
+_Text = Annotated[str, msgspec.Meta(pattern=r"\S")]  # a non-empty string
 
 
 class _HarnessSandbox(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -133,13 +134,35 @@ def _line_after(path: Path, start: int | None, text: str) -> int | None:
     return start
 
 
+class _FactsJudge(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="facts"
+):
+    """``{kind: facts}``: the built-in judge takes nothing else."""
+
+
+class _LlmJudge(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="llm"
+):
+    """``{kind: llm, model: M, prompt: FILE, temperature: T}``; the types are the rule."""
+
+    model: Annotated[str, msgspec.Meta(pattern="/")]  # an inspect model name: provider/model
+    prompt: Annotated[str, msgspec.Meta(min_length=1)]
+    temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] = 0.0  # also refuses NaN
+
+
+_JudgeEntry = _FactsJudge | _LlmJudge
+_JudgeName = Annotated[str, msgspec.Meta(pattern=r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")]
+
+
 def parse_judges(
     path: Path, raw: Any, root: Path, *, line: int | None = None
 ) -> dict[str, JudgeSpec]:
     """``judges: {NAME: {kind: facts}}`` or ``{kind: llm, model: M, prompt: FILE, temperature: T}``.
 
-    An unknown key inside a judge is an error, not a warning: a misspelt ``temprature`` would
-    silently judge at another temperature than the one the calibration records.
+    Each entry is its Struct (``_FactsJudge`` or ``_LlmJudge``, told apart by ``kind``); the
+    message comes from where msgspec refuses it, on the judge's line. An unknown key inside a
+    judge is an error, not a warning: a misspelt ``temprature`` would silently judge at
+    another temperature than the one the calibration records.
     """
     if raw is None:
         return {}
@@ -147,55 +170,71 @@ def parse_judges(
         raise InputError(path, line, "judges must map names to {kind: ...}")
     judges = {}
     for name, spec in raw.items():
-        line = line_in(raw, name)
-        if not isinstance(name, str) or not _JUDGE_NAME.match(name):
+        where = line_in(raw, name)
+        if _refused(name, _JudgeName) is not None:
             raise InputError(
                 path,
-                line,
+                where,
                 f"judge name {name!r} must be letters, digits and . _ - (it names a folder)",
             )
-        if not isinstance(spec, dict) or spec.get("kind") not in JUDGE_KINDS:
-            raise InputError(
-                path, line, f"judge {name!r} needs kind: facts or kind: llm, got {spec!r}"
+        refused = _refused(spec, _JudgeEntry)
+        if refused is not None:
+            raise InputError(path, where, _judge_words(name, spec, refused))
+        entry = msgspec.convert(spec, _JudgeEntry)
+        if isinstance(entry, _FactsJudge):
+            judges[name] = JudgeSpec(name, "facts")
+        else:
+            judges[name] = JudgeSpec(
+                name, "llm", entry.model, root / entry.prompt, float(entry.temperature)
             )
-        kind = spec["kind"]
-        unknown = sorted(set(spec) - _JUDGE_KEYS[kind])
-        if unknown:
-            raise InputError(
-                path,
-                line,
-                f"judge {name!r}: unknown key {unknown[0]!r} (a typo?); a {kind} judge takes "
-                f"{', '.join(sorted(_JUDGE_KEYS[kind]))}",
-            )
-        if kind == "facts":
-            judges[name] = JudgeSpec(name, kind)
-            continue
-        model, prompt = spec.get("model"), spec.get("prompt")
-        if not isinstance(model, str) or "/" not in model:
-            raise InputError(
-                path,
-                line,
-                f"judge {name!r} needs model: an inspect model name such as "
-                "openai-api/local/qwen2.5 or mockllm/model",
-            )
-        if not isinstance(prompt, str) or not prompt:
-            raise InputError(path, line, f"judge {name!r} needs prompt: a rubric prompt file")
-        temperature = spec.get("temperature", 0.0)
-        if (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, int | float)
-            or not (0 <= temperature <= 2)
-        ):
-            raise InputError(
-                path,
-                line,
-                f"judge {name!r}: temperature must be a number 0 to 2, got {temperature!r}",
-            )
-        judges[name] = JudgeSpec(name, kind, model, root / prompt, float(temperature))
     return judges
 
 
-_JUDGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+def _judge_words(name: str, spec: Any, refused: _Refusal) -> str:
+    """What a refused judge entry lacks, in params.yaml's words."""
+    kind = spec.get("kind") if isinstance(spec, dict) else None
+    kinds = {"facts": _FactsJudge, "llm": _LlmJudge}
+    if refused.field == "kind" or kind not in kinds:
+        return f"judge {name!r} needs kind: facts or kind: llm, got {spec!r}"
+    if refused.unknown:
+        takes = ", ".join(sorted({"kind", *kinds[kind].__struct_fields__}))
+        return (
+            f"judge {name!r}: unknown key {refused.field!r} (a typo?); a {kind} judge takes {takes}"
+        )
+    if refused.field == "model":
+        return (
+            f"judge {name!r} needs model: an inspect model name such as "
+            "openai-api/local/qwen2.5 or mockllm/model"
+        )
+    if refused.field == "prompt":
+        return f"judge {name!r} needs prompt: a rubric prompt file"
+    if refused.field == "temperature":
+        got = spec.get("temperature")
+        return f"judge {name!r}: temperature must be a number 0 to 2, got {got!r}"
+    return f"judge {name!r}: {refused.said}"
+
+
+@dataclass(frozen=True)
+class _Refusal:
+    """Where msgspec refused a params.yaml entry: the field, and whether it is unknown."""
+
+    field: str
+    unknown: bool
+    said: str  # msgspec's own words
+
+
+def _refused(value: Any, type_: Any) -> _Refusal | None:
+    """msgspec's refusal of ``value`` as ``type_``, read into its field, else None."""
+    try:
+        msgspec.convert(value, type_)
+    except msgspec.ValidationError as exc:
+        said, _, where = str(exc).partition(" - at `$.")
+        field = where.split("`")[0].split("[")[0]
+        named = re.search(r"field `([^`]*)`", said)
+        if named and said.startswith(("Object contains unknown", "Object missing required")):
+            field = named[1]
+        return _Refusal(field, said.startswith("Object contains unknown"), said)
+    return None
 
 
 def parse_pipeline(path: Path, data: dict[str, Any], root: Path) -> dict[str, Any]:
@@ -244,10 +283,24 @@ def _check_arm(path: Path, arm: object, line: int | None) -> None:
     check_arm_name(arm, where=path, line=line)
 
 
+class _Person(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename={"source": "from"}):
+    """One ``people:`` entry as params.yaml gives it; the types are the rule."""
+
+    source: _Text
+    by: _Text
+    model: _Text
+    date: _Text  # YAML reads 2024-06-24 as a date: given here as YAML wrote it
+    snapshot: _Text
+
+
 def _parse_people(
     path: Path, raw: Any, root: Path, section_line: int | None
 ) -> dict[str, PersonArm]:
-    """``people: {ARM: {from: FILE, by: WHO, model: M, date: D, snapshot: DIR}}``."""
+    """``people: {ARM: {from: FILE, by: WHO, model: M, date: D, snapshot: DIR}}``.
+
+    Each entry is a ``_Person``; the message comes from where msgspec refuses it, on the
+    arm's line, and the date must also be a real ISO 8601 date or time.
+    """
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -256,30 +309,17 @@ def _parse_people(
     for arm, spec in raw.items():
         line = line_in(raw, arm)
         _check_arm(path, arm, line)
+        if isinstance(spec, dict) and isinstance(spec.get("date"), datetime.date):
+            spec = {**spec, "date": spec["date"].isoformat()}  # YAML's date, as it was written
         if not isinstance(spec, dict):
             raise InputError(
                 path, line, f"person arm {arm!r} needs {', '.join(PERSON_KEYS)}, got {spec!r}"
             )
-        unknown = sorted(set(spec) - set(PERSON_KEYS))
-        if unknown:
-            raise InputError(
-                path,
-                line,
-                f"person arm {arm!r}: unknown key {unknown[0]!r} (a typo?); it takes "
-                f"{', '.join(PERSON_KEYS)}",
-            )
-        missing = [key for key in PERSON_KEYS if key not in spec]
-        if missing:
-            raise InputError(path, line, f"person arm {arm!r} needs {missing[0]}: (add it)")
-        date = spec["date"]
-        if isinstance(date, datetime.date):  # YAML reads 2024-06-24 as a date
-            date = date.isoformat()
-        for key in PERSON_KEYS:
-            value = date if key == "date" else spec[key]
-            if not isinstance(value, str) or not value.strip():
-                raise InputError(
-                    path, line, f"person arm {arm!r}: {key} must be a non-empty string"
-                )
+        refused = _refused(spec, _Person)
+        if refused is not None:
+            raise InputError(path, line, _person_words(arm, spec, refused))
+        person = msgspec.convert(spec, _Person)
+        date = person.date
         try:
             datetime.datetime.fromisoformat(date)
         except ValueError:
@@ -290,11 +330,19 @@ def _parse_people(
                 "8601 time",
             ) from None
         people[arm] = PersonArm(
-            arm,
-            root / spec["from"],
-            spec["by"],
-            spec["model"],
-            date,
-            root / spec["snapshot"],
+            arm, root / person.source, person.by, person.model, date, root / person.snapshot
         )
     return people
+
+
+def _person_words(arm: str, spec: dict[Any, Any], refused: _Refusal) -> str:
+    """What a refused person entry lacks, in params.yaml's words."""
+    odd = [k for k in spec if not isinstance(k, str)]  # msgspec names no field for these
+    if refused.unknown or (not refused.field and odd):
+        key = refused.field or odd[0]
+        return (
+            f"person arm {arm!r}: unknown key {key!r} (a typo?); it takes {', '.join(PERSON_KEYS)}"
+        )
+    if refused.said.startswith("Object missing required"):
+        return f"person arm {arm!r} needs {refused.field}: (add it)"
+    return f"person arm {arm!r}: {refused.field} must be a non-empty string"

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from flightdeck.arms.runner import RunResult
     from flightdeck.arms.trial import TrialOutcome
     from flightdeck.holdouts.leaks import ScanResult
+    from flightdeck.holdouts.manifest_format import Evidence
     from flightdeck.holdouts.plan import ScanPlan
     from flightdeck.params import Params
     from flightdeck.project.suite_folder import SuiteFolder
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from flightdeck.suite.repos import RepoSet
     from flightdeck.suite.scaffold import NewSuite
     from flightdeck.tasks.knowledge import SealResult, SuiteStatus
-    from flightdeck.tasks.scoring import ScoreOptions
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class Project:
 
     # Verbs on the project.
 
-    def new_suite(self, folder: Path, revisions: Mapping[str, str]) -> NewSuite:
+    def new_suite(self, folder: Path, *, revisions: Mapping[str, str]) -> NewSuite:
         """``knowledge new``: a suite folder with one example question and key."""
         from flightdeck.suite.scaffold import new_suite
 
@@ -156,13 +156,27 @@ class Project:
     def canary_scan(
         self, plan: ScanPlan, *, jobs: int | None, on_progress: Callable[[int], None] | None
     ) -> CanaryScan:
-        """``holdout canary-scan``: scan, void every suite with a hit, record the scan."""
-        from flightdeck.holdouts.leaks import scan_and_void
+        """``holdout canary-scan``: scan, void every suite with a hit, record the scan.
 
-        result, newly_void = scan_and_void(self.holdouts, plan, jobs=jobs, on_progress=on_progress)
+        The compiled scan database is kept in the project's cache when the root is a project
+        (params.yaml or .flightdeck/ there): a bare ``--holdouts DIR`` scan run elsewhere
+        leaves the folder it runs in as it was.
+        """
+        from flightdeck.holdouts.leaks import scan_and_void
+        from flightdeck.params.yaml_file import PARAMS_FILE
+
+        paths = self.paths
+        in_project = (self.root / PARAMS_FILE).is_file() or paths.state.is_dir()
+        result, newly_void = scan_and_void(
+            self.holdouts,
+            plan,
+            jobs=jobs,
+            on_progress=on_progress,
+            cache=paths.scan_database if in_project else None,
+        )
         return CanaryScan(result, tuple(newly_void))
 
-    def unvoid(self, suite: str, *, by: str, why: str) -> dict[str, Any]:
+    def unvoid(self, suite: str, *, by: str, why: str) -> Evidence:
         """``holdout unvoid``: lift a suite's void on purpose; returns the evidence it had."""
         from flightdeck.holdouts.registry import unvoid
 
@@ -233,14 +247,32 @@ class Suite:
 
     def score(
         self,
-        options: ScoreOptions | None = None,
         *,
+        arms: Sequence[str] | None = None,
+        baseline: str | None = None,
+        candidate: str | None = None,
+        metrics: Path | None = None,
+        report: Path | None = None,
+        results_dir: Path | None = None,
+        allow_dry_run: bool = False,
         on_progress: Callable[[str], None] | None = None,
     ) -> ScoreResult:
-        """``knowledge score``: score the arms (params' ``arms`` by default), write, record."""
+        """``knowledge score``: score the arms (params' ``arms`` by default), write, record.
+
+        ``baseline``/``candidate`` None: params' pair when both are scored; an output None:
+        where the suite's paths say. A dry-run arm is refused unless ``allow_dry_run``.
+        """
         from flightdeck.tasks.scoring import ScoreOptions, score
 
-        options = options or ScoreOptions()
+        options = ScoreOptions(
+            arms=None if arms is None else tuple(arms),
+            baseline=baseline,
+            candidate=candidate,
+            metrics=metrics,
+            report=report,
+            results_dir=results_dir,
+            allow_dry_run=allow_dry_run,
+        )
         return score(self.folder, options, params=self.params, on_progress=on_progress)
 
     def gate(self, *, pinned: str | None = None, candidate: str | None = None) -> GateResult:
@@ -258,8 +290,8 @@ class Suite:
     def run(
         self,
         arm: str,
-        request: RunRequest,
         *,
+        request: RunRequest,
         on_start: Callable[[int, int], None] | None = None,
         on_trial: Callable[[TrialOutcome], None] | None = None,
     ) -> RunResult:
@@ -270,7 +302,7 @@ class Suite:
         config = replace(request, scratch=scratch).config(self.folder.root, arm, self.params)
         return run_experiment(config, on_start=on_start, on_trial=on_trial)
 
-    def import_answers(self, arm: str, source: Path, options: ImportOptions) -> ImportResult:
+    def import_answers(self, arm: str, *, source: Path, options: ImportOptions) -> ImportResult:
         """``knowledge import-answers``: a person's answers, hashed from their snapshot."""
         from flightdeck.arms.people import import_answers
 
@@ -334,17 +366,15 @@ def score(
     hashes unless already there. The result says what was written (``written``) and which arms
     were recorded (``recorded``).
     """
-    from flightdeck.tasks.scoring import ScoreOptions
-
     folder = Path(suite)
     project = Project(params) if params is not None else Project.open(near=folder)
-    options = ScoreOptions(
-        arms=None if arms is None else tuple(arms),
+    return project.suite(folder).score(
+        arms=arms,
         baseline=baseline,
         candidate=candidate,
         metrics=metrics,
         report=report,
         results_dir=results_dir,
         allow_dry_run=allow_dry_run,
+        on_progress=on_progress,
     )
-    return project.suite(folder).score(options, on_progress=on_progress)

@@ -31,6 +31,7 @@ GUARDED_OUTPUTS = (HOLDOUTS_FOLDER, RESULTS_FOLDER, REPORTS_FOLDER, RUNS_FOLDER,
 # --- in the cache -----------------------------------------------------------------------------
 DECISION_CACHE = "decision"  # calibrated levels found by exact enumeration
 ORDER_SECRET = "rating-order.key"  # keys each rater's order of the items
+SCAN_DATABASE = "scan-database"  # the canary scan's compiled Hyperscan database (#20)
 
 # --- in a suite folder ------------------------------------------------------------------------
 QUESTIONS_FILE = "questions.jsonl"

@@ -81,6 +81,11 @@ class ProjectPaths:
         return self.cache / names.DECISION_CACHE
 
     @property
+    def scan_database(self) -> Path:
+        """The canary scan's compiled Hyperscan database, kept between scans (checked on load)."""
+        return self.cache / names.SCAN_DATABASE
+
+    @property
     def rating_order_key(self) -> Path:
         """The secret that keys each rater's order of the items (``rating/items.py``)."""
         return self.cache / names.ORDER_SECRET

@@ -39,7 +39,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from flightdeck.errors import InputError, JSONProblem
+from flightdeck.errors import BadLabel, InputError, JSONProblem, NoSuchItem
 from flightdeck.files.strict_json import loads_strict
 from flightdeck.rating.session import RatingSession
 
@@ -155,20 +155,20 @@ class RatingServer:
             body.get("unsupported"),
         )
         if not isinstance(item_id, str) or not isinstance(correct, bool):
-            raise ValueError("item must be a string and correct true or false")
+            raise BadLabel("item must be a string and correct true or false")
         if not isinstance(unsupported, list) or not all(
             isinstance(n, int) and not isinstance(n, bool) for n in unsupported
         ):
-            raise ValueError("unsupported must be a list of citation numbers")
+            raise BadLabel("unsupported must be a list of citation numbers")
         facts = body.get("facts")
         if facts is not None and (
             not isinstance(facts, list) or not all(isinstance(f, bool) for f in facts)
         ):
-            raise ValueError("facts must be a list of true or false, one per required fact")
+            raise BadLabel("facts must be a list of true or false, one per required fact")
         try:
             position = self.session.position_of(item_id)
-        except KeyError:
-            raise ValueError("unknown item; reload the page") from None
+        except NoSuchItem:
+            raise BadLabel("unknown item; reload the page") from None
         result = self.session.save(position, correct, unsupported, facts)
         nxt = result.next_position
         rated = self.session.view(position)
@@ -228,19 +228,25 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/api/review":
             self._json(self.app.review())
         elif path == "/api/item":
+            numbers = _numbers(query, "pos")
             try:
-                position = int(query.get("pos", [""])[0])
-                self._json(self.app.item(position))
-            except (ValueError, IndexError):
+                if numbers is None:
+                    raise NoSuchItem("the position is not a number")
+                reply = self.app.item(*numbers)
+            except NoSuchItem:
                 self._json({"error": "no item at that position"}, HTTPStatus.NOT_FOUND)
+            else:
+                self._json(reply)
         elif path == "/api/lines":
+            numbers = _numbers(query, "pos", "cite", "page")
             try:
-                position, number, page = (
-                    int(query.get(name, [""])[0]) for name in ("pos", "cite", "page")
-                )
-                self._json(self.app.lines(position, number, page))
-            except (ValueError, IndexError):
+                if numbers is None:
+                    raise NoSuchItem("a position, citation or page is not a number")
+                reply = self.app.lines(*numbers)
+            except NoSuchItem:
                 self._json({"error": "no such citation"}, HTTPStatus.NOT_FOUND)
+            else:
+                self._json(reply)
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n")
 
@@ -256,14 +262,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.NOT_FOUND, b"not found\n")
             return
         try:
-            length = int(self.headers.get("Content-Length", "0"))
-            if not 0 < length <= _MAX_BODY:
-                raise ValueError("the request body is missing or too large")
+            length = _number(self.headers.get("Content-Length", "0"))
+            if length is None or not 0 < length <= _MAX_BODY:
+                raise BadLabel("the request body is missing or too large")
             body = loads_strict(self.rfile.read(length))
             if not isinstance(body, dict):
-                raise ValueError("the request body must be a JSON object")
+                raise BadLabel("the request body must be a JSON object")
             reply = self.app.label(body)
-        except (ValueError, JSONProblem) as exc:
+        except (BadLabel, JSONProblem) as exc:
             self._json({"error": str(exc)}, HTTPStatus.BAD_REQUEST)
             return
         self._json(reply)
@@ -289,3 +295,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+
+
+def _number(text: str) -> int | None:
+    """``text`` as an integer, or None when it is not one."""
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _numbers(query: dict[str, list[str]], *names: str) -> tuple[int, ...] | None:
+    """The query's integer parameters ``names``, or None when one is missing or not a number."""
+    found = [_number(query.get(name, [""])[0]) for name in names]
+    return None if None in found else tuple(n for n in found if n is not None)

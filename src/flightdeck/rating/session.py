@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from flightdeck.errors import InputError
+from flightdeck.errors import BadLabel, InputError, NoSuchItem
 from flightdeck.files.clock import format_utc
 from flightdeck.files.jsonl import append_jsonl, atomic_write, dumps_line, locked_folder
 from flightdeck.project.suite_folder import SuiteFolder
@@ -222,13 +222,13 @@ class RatingSession:
     def position_of(self, item_id: str) -> int:
         pos = self._by_id.get(item_id)
         if pos is None:
-            raise KeyError(item_id)
+            raise NoSuchItem(f"no item {item_id!r}")
         return pos
 
     def view(self, position: int) -> ItemView:
         """The item at ``position`` as the rater sees it, with their own label if any."""
         if not 0 <= position < len(self._items):
-            raise IndexError(position)
+            raise NoSuchItem(f"no item at position {position}")
         item = self._items[position]
         with self._lock:
             citations = self._citations.get(item.item_id)
@@ -276,11 +276,11 @@ class RatingSession:
         last is the last.
         """
         if not 0 <= position < len(self._items):
-            raise IndexError(position)
+            raise NoSuchItem(f"no item at position {position}")
         item = self._items[position]
         cites = item.answer.citations
         if not 1 <= number <= len(cites):
-            raise IndexError(number)
+            raise NoSuchItem(f"no citation {number}")
         return cited_page(self._lines, item.question, number, cites[number - 1].uri, page)
 
     # --- writing ---------------------------------------------------------------------
@@ -300,17 +300,17 @@ class RatingSession:
         is left as it is. Returns where to go next.
         """
         if not 0 <= position < len(self._items):
-            raise IndexError(position)
+            raise NoSuchItem(f"no item at position {position}")
         item = self._items[position]
         ticks = None if facts is None else tuple(bool(f) for f in facts)
         if ticks is not None and len(ticks) != len(item.key.required_facts):
-            raise ValueError(
+            raise BadLabel(
                 f"{len(ticks)} fact ticks for {len(item.key.required_facts)} required facts"
             )
         cites = item.answer.citations
         for number in unsupported:
             if not 1 <= number <= len(cites):
-                raise ValueError(f"citation {number} does not exist (1..{len(cites)})")
+                raise BadLabel(f"citation {number} does not exist (1..{len(cites)})")
         uris = list(dict.fromkeys(cites[n - 1].uri for n in sorted(set(unsupported))))
         with self._lock:
             old = self._current_label(item)

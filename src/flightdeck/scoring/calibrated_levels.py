@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flightdeck.errors import InternalError
 from flightdeck.scoring.regions import (
     SIDES,
     ZERO,
@@ -143,12 +144,14 @@ def compute(n: int, threshold: float, alpha: float, side: str) -> Calibration:
         bounds = lo_bounds.copy()
         np.subtract.at(bounds, c[:first], 1)
         if not is_upper_set(n, bounds) or not _contiguous(bounds, lo_bounds, b[:first], c[:first]):
-            raise RuntimeError(f"the claim region at n = {n}, {side} {threshold:g} is not monotone")
+            raise InternalError(
+                f"the claim region at n = {n}, {side} {threshold:g} is not monotone"
+            )
         size, worst = worst_case(problem, bounds)
         if size <= alpha:
             break
         if first == 0:  # even the lower bracket is over alpha between grid points
-            raise RuntimeError(f"no calibrated level found at n = {n}, {side} {threshold:g}")
+            raise InternalError(f"no calibrated level found at n = {n}, {side} {threshold:g}")
         first -= 1
     p01 = worst + problem.delta if side == "ruled_out" else worst
     return Calibration(n, float(threshold), float(alpha), side, level, low, rule.cut, rule.tie,
@@ -209,7 +212,7 @@ def _bracket(problem: Problem, alpha: float) -> tuple[float, IntArray, IntArray]
     hi_bounds = boundary(problem, below(hi, n))
     while worst_case(problem, hi_bounds)[0] <= alpha:
         if hi > 1.0:
-            raise RuntimeError(f"every table claims within alpha at n = {n}")
+            raise InternalError(f"every table claims within alpha at n = {n}")
         hi *= 2.0
         hi_bounds = boundary(problem, below(hi, n))
     lo = hi / 4.0
@@ -289,7 +292,7 @@ def _robust_cut(
         if nxt - cut >= clear and (low < 0.0 or cut - low >= clear):
             return first, Rule(cut, n + 1), nxt, max(low, 0.0)
         if first == 0:
-            raise RuntimeError(f"no clear cut above the bracket at n = {n}")
+            raise InternalError(f"no clear cut above the bracket at n = {n}")
         first -= 1
 
 

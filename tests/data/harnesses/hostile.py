@@ -29,6 +29,7 @@ parser.add_argument("--walk", action="append", default=[])
 parser.add_argument("--unix", action="append", default=[])
 parser.add_argument("--abstract", action="append", default=[])
 parser.add_argument("--write", action="append", default=[])
+parser.add_argument("--open-write", action="append", default=[])
 parser.add_argument("--plan", default=None)
 args = parser.parse_args()
 if args.plan:  # more attempts, by path: a path named on the command line may be bound in
@@ -72,6 +73,8 @@ for name in args.abstract:
     outcomes[f"abstract {name}"] = attempt(lambda n=name: connect_unix("\0" + n))
 for target in args.write:
     outcomes[f"write {target}"] = attempt(lambda t=target: Path(t).write_text("x") and None)
+for target in args.open_write:
+    outcomes[f"open-write {target}"] = attempt(lambda t=target: os.close(os.open(t, os.O_WRONLY)))
 outcomes["write workspace file"] = attempt(lambda: first.open("ab").close())
 outcomes["create workspace file"] = attempt(
     lambda: (workspace / "new.txt").write_text("x") and None

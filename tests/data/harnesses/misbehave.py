@@ -11,8 +11,8 @@ Hostile output and limits (sizes are for a run with ``--max-output-mb 1 --max-tm
 big-stdout (3 MiB; big-stdout-on ID for one question), huge-result (a 3 MiB FLIGHTDECK_RESULT), sparse-trace (a 3 GiB sparse
 FLIGHTDECK_TRACE), many-files (40 files of 512 KiB in the out folder), fill-out (writes its
 result until the disk refuses, SIGXFSZ ignored), fill-tmp (/tmp until it is full), alloc
-(2 GiB of memory), fork (64 processes at once), fork-500 (up to 500 sleeping children; exits
-1 on the first refused fork), fork-500-quiet (the same, but answers anyway), bigint (a 5,000-digit integer), surrogate
+(2 GiB of memory), fork (64 processes at once), fork-500 [S] (up to 500 children running
+``sleep S``, 31.4159 by default; exits 1 on the first refused fork), fork-500-quiet (the same, but answers anyway), bigint (a 5,000-digit integer), surrogate
 (a lone \ud800), bad-utf8, escape-stderr (terminal escapes on stderr, then exit 1),
 canary-result / canary-stderr / canary-trace (the canary in file ARG, in that output).
 """
@@ -134,7 +134,7 @@ elif mode in ("fork-500", "fork-500-quiet"):
     started = []
     for _ in range(500):
         try:
-            started.append(subprocess.Popen(["sleep", "31.4159"]))
+            started.append(subprocess.Popen(["sleep", arg or "31.4159"]))
         except OSError as exc:
             if mode == "fork-500":
                 sys.exit(f"fork failed after {len(started)} children: {exc}")
