@@ -137,3 +137,75 @@ URIS = st.one_of(
 @given(st.lists(URIS, max_size=8))
 def test_spans_in_order_at_once_is_the_rule_uri_by_uri(uris: list[str]) -> None:
     assert spans_in_order(uris) == all(map(span_in_order, uris))
+
+
+def _repeats_a_key(text: str) -> bool:
+    """The oracle: the standard json module, told to refuse an object with a key twice."""
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        keys = [k for k, _ in items]
+        if len(set(keys)) != len(keys):
+            raise ValueError("repeated")
+        return dict(items)
+
+    try:
+        json.loads(text, object_pairs_hook=pairs)
+    except ValueError:
+        return True
+    return False
+
+
+LABEL_FIELDS = st.fixed_dictionaries(
+    {"id": st.sampled_from(["q1", "unsupported", "correct"]), "rater": st.just("ada")},
+    optional={
+        "unsupported": st.sampled_from([[], ["s/a.md"], ["s/a.md#L1-L2"]]),
+        "answer_sha256": st.sampled_from([None, SHA]),
+        "time": st.just("2026-01-01T00:00:00Z"),
+        "facts": st.sampled_from([[], [True, False]]),
+    },
+)
+
+
+@st.composite
+def label_lines(draw: st.DrawFn) -> str:
+    """A label line, maybe with one of its keys given twice (either value last)."""
+    record = {**draw(LABEL_FIELDS), "correct": draw(st.booleans())}
+    items = [f"{json.dumps(k)}{draw(st.sampled_from([':', ': ', ' :']))}{json.dumps(v)}"
+             for k, v in record.items()]  # fmt: skip
+    if draw(st.booleans()):
+        again = draw(st.sampled_from(sorted(record)))
+        value = draw(st.sampled_from([record[again], [], None, "x", True]))
+        if again in ("unsupported", "facts") and not isinstance(value, list):
+            value = []
+        items.insert(draw(st.integers(0, len(items))), f'"{again}": {json.dumps(value)}')
+    return "{" + ", ".join(items) + "}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(label_lines(), min_size=1, max_size=6))
+def test_a_repeated_key_is_refused_on_its_line_without_a_second_decode(lines: list[str]) -> None:
+    data = "\n".join(lines).encode()
+    records, error = decode_lines(PATH, data, LABEL)
+    repeated = [n for n, line in enumerate(lines, start=1) if _repeats_a_key(line)]
+    if repeated:
+        assert error is not None
+        assert error.line == repeated[0]
+        assert "duplicate key" in error.message
+    elif error is not None:  # a repeat is the only fault these lines can have but a value
+        assert "duplicate key" not in error.message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        pytest.param(f'{{"id": "q1", "answer": "a", "citations": [{{"uri": "s/a.md", "sha256": "{SHA}", "sha256": "{SHA}"}}]}}', id="in-a-citation"),
+        pytest.param('{"id": "q1", "id": "q1", "answer": "a", "citations": []}', id="top-level"),
+        pytest.param('{"id": "q1", "answer": "a\\u003a", "citations": [], "answer": "b"}', id="beside-an-escaped-colon"),
+    ],
+)  # fmt: skip
+def test_an_answer_repeating_a_key_at_any_depth_is_refused(line: str) -> None:
+    data = f"{A0}\n{line}\n{A1}\n".encode()
+    _, error = decode_lines(PATH, data, ANSWER)
+    assert error is not None
+    assert error.line == 2
+    assert "duplicate key" in error.message

@@ -60,11 +60,11 @@ def keys_repeated(lines: list[bytes], values: Iterable[Any]) -> bool:
     one), so the text has more exactly when a key was dropped. A text that writes a colon as
     ``\\u003a`` would be counted short, so it answers True and the caller looks closer.
     """
-    encoder, buffer = _encoder(), bytearray()
+    encoding, buffer = encoder(), bytearray()
     for value in values:
-        encoder.encode_into(value, buffer, -1)
+        encoding.encode_into(value, buffer, -1)
     colons = sum(text.count(b":") for text in lines)
-    escaped = any(b"\\u003" in text and _ESCAPED_COLON.search(text) for text in lines)
+    escaped = any(b"\\u003" in text and ESCAPED_COLON.search(text) for text in lines)
     return escaped or colons != buffer.count(b":")
 
 
@@ -80,12 +80,12 @@ def texts_repeat_a_key(texts: list[bytes]) -> bool:
     """
     import msgspec
 
-    decode, encode = _decoder().decode, _encoder().encode
+    decode, encode = _decoder().decode, encoder().encode
     for start in range(0, len(texts), _BLOCK):
         part = texts[start : start + _BLOCK]
         joined = b"[" + b",".join(part) + b"]"
         colons = joined.count(b":")
-        if colons and b"\\u003" in joined and _ESCAPED_COLON.search(joined):
+        if colons and b"\\u003" in joined and ESCAPED_COLON.search(joined):
             return True
         try:
             values = decode(joined)
@@ -107,13 +107,14 @@ def _decoder() -> Any:
 
 
 @functools.cache
-def _encoder() -> Any:
+def encoder() -> Any:
+    """The one msgspec JSON encoder the colon counts use (compact, never escapes ``:``)."""
     import msgspec
 
     return msgspec.json.Encoder()
 
 
-_ESCAPED_COLON = re.compile(rb"\\u003[aA]")
+ESCAPED_COLON = re.compile(rb"\\u003[aA]")
 
 
 def _diagnose(data: bytes) -> JSONProblem | None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress, repeat
+from operator import attrgetter, eq, methodcaller
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -22,6 +24,8 @@ from msgspec import Meta
 from flightdeck.errors import InputError, InternalError, JSONProblem
 from flightdeck.files.jsonl import decode_object
 from flightdeck.files.strict_json import (
+    ESCAPED_COLON,
+    encoder,
     has_lone_surrogate,
     loads_strict,
     texts_repeat_a_key,
@@ -174,9 +178,68 @@ def _whole_file(
         if len(texts) != n or not _plain_lines(b"\n".join(texts), texts, n):
             return None
         lines = [number for number, text in enumerate(stripped, start=1) if text]
-    if not schema.accepts(records) or _maybe_null(schema, data, records) or _keys_repeated(texts):
+    if (
+        not schema.accepts(records)
+        or _maybe_null(schema, data, records)
+        or _keys_repeat(data, texts, records, schema)
+    ):
         return None
     return records, lines
+
+
+def _keys_repeat(data: bytes, texts: list[bytes], records: list[Any], schema: Schema[Any]) -> bool:
+    """Whether a key repeats at any depth in a file msgspec took whole (it keeps the last).
+
+    Counted on the records already decoded, with no second decode: every key in the file
+    ends with the one ``:`` outside strings after it, and the records encoded again have
+    one ``:`` per field, with the same ``:`` inside their strings (msgspec never escapes
+    one). So the file has exactly as many colons as the encoding less the fields it never
+    gave, unless a key repeats. Which fields a file left out is known from the values (a
+    field the reader sets; a not-null field holding None), or for a field at its default
+    from whether its line holds the key: there ``"name":`` is that key and nothing else (no
+    string holds it unescaped, and these records have no free-form keys). When that cannot
+    be told (a line with the key twice, an escaped colon), or the counts differ (a repeat,
+    or a key written otherwise), the lines are looked at one by one as before.
+    """
+    absent = _absent_fields(texts, records, schema)
+    escaped = b"\\u003" in data and ESCAPED_COLON.search(data) is not None
+    if absent is None or escaped:
+        return texts_repeat_a_key(texts)
+    encoded = encoder().encode(records).count(b":")
+    return data.count(b":") != encoded - absent and texts_repeat_a_key(texts)
+
+
+def _absent_fields(texts: list[bytes], records: list[Any], schema: Schema[Any]) -> int | None:
+    """How many fields of ``records`` (one a text) their texts left out; None if unknown."""
+    config = schema.cls.__struct_config__
+    if config.omit_defaults:  # a field at its default is encoded as the file left it out
+        return 0
+    absent = 0
+    given = {f.name for f in schema.file_fields}
+    for f in msgspec.structs.fields(schema.cls):
+        if f.required:
+            continue
+        if f.name not in given:  # the reader sets it: never in a file, always encoded
+            absent += len(records)
+            continue
+        values = list(map(attrgetter(f.name), records))
+        if f.name in schema.not_null:  # None is "left out" (_maybe_null saw no null)
+            absent += values.count(None)
+            continue
+        if _free_keys(schema.cls):
+            return None
+        key = b'"' + f.encode_name.encode() + b'":'
+        at_default = compress(texts, map(eq, values, repeat(f.default)))
+        counts = list(map(methodcaller("count", key), at_default))
+        if counts and max(counts) > 1:
+            return None
+        absent += len(counts) - sum(counts)
+    return absent
+
+
+def _free_keys(cls: type[msgspec.Struct]) -> bool:
+    """Whether a record may hold an object whose keys the file chooses (a dict field)."""
+    return any("dict" in repr(f.type) for f in msgspec.structs.fields(cls))
 
 
 def _plain_lines(data: bytes, parts: list[bytes], n: int) -> bool:
@@ -223,7 +286,7 @@ def _maybe_null(schema: Schema[Any], raw: bytes, records: list[Any]) -> bool:
 
 
 def _keys_repeated(lines: list[bytes]) -> bool:
-    """Whether a key repeats in any line msgspec read as a record (it keeps the last)."""
+    """Whether a key repeats in any of ``lines`` msgspec read as records (it keeps the last)."""
     return texts_repeat_a_key(lines)
 
 
