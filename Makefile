@@ -9,11 +9,13 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 export DVC_NO_ANALYTICS := 1
 export DVC_SITE_CACHE_DIR := $(CURDIR)/.dvc-site-cache
-# Tests run on JOBS cores (pytest-xdist); `make test-fast JOBS=0` runs them in this process.
+# test-fast runs on JOBS cores (pytest-xdist; `make test-fast JOBS=0` runs it in this
+# process); the full `make test` (CI's) on TEST_JOBS, one process unless asked for more.
 JOBS ?= 2
+TEST_JOBS ?= 0
 # Bytecode is kept between runs: with PYTHONDONTWRITEBYTECODE set, every run (and every CLI
 # subprocess a test starts) would compile the checkout's modules and rewrite the tests anew.
-PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(JOBS)
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 .PHONY: install install-dev repro test test-fast check clean
 
@@ -41,12 +43,12 @@ repro: $(STAMP)
 test: $(DEV_STAMP)
 	sh scripts/install-sandbox.sh
 	sh scripts/install-browser.sh
-	$(PYTEST)
+	$(PYTEST) -n $(TEST_JOBS)
 
 # What a maintainer runs between edits: no browser, no LLM arm, no pipeline, no long property
 # test (the markers in tests/conftest.py); `make test` runs them all, and CI runs `make test`.
 test-fast: $(DEV_STAMP)
-	$(BIN)/python -m pytest -m "not browser and not llm and not slow" -q
+	$(PYTEST) -n $(JOBS) -m "not browser and not llm and not slow" -q
 
 check: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from flightdeck.cli import cli
 from flightdeck.scoring.fabricated import SPLIT as FABRICATED_SPLIT
 from flightdeck.suite.records import CANARY_RE
 
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 # score's arms a and b, b the candidate against the baseline a
 B_AGAINST_A = ["--arm", "a", "--arm", "b", "--baseline", "a", "--candidate", "b"]
 
@@ -680,6 +682,20 @@ def test_a_leaked_canary_voids_the_suite_until_unvoided(
     status = invoke(runner, "knowledge", "status", str(project.suite))
     assert f"!! VOID: a canary leaked (the canary of question q2 in {trace}:2)" in status.stdout
     assert status.stdout.endswith("not ready to score\n")
+    as_json = invoke(runner, "knowledge", "status", str(project.suite), "--json")
+    assert as_json.exit_code == 1
+    data = json.loads(as_json.stdout)
+    assert TIME.match(data["void"].pop("at"))
+    assert data["void"] == {
+        "canary": keys[1]["canary"],
+        "question_id": "q2",
+        "file": str(trace),
+        "line": 2,
+        "count": 1,
+    }
+    assert "evidence" not in data["custody"]  # said once, as "void"
+    assert data["custody"]["state"] == "void"
+    assert data["custody"]["last_scan"] is None  # it read nothing under traces/demo-v1
     result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "search")
     assert_error(
         result,

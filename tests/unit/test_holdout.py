@@ -193,8 +193,8 @@ def test_every_scan_is_recorded_with_what_it_read_of_each_suite(
     told = custody(holdouts, "s1")
     assert told.state == "sealed"
     assert told.last_scan is not None
-    assert (told.last_scan["files"], told.last_scan["bytes"], told.last_scan["hits"]) == (2, 17, 0)
-    assert TIME.match(told.last_scan["at"])
+    assert (told.last_scan.files, told.last_scan.bytes, told.last_scan.hits) == (2, 17, 0)
+    assert TIME.match(told.last_scan.at)
     assert custody(holdouts, "s2").last_scan is None  # scans ran, none of its traces
 
 
@@ -208,9 +208,9 @@ def test_custody_says_who_unvoided_when_and_why(holdouts: Path, tmp_path: Path) 
     told = custody(holdouts, "s2")
     assert told.state == "sealed"
     assert told.unvoided is not None
-    assert (told.unvoided["by"], told.unvoided["why"]) == ("ana", "a fixture, not a leak")
+    assert (told.unvoided.by, told.unvoided.why) == ("ana", "a fixture, not a leak")
     assert told.last_scan is not None
-    assert told.last_scan["hits"] == 1
+    assert told.last_scan.hits == 1
 
 
 @pytest.mark.parametrize(
@@ -501,7 +501,7 @@ def test_last_scan_sums_the_newest_scan_of_each_set_of_paths(
     assert scan_and_mark(holdouts, arms[1]) == []
     told = custody(holdouts, "s1")
     assert told.last_scan is not None
-    assert (told.last_scan["files"], told.last_scan["bytes"], told.last_scan["scans"]) == (3, 26, 2)
+    assert (told.last_scan.files, told.last_scan.bytes, told.last_scan.scans) == (3, 26, 2)
     assert describe_custody(told, holdouts / "manifest.json").endswith(
         "3 files, 26 bytes, no hit (the newest scan of each of 2 sets of paths)"
     )
@@ -517,4 +517,4 @@ def test_a_newer_scan_of_overlapping_paths_stands_for_the_older(
     assert scan_and_mark(holdouts, tmp_path / "traces") == []  # holds the arm's folder
     told = custody(holdouts, "s1")
     assert told.last_scan is not None
-    assert (told.last_scan["files"], told.last_scan["scans"]) == (1, 1)  # not counted twice
+    assert (told.last_scan.files, told.last_scan.scans) == (1, 1)  # not counted twice

@@ -103,3 +103,48 @@ def test_no_sysctl_is_writable_inside_even_for_the_host_s_root(
     for path in opened:
         assert got[f"open-write {path}"] in refused | {"ENOENT"}, path
     assert got["open-write /proc/sys/kernel/core_pattern"] in refused
+
+
+RUNNER = """
+import json, sys
+from pathlib import Path
+from flightdeck.arms.runner import RunConfig, run_experiment
+spec = json.loads(sys.argv[1])
+root = Path(spec["root"])
+config = RunConfig(Path(spec["suite"]), "arm1", spec["command"], root=root,
+                   repos={k: Path(v) for k, v in spec["repos"].items()})
+print(json.dumps(run_experiment(config).failed))
+"""
+
+
+def test_flightdeck_s_own_prefix_is_not_bound_whole_when_it_is_home(
+    project: dict[str, Any], outside: Path
+) -> None:
+    """A runner whose Python's prefix is $HOME (a venv made in $HOME, or an interpreter built
+    with ``--prefix=$HOME``) bound all of $HOME as flightdeck's installation."""
+    home = outside / "home"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(home)], check=True)
+    keys = _checkout(home / "src" / "teammate")
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    source = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": ":".join([source, *site])}
+    plan = outside / "plan.json"
+    plan.write_text(json.dumps({"read": [str(keys)], "walk": [str(home / "src")]}))
+    spec = {
+        "root": str(project["root"]),
+        "suite": str(project["suite"]),
+        "repos": {"sdlc": str(project["clone"]), "infra": str(project["bundle"])},
+        "command": f"python {HARNESSES / 'hostile.py'} --plan {plan}",
+    }
+    process = subprocess.run(
+        [str(home / "bin" / "python"), "-c", RUNNER, json.dumps(spec)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    assert json.loads(process.stdout.splitlines()[-1]) == []
+    got = outcomes(project)
+    assert got[f"read {keys}"] == "ENOENT"
+    assert got[f"walk {home / 'src'}"] == "ENOENT"

@@ -187,6 +187,37 @@ def test_the_probe_refuses_a_database_that_lacks_one_needle() -> None:
     assert not db_module.finds_every_needle(loaded(compiled_from(_swap_ids(patterns))))
 
 
+@pytest.mark.parametrize(
+    ("name", "change"),
+    [
+        ("single-match", lambda p: (p[0], p[1], p[2] | hyperscan.HS_FLAG_SINGLEMATCH)),
+        ("caseless lost", lambda p: (p[0], p[1], p[2] & ~hyperscan.HS_FLAG_CASELESS)),
+    ],
+    ids=["single-match", "caseless lost"],
+)
+def test_the_probe_refuses_a_database_compiled_with_other_flags(
+    name: str, change: Callable[[tuple[bytes, int, int]], tuple[bytes, int, int]]
+) -> None:
+    """Such a database finds a needle once per chunk, or in one letter case: a missed canary."""
+    changed = [change(p) for p in our_patterns()]
+    assert changed != our_patterns()
+    assert not db_module.finds_every_needle(loaded(compiled_from(changed))), name
+
+
+def test_the_probe_refuses_a_database_that_stops_looking_early() -> None:
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    patterns = our_patterns()
+    db.compile(
+        expressions=[e for e, _, _ in patterns],
+        ids=[i for _, i, _ in patterns],
+        elements=len(patterns),
+        flags=[f for _, _, f in patterns],
+        ext=[hyperscan.ExpressionExt(flags=hyperscan.HS_EXT_FLAG_MAX_OFFSET, max_offset=32 << 10)]
+        * len(patterns),
+    )
+    assert not db_module.finds_every_needle(loaded(bytes(hyperscan.dumpb(db))))
+
+
 def test_a_sound_copy_written_by_hand_is_accepted(tmp_path: Path) -> None:
     """The checks refuse bad copies, not every copy: the framing the tests build is the real one."""
     cache_file(tmp_path).write_bytes(with_header(compiled_from(our_patterns())))

@@ -223,10 +223,25 @@ def install_paths(executable: str, path: str) -> list[Path]:
 def flightdeck_paths() -> list[Path]:
     """flightdeck's interpreter installation and package: the harness's PATH starts there."""
     prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    found = [Path(p).resolve() for p in sorted(prefixes)]
+    found: list[Path] = []
+    for prefix in sorted(Path(p).resolve() for p in prefixes):
+        if covered(prefix, map(Path, SYSTEM_TOPS)) or _is_installation(prefix):
+            found.append(prefix)
+        else:  # a prefix that is $HOME or holds a checkout: the interpreter's own files alone
+            found += _interpreter_files(prefix)
     found += _chain(Path(sys.executable))
     found.append(Path(__file__).resolve().parents[1])  # the flightdeck package folder
     return found
+
+
+def _interpreter_files(prefix: Path) -> list[Path]:
+    """What this Python needs of ``prefix``: its library folder, libpython, a venv's config."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    found = [
+        prefix / lib / version for lib in ("lib", "lib64") if (prefix / lib / version).is_dir()
+    ]
+    found += sorted(p for lib in ("lib", "lib64") for p in (prefix / lib).glob("libpython*"))
+    return found + [p for p in (prefix / "pyvenv.cfg",) if p.is_file()]
 
 
 def command_line_paths(argv: Sequence[str], cwd: Path) -> list[Path]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,6 +24,9 @@ from flightdeck.cli._options import (
 )
 from flightdeck.cli.lazy import LazyCommands
 from flightdeck.errors import NegativeVerdict
+
+if TYPE_CHECKING:
+    from flightdeck.holdouts.manifest_format import Evidence
 
 # Commands that live in their own modules but belong to this group, imported when they run
 ATTACHED = {
@@ -82,7 +85,9 @@ def status_command(
     params = project.params
     st = project.suite(suite).status()
     if as_json:
-        data = dataclasses.asdict(st)
+        import msgspec
+
+        data = msgspec.to_builtins(st)  # its dataclasses and the manifest's Structs
         if data.get("custody"):
             data["custody"].pop("evidence", None)  # the same as "void", printed once
         data["ready"] = st.ready
@@ -155,7 +160,7 @@ SCORED_WORDS = {
 }
 
 
-def _evidence(evidence: dict[str, Any]) -> str:
+def _evidence(evidence: Evidence) -> str:
     from flightdeck.holdouts.custody import describe_void
 
     return describe_void(evidence)

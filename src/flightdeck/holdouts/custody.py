@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import msgspec
+from typing import TYPE_CHECKING
 
 from flightdeck.errors import InputError
 from flightdeck.holdouts.manifest import (
@@ -20,6 +18,7 @@ from flightdeck.holdouts.manifest import (
     require_folder,
     scan_events,
 )
+from flightdeck.holdouts.manifest_format import Evidence, ScanOfSuite
 from flightdeck.holdouts.registry import SuiteState
 
 if TYPE_CHECKING:
@@ -27,20 +26,44 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
+class LastScan:
+    """The newest recorded scan of each set of paths that read the suite's own traces, summed.
+
+    ``at`` is the newest one's time, ``paths`` every set's paths, ``files``, ``bytes`` and
+    ``hits`` what they read under the suite's folder, ``scans`` how many were summed.
+    """
+
+    at: str
+    paths: list[str]
+    files: int
+    bytes: int
+    hits: int
+    scans: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unvoided:
+    """The newest deliberate unvoid of a suite: when, by whom and why."""
+
+    at: str
+    by: str | None
+    why: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Custody:
     """What the holdouts registry can truthfully say about one suite's traces.
 
     ``last_scan`` sums, over each set of paths scanned, the newest recorded scan that read
-    files under the suite's own folder (``{"at", "files", "bytes", "hits", "paths",
-    "scans"}``; ``at`` the newest), or None when none did; ``unvoided`` the
-    newest unvoid of the suite (``{"at", "by", "why"}``), or None; ``evidence`` what voided
-    it (as :func:`~flightdeck.holdouts.registry.void_evidence` gives it) when it is void.
+    files under the suite's own folder, or None when none did; ``unvoided`` the newest
+    unvoid of the suite, or None; ``evidence`` what voided it (as
+    :func:`~flightdeck.holdouts.registry.void_evidence` gives it) when it is void.
     """
 
     state: SuiteState
-    last_scan: dict[str, Any] | None
-    unvoided: dict[str, Any] | None
-    evidence: dict[str, Any] | None = None
+    last_scan: LastScan | None
+    unvoided: Unvoided | None
+    evidence: Evidence | None = None
 
 
 def custody(holdouts_dir: Path, suite: str) -> Custody:
@@ -57,23 +80,21 @@ def custody(holdouts_dir: Path, suite: str) -> Custody:
     manifest = load_manifest(path, missing_ok=False)
     entry = manifest.suites.get(suite)
     state: SuiteState = "unregistered" if entry is None else entry.status
-    evidence = None
-    if entry is not None and entry.evidence is not None and state == "void":
-        evidence = msgspec.to_builtins(entry.evidence)
+    evidence = entry.evidence if entry is not None and state == "void" else None
     unvoided = None
-    newest: dict[tuple[str, ...], dict[str, Any]] = {}  # per set of paths, its newest scan
+    newest: dict[tuple[str, ...], tuple[str, ScanOfSuite]] = {}  # per set of paths: newest
     for event in scan_events(holdouts_dir, manifest):
         mine = (event.suites or {}).get(suite)
         if mine is not None and mine.files:
-            newest[tuple(event.paths or ())] = {"at": event.at, **msgspec.structs.asdict(mine)}
+            newest[tuple(event.paths or ())] = (event.at, mine)
     last_scan = _combined(newest)
     for event in manifest.history:
         if event.event == "unvoid" and event.suite == suite:
-            unvoided = {"at": event.at, "by": event.by, "why": event.why}
+            unvoided = Unvoided(at=event.at, by=event.by, why=event.why)
     return Custody(state, last_scan, unvoided, evidence)
 
 
-def _combined(newest: dict[tuple[str, ...], dict[str, Any]]) -> dict[str, Any] | None:
+def _combined(newest: dict[tuple[str, ...], tuple[str, ScanOfSuite]]) -> LastScan | None:
     """The newest scan of each set of paths, summed: the pipeline scans one arm at a time.
 
     Sets of paths that overlap (the same path, or one inside another: a manual scan of
@@ -81,21 +102,21 @@ def _combined(newest: dict[tuple[str, ...], dict[str, Any]]) -> dict[str, Any] |
     newer one stands for both, so a file is never counted twice. ``scans`` says how many
     scans were summed.
     """
-    kept: list[tuple[tuple[str, ...], dict[str, Any]]] = []
-    for paths, scan in sorted(newest.items(), key=lambda item: item[1]["at"], reverse=True):
+    kept: list[tuple[tuple[str, ...], tuple[str, ScanOfSuite]]] = []
+    for paths, scan in sorted(newest.items(), key=lambda item: item[1][0], reverse=True):
         if not any(_overlap(paths, other) for other, _ in kept):
             kept.append((paths, scan))
     if not kept:
         return None
-    scans = [scan for _, scan in kept]
-    return {
-        "at": scans[0]["at"],
-        "paths": [path for paths, _ in kept for path in paths],
-        "files": sum(scan["files"] for scan in scans),
-        "bytes": sum(scan.get("bytes", 0) for scan in scans),
-        "hits": sum(scan.get("hits", 0) for scan in scans),
-        "scans": len(scans),
-    }
+    scans = [scan for _, (_, scan) in kept]
+    return LastScan(
+        at=kept[0][1][0],
+        paths=[path for paths, _ in kept for path in paths],
+        files=sum(scan.files for scan in scans),
+        bytes=sum(scan.bytes for scan in scans),
+        hits=sum(scan.hits for scan in scans),
+        scans=len(scans),
+    )
 
 
 def _overlap(one: tuple[str, ...], two: tuple[str, ...]) -> bool:
@@ -117,17 +138,17 @@ def describe_custody(told: Custody, manifest: Path) -> str:
     if scan is None:
         words = "no canary scan has been run on this suite's traces"
     else:
-        hits = scan.get("hits", 0)
+        hits = scan.hits
         found = "no hit" if not hits else f"{hits} {'hit' if hits == 1 else 'hits'}"
-        several = scan.get("scans", 1) > 1
+        several = scan.scans > 1
         words = (
-            f"last canary scan: {_day(scan['at'])}, {_count(scan['files'], 'file')}, "
-            f"{size_words(scan['bytes'])}, {found}"
-            + (f" (the newest scan of each of {scan['scans']} sets of paths)" if several else "")
+            f"last canary scan: {_day(scan.at)}, {_count(scan.files, 'file')}, "
+            f"{size_words(scan.bytes)}, {found}"
+            + (f" (the newest scan of each of {scan.scans} sets of paths)" if several else "")
         )
     if told.unvoided is not None:
         u = told.unvoided
-        words += f"; unvoided by {u['by']} on {_day(u['at'])}: {u['why']}"
+        words += f"; unvoided by {u.by} on {_day(u.at)}: {u.why}"
     return words
 
 
@@ -162,7 +183,7 @@ def holdouts_custody(params: Params, suite: str, *, sealed: bool = True) -> Cust
     return custody(params.holdouts, suite)
 
 
-def void_in_params_holdouts(params: Params, suite: str) -> dict[str, Any] | None:
+def void_in_params_holdouts(params: Params, suite: str) -> Evidence | None:
     """The evidence of a void that params.yaml's holdouts folder records, when --holdouts
     names another folder (#25); None when it does not, or records no void for ``suite``."""
     theirs = params.holdouts_in_params
@@ -188,9 +209,7 @@ def refuse_void_elsewhere(params: Params, suite: str) -> None:
     )
 
 
-def describe_void(evidence: dict[str, Any]) -> str:
+def describe_void(evidence: Evidence) -> str:
     """The holdouts manifest's evidence in words: which key leaked, where, how often."""
-    where = f"{evidence.get('file', '?')}:{evidence.get('line', '?')}"
-    count = evidence.get("count", 1)
-    more = f", {count} hits in all" if isinstance(count, int) and count > 1 else ""
-    return f"the canary of question {evidence.get('question_id', '?')} in {where}{more}"
+    more = f", {evidence.count} hits in all" if evidence.count > 1 else ""
+    return f"the canary of question {evidence.question_id} in {evidence.file}:{evidence.line}{more}"

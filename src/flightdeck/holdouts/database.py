@@ -144,20 +144,27 @@ def load_stored(path: Path) -> Any | None:
 
 
 def finds_every_needle(db: Any) -> bool:
-    """Whether ``db`` reports each needle, by its id, where that needle ends in a probe.
+    """Whether ``db`` reports each needle, by its id, where that needle ends, wherever it is.
 
-    The probe is every needle's text in turn, a line break after each: a needle may match
-    across two of them too (the probe is not a trace), but each must be reported where it ends.
+    The probe holds every needle's text twice, a line break after each: then 64 KiB of spaces
+    and every needle again, a caseless one with its letters' case swapped. A database that
+    lacks a needle, numbers them otherwise, reports a needle once only (single-match), stops
+    looking after the first bytes (an offset limit) or lost a needle's caselessness fails. A
+    needle may also match across two of them (the probe is not a trace); that is allowed.
     """
     import hyperscan
 
     table = needles()
     probe = bytearray()
     expected = set()
-    for index, needle in enumerate(table):
-        probe += needle.text
-        expected.add((index, len(probe)))
-        probe += b"\n"
+    for copy in range(3):
+        if copy == 2:
+            probe += b" " * (64 << 10)
+        for index, needle in enumerate(table):
+            text = needle.text.swapcase() if copy == 2 and needle.form.caseless else needle.text
+            probe += text
+            expected.add((index, len(probe)))
+            probe += b"\n"
     reported: set[tuple[int, int]] = set()
 
     def matched(needle: int, _start: int, end: int, _flags: int, _context: object) -> None:

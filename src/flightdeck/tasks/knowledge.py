@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flightdeck.errors import InputError
 from flightdeck.files.clock import utc_now
@@ -52,6 +52,7 @@ from flightdeck.version import __version__
 
 if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
+    from flightdeck.holdouts.manifest_format import Evidence
     from flightdeck.suite.checks import Problem
 
 
@@ -258,7 +259,7 @@ class SuiteStatus:
     sealed: bool
     changed: tuple[str, ...]
     sealed_at: str | None
-    void: dict[str, Any] | None
+    void: Evidence | None
     arms: tuple[ArmStatus, ...]
     holdouts: str = "sealed"  # registry.suite_state: no-manifest, unregistered, sealed, void
     custody: Custody | None = None  # the last canary scan of its traces, the last unvoid
