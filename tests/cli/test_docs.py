@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,11 @@ def test_help_has_an_example_and_readme_mentions_it(
     path: tuple[str, ...], command: click.Command
 ) -> None:
     assert "Example:" in (command.help or ""), f"`flightdeck {' '.join(path)}` help has no Example"
+    example = (command.help or "").partition("Example:")[2]
+    # a lone backslash at a docstring line's end joins the next line into this one
+    assert not re.search(r"\S {6,}--", example), (
+        f"`flightdeck {' '.join(path)}` help joins two example lines (write \\\\ in the docstring)"
+    )
     assert f"flightdeck {' '.join(path)}" in README, (
         f"README does not mention flightdeck {' '.join(path)}"
     )

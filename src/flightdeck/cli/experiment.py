@@ -212,7 +212,7 @@ def run_command(
             --harness "python -m flightdeck experiment agent repo-search" --by ada
         flightdeck experiment run suites/knowledge-demo-v1 --arm llm-claude \\
             --harness "python examples/llm_harness.py" --network --pass-env ANTHROPIC_API_KEY
-        flightdeck experiment run suites/knowledge-demo-v1 --arm llm-local \
+        flightdeck experiment run suites/knowledge-demo-v1 --arm llm-local \\
             --harness "python examples/llm_harness.py" --network-allow 127.0.0.1:8000
     """
     from flightdeck.arms.limits import Limits
