@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,6 +128,43 @@ def test_the_relay_exits_with_bwrap_s_status(etc: Path, code: str, status: int) 
     done = relay(etc, ["127.0.0.1:8000"], code)
     assert done.returncode == status, done.stderr
     assert net_relay.relay_failure(etc) is None
+
+
+def test_the_relay_s_command_dies_with_a_killed_relay(etc: Path) -> None:
+    """The command the relay becomes dies with the relay even when nothing in it asks to (a
+    relay SIGKILL'd before bwrap's own --die-with-parent took hold left its sandbox running)."""
+    marker = f"# {etc}"
+    code = f"import time; time.sleep(120)  {marker}"
+    targets = net_allow.parse_targets(["127.0.0.1:8000"])
+    argv = [*net_relay.relay_argv(targets, etc), sys.executable, "-c", code]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    relay_process = subprocess.Popen(argv, env=env)
+
+    def commands() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if cmdline.split(b"\0")[1:3] == [b"-c", code.encode()] and state not in "ZX":
+                found.append(int(entry.name))
+        return found
+
+    deadline = time.monotonic() + 60  # a bound on a hang, not a timing assertion
+    try:
+        while not commands():
+            assert relay_process.poll() is None, "the relay ended before its command ran"
+            assert time.monotonic() < deadline, "the command did not start"
+            time.sleep(0.05)
+    finally:
+        relay_process.kill()
+        relay_process.wait()
+    deadline = time.monotonic() + 10
+    while commands():
+        assert time.monotonic() < deadline, "the relay's command outlived the relay"
+        time.sleep(0.05)
 
 
 def test_a_namespace_that_cannot_be_made_is_one_line_in_the_log(etc: Path) -> None:

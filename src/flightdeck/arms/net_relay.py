@@ -206,9 +206,16 @@ def _listeners(
     return found
 
 
-def _child(channel: socket.socket, targets: Sequence[net_allow.Target], argv: list[str]) -> None:
+def _child(
+    channel: socket.socket, targets: Sequence[net_allow.Target], argv: list[str], relay: int
+) -> None:
     """In the fork: make the namespace, listen, hand the sockets over, become bwrap."""
     try:
+        # dies with the relay from here on (the signal survives exec), so a relay killed
+        # before bwrap's own --die-with-parent takes hold leaves no sandbox running
+        _check(_libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl")
+        if os.getppid() != relay:
+            os._exit(128 + signal.SIGKILL)  # the relay is gone already
         _own_namespaces()
         others = {t.host for t in targets if not t.is_name and ":" not in t.host}
         _configure_lo(sorted(h for h in others if not h.startswith("127.")))
@@ -305,10 +312,11 @@ def main(args: Sequence[str]) -> int:
     (etc / "hosts").write_text(net_allow.hosts_file(targets), encoding="utf-8")
     (etc / "nsswitch.conf").write_text(net_allow.nsswitch_file(), encoding="utf-8")
     parent_end, child_end = socket.socketpair()
+    relay = os.getpid()
     child = os.fork()
     if child == 0:
         parent_end.close()
-        _child(child_end, targets, argv)
+        _child(child_end, targets, argv, relay)
     child_end.close()
     message, fds, _, _ = socket.recv_fds(parent_end, 4096, 1024)
     parent_end.close()
