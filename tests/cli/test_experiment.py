@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from tests.builders import FILES_AS_OF, Project, sha
+from tests.processes import live_command_lines
 
 from flightdeck.cli import cli
 from flightdeck.suite.records import read_answers, read_meta
@@ -247,17 +248,8 @@ def test_the_agent_refuses_a_task_that_is_not_json(runner: CliRunner, tmp_path: 
 
 def command_lines(marker: str) -> dict[int, str]:
     """Live processes whose command line holds ``marker`` (any pid namespace, seen from here)."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:  # gone while we looked
-            continue
-        if marker.encode() in cmdline and alive(int(entry.name)):
-            found[int(entry.name)] = cmdline.decode(errors="replace")
-    return found
+    lines = live_command_lines().items()
+    return {pid: c.decode(errors="replace") for pid, c in lines if marker.encode() in c}
 
 
 def processes_naming(marker: str) -> list[int]:

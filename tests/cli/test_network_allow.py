@@ -8,7 +8,6 @@ sockets from inside, and answers with what it reached, which the tests read back
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import socket
@@ -24,6 +23,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from tests.builders import Project
+from tests.processes import live_command_lines
 
 from flightdeck.cli import cli
 from flightdeck.suite.records import read_meta
@@ -112,17 +112,8 @@ def sandbox_meta(project: Project, arm: str = "arm1") -> dict[str, Any]:
 
 def live_processes(*markers: str) -> list[str]:
     """Live processes whose command line holds every marker (zombies are not alive)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        named = all(m.encode() in cmdline for m in markers) and entry.name != str(os.getpid())
-        if named and state not in ("Z", "X"):
-            found.append(cmdline.decode(errors="replace"))
-    return found
+    lines = live_command_lines().values()
+    return [c.decode(errors="replace") for c in lines if all(m.encode() in c for m in markers)]
 
 
 def relays_naming(marker: str) -> list[str]:

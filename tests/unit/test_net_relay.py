@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.processes import live_command_lines
 
 import flightdeck
 from flightdeck.arms import net_allow, net_relay
@@ -141,16 +142,8 @@ def test_the_relay_s_command_dies_with_a_killed_relay(etc: Path) -> None:
     relay_process = subprocess.Popen(argv, env=env)
 
     def commands() -> list[int]:
-        found = []
-        for entry in Path("/proc").iterdir():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            except (OSError, IndexError):
-                continue
-            if cmdline.split(b"\0")[1:3] == [b"-c", code.encode()] and state not in "ZX":
-                found.append(int(entry.name))
-        return found
+        lines = live_command_lines().items()
+        return [pid for pid, c in lines if c.split(b"\0")[1:3] == [b"-c", code.encode()]]
 
     deadline = time.monotonic() + 60  # a bound on a hang, not a timing assertion
     try:
