@@ -285,19 +285,14 @@ def _maybe_null(schema: Schema[Any], raw: bytes, records: list[Any]) -> bool:
     )
 
 
-def _keys_repeated(lines: list[bytes]) -> bool:
-    """Whether a key repeats in any of ``lines`` msgspec read as records (it keeps the last)."""
-    return texts_repeat_a_key(lines)
-
-
 def _line_by_line(
     path: Path, parts: list[bytes], schema: Schema[T]
 ) -> tuple[list[T], list[int], InputError | None]:
     records, lines, error, unchecked = _up_to_first_bad(path, parts, schema)
     # the lines msgspec took are checked for repeated keys together (one pass, as in
     # decode_lines), and one by one only when some line repeats a key
-    if unchecked and _keys_repeated([parts[number - 1] for number in unchecked]):
-        number = next(n for n in unchecked if _keys_repeated([parts[n - 1]]))
+    if unchecked and texts_repeat_a_key([parts[number - 1] for number in unchecked]):
+        number = next(n for n in unchecked if texts_repeat_a_key([parts[n - 1]]))
         keep = lines.index(number)
         outcome = _explain_line(path, number, parts[number - 1], schema)
         assert isinstance(outcome, InputError), "a repeated key was not refused"
