@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
+from flightdeck.project.modes import DryRuns
 from flightdeck.project.paths import ProjectPaths
 
 # Nothing else at module level: the lowest modules (params, suite/) import this package's
@@ -254,13 +255,13 @@ class Suite:
         metrics: Path | None = None,
         report: Path | None = None,
         results_dir: Path | None = None,
-        allow_dry_run: bool = False,
+        dry_runs: DryRuns = DryRuns.REFUSE,
         on_progress: Callable[[str], None] | None = None,
     ) -> ScoreResult:
         """``knowledge score``: score the arms (params' ``arms`` by default), write, record.
 
         ``baseline``/``candidate`` None: params' pair when both are scored; an output None:
-        where the suite's paths say. A dry-run arm is refused unless ``allow_dry_run``.
+        where the suite's paths say. A dry-run arm is refused unless ``dry_runs=DryRuns.ALLOW``.
         """
         from flightdeck.tasks.scoring import ScoreOptions, score
 
@@ -271,7 +272,7 @@ class Suite:
             metrics=metrics,
             report=report,
             results_dir=results_dir,
-            allow_dry_run=allow_dry_run,
+            dry_runs=dry_runs,
         )
         return score(self.folder, options, params=self.params, on_progress=on_progress)
 
@@ -355,7 +356,7 @@ def score(
     report: Path | None = None,
     results_dir: Path | None = None,
     on_progress: Callable[[str], None] | None = None,
-    allow_dry_run: bool = False,
+    dry_runs: DryRuns = DryRuns.REFUSE,
 ) -> ScoreResult:
     """``flightdeck.score``: the whole of ``knowledge score`` from Python, through the facade.
 
@@ -375,6 +376,6 @@ def score(
         metrics=metrics,
         report=report,
         results_dir=results_dir,
-        allow_dry_run=allow_dry_run,
+        dry_runs=dry_runs,
         on_progress=on_progress,
     )
