@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
-from flightdeck.project.modes import DryRuns
+from flightdeck.project.modes import DryRuns, ReposNotAtHand, ToRate
 from flightdeck.project.paths import ProjectPaths
 
 # Nothing else at module level: the lowest modules (params, suite/) import this package's
@@ -227,17 +227,19 @@ class Suite:
     def name(self) -> str:
         return self.folder.name
 
-    def check(self, *, unchecked: bool = False) -> list[Problem]:
+    def check(self, *, repos_not_at_hand: ReposNotAtHand = ReposNotAtHand.REFUSE) -> list[Problem]:
         """``knowledge check``: every problem a seal would refuse, in order; writes nothing."""
         from flightdeck.tasks.knowledge import check
 
-        return check(self.folder, repos=self.project.repos, unchecked=unchecked)
+        repos = self.project.repos
+        return check(self.folder, repos=repos, repos_not_at_hand=repos_not_at_hand)
 
-    def seal(self, *, unchecked: bool = False) -> SealResult:
+    def seal(self, *, repos_not_at_hand: ReposNotAtHand = ReposNotAtHand.REFUSE) -> SealResult:
         """``knowledge seal``: seal, and register the canaries in the project's holdouts."""
         from flightdeck.tasks.knowledge import seal
 
         repos, holdouts = self.project.repos, self.project.holdouts
+        unchecked = repos_not_at_hand is ReposNotAtHand.SKIP
         return seal(self.folder, repos=repos, holdouts=holdouts, unchecked=unchecked)
 
     def status(self) -> SuiteStatus:
@@ -309,14 +311,16 @@ class Suite:
 
         return import_answers(self.folder, arm, source, options, repos=self.params.repos)
 
-    def rate(self, rater: str, *, arms: Sequence[str] = (), adjudicate: bool = False) -> RatingPass:
+    def rate(
+        self, rater: str, *, arms: Sequence[str] = (), to_rate: ToRate = ToRate.EVERY_ANSWER
+    ) -> RatingPass:
         """``knowledge rate``: the rater's session over params' arms and ``arms``, blind."""
         from flightdeck.rating.agreement import choose_arms
         from flightdeck.rating.session import RatingSession
 
         choice = choose_arms(self.folder.opened().arms(), scored=self.params.arms, asked=arms)
         session = RatingSession(
-            self.folder, rater, self.project.repos, arms=choice.arms, adjudicate=adjudicate
+            self.folder, rater, self.project.repos, arms=choice.arms, to_rate=to_rate
         )
         return RatingPass(choice, session)
 

@@ -16,3 +16,17 @@ class DryRuns(enum.Enum):
 
     REFUSE = "refuse"  # its answers check a pipeline, never decide
     ALLOW = "allow"  # ``--allow-dry-run``: scored, and the report says what it is
+
+
+class ReposNotAtHand(enum.Enum):
+    """What ``knowledge seal`` (and ``check``) does with an as_of repository not at hand."""
+
+    REFUSE = "refuse"  # name it, and how to give it (--repo NAME=PATH) or seal --unchecked
+    SKIP = "skip"  # ``--unchecked``: seal without checking its sources; the manifest says so
+
+
+class ToRate(enum.Enum):
+    """Which answers ``knowledge rate`` shows the rater."""
+
+    EVERY_ANSWER = "every"  # every answer of the arms rated, mixed blind
+    SPLIT_ANSWERS = "split"  # ``--adjudicate``: only those the first two raters split on
