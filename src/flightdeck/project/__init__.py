@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from flightdeck.arms.run_request import RunRequest
     from flightdeck.arms.runner import RunResult
     from flightdeck.arms.trial import TrialOutcome
-    from flightdeck.holdouts.leaks import ScanResult
+    from flightdeck.holdouts.leaks import CanaryScan
     from flightdeck.holdouts.manifest_format import Evidence
     from flightdeck.holdouts.plan import ScanPlan
     from flightdeck.params import Params
@@ -168,28 +168,19 @@ class Project:
 
         paths = self.paths
         in_project = (self.root / PARAMS_FILE).is_file() or paths.state.is_dir()
-        result, newly_void = scan_and_void(
+        return scan_and_void(
             self.holdouts,
             plan,
             jobs=jobs,
             on_progress=on_progress,
             cache=paths.scan_database if in_project else None,
         )
-        return CanaryScan(result, tuple(newly_void))
 
     def unvoid(self, suite: str, *, by: str, why: str) -> Evidence:
         """``holdout unvoid``: lift a suite's void on purpose; returns the evidence it had."""
         from flightdeck.holdouts.registry import unvoid
 
         return unvoid(self.holdouts, suite, by=by, why=why)
-
-
-@dataclass(frozen=True)
-class CanaryScan:
-    """A canary scan's result and the suites it made void now."""
-
-    result: ScanResult
-    newly_void: tuple[str, ...]
 
 
 @dataclass(frozen=True)
