@@ -74,3 +74,22 @@ def test_score_from_python_writes_what_the_command_writes(project: Project) -> N
     again_from_python = flightdeck.score(project.suite)
     assert list(again_from_python.arms) == ["a@2026-12"]
     assert again_from_python.recorded == ()
+
+
+def test_a_dry_run_arm_is_scored_only_when_asked(project: Project) -> None:
+    """``dry_runs=DryRuns.ALLOW`` is ``--allow-dry-run``: refused without it, scored with it."""
+    import flightdeck
+    from flightdeck.errors import InputError
+
+    runner = CliRunner()
+    sealed = runner.invoke(cli, ["knowledge", "seal", str(project.suite), "--holdouts", "holdouts"])
+    assert sealed.exit_code == 0, sealed.output
+    project.write_arm("dry", [True, False])
+    meta = project.write_meta("dry", dry_run=True)
+    with pytest.raises(InputError, match="arm 'dry' is a dry run .* pass --allow-dry-run") as e:
+        flightdeck.score(project.suite, ["dry"])
+    assert e.value.path == str(meta)
+    assert not (project.root / "metrics").exists()
+    result = flightdeck.score(project.suite, ["dry"], dry_runs=flightdeck.DryRuns.ALLOW)
+    assert result.arms["dry"].answered == 2
+    assert result.recorded == ("dry",)

@@ -43,3 +43,26 @@ def test_the_verbs_are_found_and_their_subjects_are_the_ones_meant() -> None:
     assert subjects["Project.new_suite"] == ["folder"]
     assert subjects["Project.unvoid"] == ["suite"]
     assert len(subjects) >= 18
+
+
+@pytest.mark.parametrize("verb", _verbs())
+def test_a_verb_takes_no_on_off_flag(verb: Callable[..., Any]) -> None:
+    """A mode is an enum of :mod:`flightdeck.project.modes` (``dry_runs=DryRuns.ALLOW``)."""
+    flags = [
+        p.name
+        for p in inspect.signature(verb).parameters.values()
+        if p.annotation in ("bool", bool) or isinstance(p.default, bool)
+    ]
+    assert flags == []
+
+
+def test_the_modes_are_the_verbs_keywords() -> None:
+    from flightdeck.project.modes import DryRuns, ReposNotAtHand, ToRate
+
+    def default(verb: Callable[..., Any], name: str) -> Any:
+        return inspect.signature(verb).parameters[name].default
+
+    assert default(Suite.score, "dry_runs") is DryRuns.REFUSE
+    assert default(Suite.seal, "repos_not_at_hand") is ReposNotAtHand.REFUSE
+    assert default(Suite.check, "repos_not_at_hand") is ReposNotAtHand.REFUSE
+    assert default(Suite.rate, "to_rate") is ToRate.EVERY_ANSWER

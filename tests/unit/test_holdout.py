@@ -17,7 +17,7 @@ from tests.tree import gen
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.holdouts.custody import custody, describe_custody
-from flightdeck.holdouts.leaks import Hit, canary_scan, mark_void
+from flightdeck.holdouts.leaks import Hit, canary_scan, mark_void, scan_and_void
 from flightdeck.holdouts.manifest_format import Evidence
 from flightdeck.holdouts.plan import ScanPlan, plan_scan
 from flightdeck.holdouts.registry import register_suite, suite_state, unvoid, void_evidence
@@ -137,7 +137,10 @@ def test_concurrent_registrations_all_land(tmp_path: Path) -> None:
 
 
 def scan_and_mark(holdouts: Path, trace: Path) -> list[str]:
-    return mark_void(holdouts, canary_scan(holdouts, [trace]))
+    """The suites :func:`scan_and_void` (what ``canary-scan`` calls) voided now."""
+    scan = scan_and_void(holdouts, [trace])
+    assert set(scan.newly_void) <= set(scan.found.suite_counts)  # a suite void by its own hits
+    return list(scan.newly_void)
 
 
 def test_a_hit_voids_the_suite_with_its_first_hit_and_count(holdouts: Path, tmp_path: Path) -> None:

@@ -160,6 +160,27 @@ def test_seal_states(project: Built) -> None:
     assert "demo-v2" in str(caught.value)  # the next version to seal instead
 
 
+def test_a_repository_not_at_hand_is_refused_or_skipped_as_asked(project: Built) -> None:
+    """``ReposNotAtHand`` is ``--unchecked``: check and seal refuse the repo, or skip it."""
+    from flightdeck.project.modes import ReposNotAtHand
+
+    (project.root / "params.yaml").write_text("repos: {}\n")
+    suite = Project.open(near=project.suite).suite(project.suite)
+    refused = [p.message for p in suite.check()]
+    assert refused == [
+        "as_of names repository 'sdlc', which neither params.yaml repos: nor --repo names; add "
+        "it (--repo sdlc=PATH), or seal with --unchecked to seal without checking it"
+    ] * len(refused)
+    assert refused
+    assert suite.check(repos_not_at_hand=ReposNotAtHand.SKIP) == []
+    with pytest.raises(InputError, match="or seal with --unchecked"):
+        suite.seal()
+    assert not project.folder.manifest.exists()
+    result = suite.seal(repos_not_at_hand=ReposNotAtHand.SKIP)
+    assert result.unchecked_repos == ("sdlc",)
+    assert project.folder.require_sealed().unchecked_repos == ("sdlc",)
+
+
 def test_require_commits_checks_each_pair_once_with_one_message(project: Built) -> None:
     repos = RepoSet({"sdlc": project.repo}, project.root / "cache")
     repos.require_commits([("sdlc", project.as_of, "q.jsonl", 1), ("sdlc", project.later, "q", 2)])

@@ -16,6 +16,7 @@ from tests.builders import Project, answer, build_project, sha
 from tests.gitrepo import make_git_repo
 
 from flightdeck.errors import BadLabel, InputError
+from flightdeck.project.modes import ToRate
 from flightdeck.project.paths import ProjectPaths
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.items import order_key
@@ -703,10 +704,10 @@ def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Projec
         + [{"id": "q1", "rater": "dee", "correct": False, "unsupported": []}],
     )
     repos = RepoSet({"sdlc": rated.repo})
-    with RatingSession(rated.folder, "cy", repos, adjudicate=True) as s:
+    with RatingSession(rated.folder, "cy", repos, to_rate=ToRate.SPLIT_ANSWERS) as s:
         # ada and bob split on q2 and q3 of arm-alpha; dee (third) does not count; arm-beta
         # has no labels, so nothing of it to adjudicate.
         assert sorted(s.view(i).question_id for i in range(s.total)) == ["q2", "q3"]
     rated.write_labels("arm-alpha", [])
     with pytest.raises(InputError, match="the first two raters split on no answer"):
-        RatingSession(rated.folder, "cy", repos, adjudicate=True)
+        RatingSession(rated.folder, "cy", repos, to_rate=ToRate.SPLIT_ANSWERS)

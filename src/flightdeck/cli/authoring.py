@@ -169,7 +169,10 @@ def seal_command(
     project = open_project(params_file, repo, near=suite, holdouts=holdouts)
     holdouts = project.holdouts
     sealing = project.suite(suite)
-    result = sealing.seal(unchecked=unchecked)
+    from flightdeck.project.modes import ReposNotAtHand
+
+    absent = ReposNotAtHand.SKIP if unchecked else ReposNotAtHand.REFUSE
+    result = sealing.seal(repos_not_at_hand=absent)
     if result.unchecked_repos:
         click.echo(
             "warning: sealed --unchecked: sources not checked in repositories not at hand: "

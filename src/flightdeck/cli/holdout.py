@@ -101,7 +101,7 @@ def canary_scan_command(
             scan = project.canary_scan(plan, jobs=jobs, on_progress=bar.update)
     else:
         scan = project.canary_scan(plan, jobs=jobs, on_progress=None)
-    result, newly_void = scan.result, list(scan.newly_void)
+    result, newly_void = scan.found, list(scan.newly_void)
     if as_json:
         click.echo(json.dumps(_as_json(holdouts_dir, result, newly_void), indent=2))
         for line in scan_lines(holdouts_dir, result, newly_void) if not result.clean else ():

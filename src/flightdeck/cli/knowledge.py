@@ -226,6 +226,7 @@ def score_command(
             --arm baseline-repo-search --arm baseline-projects \\
             --baseline baseline-repo-search --candidate baseline-projects
     """
+    from flightdeck.project.modes import DryRuns
     from flightdeck.scoring.report import score_lines
 
     project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
@@ -236,7 +237,7 @@ def score_command(
         metrics=json_path,
         report=report_path,
         results_dir=results_dir,
-        allow_dry_run=allow_dry_run,
+        dry_runs=DryRuns.ALLOW if allow_dry_run else DryRuns.REFUSE,
     )
     if result.holdouts != "sealed":
         click.echo(

@@ -88,7 +88,10 @@ def rate_command(
     """
     rating = open_project(params_file, repo, near=suite).suite(suite)
     warn_if_unsealed(rating)
-    chosen = rating.rate(rater, arms=arms, adjudicate=adjudicate)
+    from flightdeck.project.modes import ToRate
+
+    to_rate = ToRate.SPLIT_ANSWERS if adjudicate else ToRate.EVERY_ANSWER
+    chosen = rating.rate(rater, arms=arms, to_rate=to_rate)
     with chosen.session as session:
         _say_choice(chosen.choice.not_yet, chosen.choice.left_out)
         if session.first_unlabelled() is None and not (review and not tui):

@@ -167,14 +167,21 @@ def scan_and_void(
     jobs: int | None = None,
     on_progress: Callable[[int], None] | None = None,
     cache: Path | None = None,
-) -> tuple[ScanResult, list[str]]:
+) -> CanaryScan:
     """What ``holdout canary-scan`` does: :func:`canary_scan`, then :func:`mark_void`.
 
-    Returns the scan and the suites it newly voided; a Python caller gets the same custody
-    as the command (a hit always voids its suite).
+    A Python caller gets the same custody as the command (a hit always voids its suite).
     """
-    result = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress, cache=cache)
-    return result, mark_void(holdouts_dir, result)
+    found = canary_scan(holdouts_dir, paths, jobs=jobs, on_progress=on_progress, cache=cache)
+    return CanaryScan(found=found, newly_void=tuple(mark_void(holdouts_dir, found)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CanaryScan:
+    """What :func:`scan_and_void` did: what the scan found, and the suites it voided now."""
+
+    found: ScanResult
+    newly_void: tuple[str, ...]  # suites void because of this scan, not void before it
 
 
 def mark_void(holdouts_dir: Path, result: ScanResult) -> list[str]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
+from flightdeck.project.modes import DryRuns, ReposNotAtHand, ToRate
 from flightdeck.project.paths import ProjectPaths
 
 # Nothing else at module level: the lowest modules (params, suite/) import this package's
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from flightdeck.arms.run_request import RunRequest
     from flightdeck.arms.runner import RunResult
     from flightdeck.arms.trial import TrialOutcome
-    from flightdeck.holdouts.leaks import ScanResult
+    from flightdeck.holdouts.leaks import CanaryScan
     from flightdeck.holdouts.manifest_format import Evidence
     from flightdeck.holdouts.plan import ScanPlan
     from flightdeck.params import Params
@@ -167,28 +168,19 @@ class Project:
 
         paths = self.paths
         in_project = (self.root / PARAMS_FILE).is_file() or paths.state.is_dir()
-        result, newly_void = scan_and_void(
+        return scan_and_void(
             self.holdouts,
             plan,
             jobs=jobs,
             on_progress=on_progress,
             cache=paths.scan_database if in_project else None,
         )
-        return CanaryScan(result, tuple(newly_void))
 
     def unvoid(self, suite: str, *, by: str, why: str) -> Evidence:
         """``holdout unvoid``: lift a suite's void on purpose; returns the evidence it had."""
         from flightdeck.holdouts.registry import unvoid
 
         return unvoid(self.holdouts, suite, by=by, why=why)
-
-
-@dataclass(frozen=True)
-class CanaryScan:
-    """A canary scan's result and the suites it made void now."""
-
-    result: ScanResult
-    newly_void: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -226,17 +218,19 @@ class Suite:
     def name(self) -> str:
         return self.folder.name
 
-    def check(self, *, unchecked: bool = False) -> list[Problem]:
+    def check(self, *, repos_not_at_hand: ReposNotAtHand = ReposNotAtHand.REFUSE) -> list[Problem]:
         """``knowledge check``: every problem a seal would refuse, in order; writes nothing."""
         from flightdeck.tasks.knowledge import check
 
-        return check(self.folder, repos=self.project.repos, unchecked=unchecked)
+        repos = self.project.repos
+        return check(self.folder, repos=repos, repos_not_at_hand=repos_not_at_hand)
 
-    def seal(self, *, unchecked: bool = False) -> SealResult:
+    def seal(self, *, repos_not_at_hand: ReposNotAtHand = ReposNotAtHand.REFUSE) -> SealResult:
         """``knowledge seal``: seal, and register the canaries in the project's holdouts."""
         from flightdeck.tasks.knowledge import seal
 
         repos, holdouts = self.project.repos, self.project.holdouts
+        unchecked = repos_not_at_hand is ReposNotAtHand.SKIP
         return seal(self.folder, repos=repos, holdouts=holdouts, unchecked=unchecked)
 
     def status(self) -> SuiteStatus:
@@ -254,13 +248,13 @@ class Suite:
         metrics: Path | None = None,
         report: Path | None = None,
         results_dir: Path | None = None,
-        allow_dry_run: bool = False,
+        dry_runs: DryRuns = DryRuns.REFUSE,
         on_progress: Callable[[str], None] | None = None,
     ) -> ScoreResult:
         """``knowledge score``: score the arms (params' ``arms`` by default), write, record.
 
         ``baseline``/``candidate`` None: params' pair when both are scored; an output None:
-        where the suite's paths say. A dry-run arm is refused unless ``allow_dry_run``.
+        where the suite's paths say. A dry-run arm is refused unless ``dry_runs=DryRuns.ALLOW``.
         """
         from flightdeck.tasks.scoring import ScoreOptions, score
 
@@ -271,7 +265,7 @@ class Suite:
             metrics=metrics,
             report=report,
             results_dir=results_dir,
-            allow_dry_run=allow_dry_run,
+            dry_runs=dry_runs,
         )
         return score(self.folder, options, params=self.params, on_progress=on_progress)
 
@@ -308,14 +302,16 @@ class Suite:
 
         return import_answers(self.folder, arm, source, options, repos=self.params.repos)
 
-    def rate(self, rater: str, *, arms: Sequence[str] = (), adjudicate: bool = False) -> RatingPass:
+    def rate(
+        self, rater: str, *, arms: Sequence[str] = (), to_rate: ToRate = ToRate.EVERY_ANSWER
+    ) -> RatingPass:
         """``knowledge rate``: the rater's session over params' arms and ``arms``, blind."""
         from flightdeck.rating.agreement import choose_arms
         from flightdeck.rating.session import RatingSession
 
         choice = choose_arms(self.folder.opened().arms(), scored=self.params.arms, asked=arms)
         session = RatingSession(
-            self.folder, rater, self.project.repos, arms=choice.arms, adjudicate=adjudicate
+            self.folder, rater, self.project.repos, arms=choice.arms, to_rate=to_rate
         )
         return RatingPass(choice, session)
 
@@ -355,7 +351,7 @@ def score(
     report: Path | None = None,
     results_dir: Path | None = None,
     on_progress: Callable[[str], None] | None = None,
-    allow_dry_run: bool = False,
+    dry_runs: DryRuns = DryRuns.REFUSE,
 ) -> ScoreResult:
     """``flightdeck.score``: the whole of ``knowledge score`` from Python, through the facade.
 
@@ -375,6 +371,6 @@ def score(
         metrics=metrics,
         report=report,
         results_dir=results_dir,
-        allow_dry_run=allow_dry_run,
+        dry_runs=dry_runs,
         on_progress=on_progress,
     )

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import canonical_json, writing_to
+from flightdeck.project.modes import ToRate
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.judgements import Judgement, judgements_of
 from flightdeck.suite.records import (
@@ -97,18 +98,19 @@ class RaterItems:
 
 
 def load_items(
-    suite: SuiteFolder, rater: str, secret: bytes, *, arms: Sequence[str] | None, adjudicate: bool
+    suite: SuiteFolder, rater: str, secret: bytes, *, arms: Sequence[str] | None, to_rate: ToRate
 ) -> RaterItems:
     """The answers ``rater`` rates (of ``arms``, or of every arm), mixed in their order.
 
-    ``secret`` keys the items' opaque ids; with ``adjudicate``, only the answers the first
-    two other raters split on.
+    ``secret`` keys the items' opaque ids; ``ToRate.SPLIT_ANSWERS``: only the answers the
+    first two other raters split on.
     """
     questions = {q.id: q for q in read_questions(suite.questions)}
     question_ids = tuple(questions)
     keys_path = suite.keys
     keys = {k.id: k for k in read_keys(keys_path)}
     folder = suite.answers_folder
+    adjudicate = to_rate is ToRate.SPLIT_ANSWERS
     found = suite.arms()
     if not found:
         raise InputError(folder, None, "no answers/<arm>.jsonl to rate; run or import an arm first")

@@ -25,6 +25,7 @@ from typing import Any
 from flightdeck.errors import BadLabel, InputError, NoSuchItem
 from flightdeck.files.clock import format_utc
 from flightdeck.files.jsonl import append_jsonl, atomic_write, dumps_line, locked_folder
+from flightdeck.project.modes import ToRate
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.items import Item, load_items
 from flightdeck.rating.judgements import disagreements
@@ -117,7 +118,7 @@ class RatingSession:
         *,
         clock: Callable[[], datetime] | None = None,
         arms: Sequence[str] | None = None,
-        adjudicate: bool = False,
+        to_rate: ToRate = ToRate.EVERY_ANSWER,
     ) -> None:
         if not rater.strip() or rater != rater.strip():
             raise InputError("--rater", None, f"rater {rater!r} must be a non-empty name")
@@ -125,11 +126,10 @@ class RatingSession:
         self.suite.require_intact()
         self.suite_name = self.suite.name
         self.rater = rater
-        self.adjudicate = adjudicate
         self._clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.RLock()
         self._secret = secrets.token_bytes(32)
-        loaded = load_items(self.suite, rater, self._secret, arms=arms, adjudicate=adjudicate)
+        loaded = load_items(self.suite, rater, self._secret, arms=arms, to_rate=to_rate)
         self._items = loaded.items
         self._question_ids = loaded.question_ids
         self._judged = loaded.judged

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flightdeck.errors import InputError
+from flightdeck.project.modes import ReposNotAtHand
 from flightdeck.project.names import KEYS_FILE, QUESTIONS_FILE
 from flightdeck.suite.records import UNHASHED, Key, Question, parse_source_uri
 from flightdeck.suite.repos import BlobReader, RepoSet, Repository, glob_regex
@@ -58,15 +59,16 @@ def check_suite(
     keys: Sequence[Key],
     repos: RepoSet,
     *,
-    unchecked: bool = False,
+    repos_not_at_hand: ReposNotAtHand = ReposNotAtHand.REFUSE,
     broken_ids: frozenset[str] = frozenset(),
 ) -> SourceCheck:
-    """Every cross-file and repository check of a seal; ``unchecked`` skips missing repos.
+    """Every cross-file and repository check of a seal (``repos_not_at_hand``: refuse or skip).
 
     ``broken_ids`` are ids of lines that did not read (``knowledge check`` lists them): their
     partner in the other file is not also called an orphan.
     """
     problems: list[Problem] = []
+    skip_absent = repos_not_at_hand is ReposNotAtHand.SKIP
 
     def problem(path: Path, line: int, message: str) -> None:
         problems.append(Problem(str(path), line, message))
@@ -88,7 +90,7 @@ def check_suite(
             continue
         # An as_of repository nobody names is likelier the typo than the uri: that problem,
         # on the question's line, comes first (below); the uri's follows it.
-        typo = any(name not in repos.locations for name in q.as_of) and not unchecked
+        typo = any(name not in repos.locations for name in q.as_of) and not skip_absent
         for source in k.valid_sources:
             parsed = parse_source_uri(source.uri)
             if parsed is not None and parsed.repo not in q.as_of:
@@ -114,7 +116,7 @@ def check_suite(
     for q in questions:
         for name, commit in q.as_of.items():
             if name not in repos.locations:
-                if not unchecked:
+                if not skip_absent:
                     problem(
                         questions_path,
                         q.line,
@@ -132,7 +134,7 @@ def check_suite(
                     repo = at_hand[name] = repos.get(name)
                 except InputError as exc:  # named but not there, or not a repository
                     absent = not repos.locations[name].exists()
-                    if not (unchecked and absent):  # --unchecked: a clone not at hand is skipped
+                    if not (skip_absent and absent):  # --unchecked: a clone not at hand is skipped
                         message = exc.message
                         if absent:
                             message += ", or seal with --unchecked to seal without checking it"

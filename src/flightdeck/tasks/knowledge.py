@@ -25,6 +25,7 @@ from flightdeck.files.jsonl import (
 from flightdeck.holdouts.custody import describe_void as describe_void  # re-exported
 from flightdeck.holdouts.custody import holdouts_custody
 from flightdeck.params import Params
+from flightdeck.project.modes import ReposNotAtHand
 from flightdeck.project.names import SEALED_FILES
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.outcomes import GateResult as GateResult  # re-exported: callers import
@@ -75,7 +76,12 @@ class SealResult:
     already: bool = False  # already sealed, intact and registered: nothing was done
 
 
-def check(suite: SuiteFolder, *, repos: RepoSet, unchecked: bool = False) -> list[Problem]:
+def check(
+    suite: SuiteFolder,
+    *,
+    repos: RepoSet,
+    repos_not_at_hand: ReposNotAtHand = ReposNotAtHand.REFUSE,
+) -> list[Problem]:
     """Every problem a seal would refuse, in file and line order; writes nothing.
 
     Every line of the questions and keys files is read, each bad one listed; the checks
@@ -101,7 +107,7 @@ def check(suite: SuiteFolder, *, repos: RepoSet, unchecked: bool = False) -> lis
         questions,
         keys,
         repos,
-        unchecked=unchecked,
+        repos_not_at_hand=repos_not_at_hand,
         broken_ids=read.broken_ids,
     )
     return sort_problems([*problems, *found.problems])
@@ -120,7 +126,8 @@ def seal(
     seals again (with new canaries, none of which was registered yet). The canaries are
     registered last; a sealed, intact suite whose canaries are not yet in ``holdouts`` (a crash
     just before, or a suite sealed without ``--holdouts``) gets them registered by running
-    seal again with ``--holdouts``. Anything else already sealed is refused.
+    seal again with ``--holdouts``. Anything else already sealed is refused. ``unchecked`` is
+    ``--unchecked`` (:attr:`ReposNotAtHand.SKIP`; the facade's :meth:`Suite.seal` takes the enum).
     """
     suite = suite.opened()
     if suite.manifest.exists():
@@ -132,7 +139,10 @@ def seal(
     if read.problems:  # the first bad line, a short commit named in full (#21)
         raise sort_problems(read.problems)[0].error()
     questions, keys = read.questions, read.keys
-    found = check_suite(suite.questions, suite.keys, questions, keys, repos, unchecked=unchecked)
+    absent = ReposNotAtHand.SKIP if unchecked else ReposNotAtHand.REFUSE
+    found = check_suite(
+        suite.questions, suite.keys, questions, keys, repos, repos_not_at_hand=absent
+    )
     if found.first is not None:
         raise found.first.error()
     checked, not_checked = found.checked_sources, found.unchecked_repos

@@ -24,6 +24,7 @@ from flightdeck.files.jsonl import (
 from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
 from flightdeck.params import Params
 from flightdeck.params.arm_names import check_arm_name
+from flightdeck.project.modes import DryRuns
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.outcomes import ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
@@ -54,7 +55,7 @@ class ScoreOptions:
     ``arms`` None: params' ``arms``; ``baseline``/``candidate`` None: params' pair when both
     are scored; an output None: where the suite's paths say (``metrics/<suite>.json``,
     ``reports/<suite>.md``, ``results/<suite>/``). A dry-run arm (``mockllm/model``) is
-    refused unless ``allow_dry_run``.
+    refused unless ``dry_runs`` is ``DryRuns.ALLOW``.
     """
 
     arms: tuple[str, ...] | None = None
@@ -63,7 +64,7 @@ class ScoreOptions:
     metrics: Path | None = None
     report: Path | None = None
     results_dir: Path | None = None
-    allow_dry_run: bool = False
+    dry_runs: DryRuns = DryRuns.REFUSE
 
 
 def load_arm(
@@ -128,12 +129,16 @@ class ArmsRead:
 
 
 def read_arms(
-    suite: SuiteFolder, arms: Sequence[str], params: Params, allow_dry_run: bool = False
+    suite: SuiteFolder,
+    arms: Sequence[str],
+    params: Params,
+    *,
+    dry_runs: DryRuns = DryRuns.REFUSE,
 ) -> ArmsRead:
     """Read the sealed suite and every arm, in the order given (the first bad arm is reported)."""
     suite = suite.opened()
     manifest = suite.require_sealed()
-    if not allow_dry_run:  # answers from mockllm/model check a pipeline, never decide
+    if dry_runs is DryRuns.REFUSE:
         refuse_dry_runs({arm: suite.meta(arm) for arm in arms})
     told = holdouts_custody(params, suite.name)
     evidence = told.evidence
@@ -228,7 +233,7 @@ def score(
         baseline=baseline,
         candidate=candidate,
         on_progress=on_progress,
-        allow_dry_run=options.allow_dry_run,
+        dry_runs=options.dry_runs,
     )
     written = write_outputs(
         result,
@@ -259,7 +264,7 @@ def compute_scores(
     baseline: str | None = None,
     candidate: str | None = None,
     on_progress: Callable[[str], None] | None = None,
-    allow_dry_run: bool = False,
+    dry_runs: DryRuns = DryRuns.REFUSE,
 ) -> ScoreResult:
     """Score each arm once (ledger-checked) and compare candidate with baseline if asked.
 
@@ -280,7 +285,7 @@ def compute_scores(
             raise InputError(
                 "--arm", None, f"{name!r} is compared but not scored; add --arm {name}"
             )
-    read = read_arms(suite, arms, params, allow_dry_run)
+    read = read_arms(suite, arms, params, dry_runs=dry_runs)
     check_ledger(read.suite, read.scores)
     comparisons: tuple[Comparison, ...] = ()
     if baseline is not None and candidate is not None:
