@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from flightdeck.cli._options import open_project, params_options, suite_argument
 from flightdeck.errors import NegativeVerdict
+
+if TYPE_CHECKING:
+    from flightdeck.rating.calibration_format import Calibration
 
 
 @click.command("judge")
@@ -81,62 +84,61 @@ def calibrate_command(
     Example:
         flightdeck knowledge calibrate suites/knowledge-demo-v1 --judge facts
     """
-    from flightdeck.files.jsonl import write_json
+    from flightdeck.rating.calibration_format import write_calibration
 
     calibrating = open_project(params_file, repo, near=suite, **overrides).suite(suite)
     result = calibrating.calibrate(judge)
     if json_path is not None:
-        write_json(json_path, result)
+        write_calibration(json_path, result)
     _print(result)
     click.echo(f"wrote {calibrating.folder.calibration(judge)}")
 
 
-def _print(r: dict[str, Any]) -> None:
-    def num(x: float | None) -> str:
-        return "undefined" if x is None else f"{x:.2f}"
+def _print(r: Calibration) -> None:
+    def num(x: object) -> str:  # None: undefined (UNSET only in a file older than #21)
+        return f"{x:.2f}" if isinstance(x, int | float) else "undefined"
 
-    t = r["table"]
-    interval = "" if r["kappa_lo"] is None else f" [{num(r['kappa_lo'])}, {num(r['kappa_hi'])}]"
-    agreement = "-" if r["agreement"] is None else f"{100 * r['agreement']:.1f}%"
+    t = r.table
+    interval = "" if r.kappa_lo is None else f" [{num(r.kappa_lo)}, {num(r.kappa_hi)}]"
+    agreement = "-" if r.agreement is None else f"{100 * r.agreement:.1f}%"
     click.echo(
-        f"judge {r['judge']['name']} vs the people on {r['n']} answers: kappa "
-        f"{num(r['kappa'])}{interval}, agreement {agreement}"
-        + (f" ({r['kappa_reason']})" if r["kappa_reason"] else "")
+        f"judge {r.judge.name} vs the people on {r.n} answers: kappa "
+        f"{num(r.kappa)}{interval}, agreement {agreement}"
+        + (f" ({r.kappa_reason})" if r.kappa_reason else "")
     )
     click.echo("                   people correct  people incorrect")
     click.echo(
-        f"  judge correct    {t['judge_correct_people_correct']:>14}  "
-        f"{t['judge_correct_people_incorrect']:>16}"
+        f"  judge correct    {t.judge_correct_people_correct:>14}  "
+        f"{t.judge_correct_people_incorrect:>16}"
     )
     click.echo(
-        f"  judge incorrect  {t['judge_incorrect_people_correct']:>14}  "
-        f"{t['judge_incorrect_people_incorrect']:>16}"
+        f"  judge incorrect  {t.judge_incorrect_people_correct:>14}  "
+        f"{t.judge_incorrect_people_incorrect:>16}"
     )
-    for kind, k in r["by_kind"].items():
+    for kind, k in r.by_kind.items():
         click.echo(
-            f"  {kind}: kappa {num(k['kappa'])} on {k['n']}"
-            + (f" ({k['reason']})" if k["reason"] else "")
+            f"  {kind}: kappa {num(k.kappa)} on {k.n}" + (f" ({k.reason})" if k.reason else "")
         )
-    facts = r["facts"]
-    if facts["available"]:
+    facts = r.facts
+    if facts.available:
         click.echo(
-            f"  facts: kappa {num(facts['kappa'])}, agreement {num(facts['agreement'])} on "
-            f"{facts['n']} fact verdicts of {facts['answers']} answers"
-            + (f" ({facts['reason']})" if facts["reason"] else "")
+            f"  facts: kappa {num(facts.kappa)}, agreement {num(facts.agreement)} on "
+            f"{facts.n} fact verdicts of {facts.answers} answers"
+            + (f" ({facts.reason})" if facts.reason else "")
         )
     else:
-        click.echo(f"  facts: {facts['reason']}")
-    for d in r["disagreements"]:
-        votes = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in d["votes"].items())
-        missing = f"; missing: {'; '.join(d['facts_missing'])}" if d["facts_missing"] else ""
+        click.echo(f"  facts: {facts.reason}")
+    for d in r.disagreements:
+        votes = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in d.votes.items())
+        missing = f"; missing: {'; '.join(d.facts_missing)}" if d.facts_missing else ""
         click.echo(
-            f"  disagree {d['arm']} {d['id']}: judge {'correct' if d['judge'] else 'incorrect'}, "
-            f"people {'correct' if d['people'] else 'incorrect'} ({votes}){missing}"
+            f"  disagree {d.arm} {d.id}: judge {'correct' if d.judge else 'incorrect'}, "
+            f"people {'correct' if d.people else 'incorrect'} ({votes}){missing}"
         )
-    if r["calibrated"]:
-        click.echo(f"calibrated: kappa >= {r['min_kappa']:g} on >= {r['min_answers']} answers")
+    if r.calibrated:
+        click.echo(f"calibrated: kappa >= {r.min_kappa:g} on >= {r.min_answers} answers")
     else:
         click.echo(
-            f"NOT calibrated: needs kappa >= {r['min_kappa']:g} on >= {r['min_answers']} answers; "
+            f"NOT calibrated: needs kappa >= {r.min_kappa:g} on >= {r.min_answers} answers; "
             "people keep rating every arm"
         )

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from flightdeck.params import Params
     from flightdeck.project.suite_folder import SuiteFolder
     from flightdeck.rating.agreement import ArmChoice, SuiteAgreement
+    from flightdeck.rating.calibration_format import Calibration
     from flightdeck.rating.judges import JudgeRun
     from flightdeck.rating.session import RatingSession
     from flightdeck.scoring.outcomes import GateResult, ScoreResult
@@ -333,7 +334,7 @@ class Suite:
             self.folder, params=self.params, judge=judge, arms=list(arms), on_progress=on_progress
         )
 
-    def calibrate(self, judge: str) -> dict[str, Any]:
+    def calibrate(self, judge: str) -> Calibration:
         """``knowledge calibrate``: the judge measured against the people's majority."""
         from flightdeck.rating.judge_calibration import calibrate
 

@@ -18,13 +18,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import InputError
-from flightdeck.files.jsonl import read_json, write_json
 from flightdeck.params.sections import JudgeSpec
 from flightdeck.project.suite_folder import SuiteFolder
+from flightdeck.rating.calibration_format import (
+    MIN_ANSWERS,
+    Agreement,
+    AgreementTable,
+    ArmCounts,
+    Calibration,
+    Disagreement,
+    FactAgreement,
+    describe,
+    require_calibrated,
+    write_calibration,
+)
 from flightdeck.rating.judgements import Judgement, current_judgements, judgements_path
 from flightdeck.rating.judges import judge_identity, resolve_judge
 from flightdeck.scoring.stats import cohens_kappa
@@ -36,12 +46,6 @@ from flightdeck.suite.records import (
     read_labels,
     read_questions,
 )
-
-MIN_ANSWERS = 30
-
-
-def calibration_path(suite: SuiteFolder, judge: str) -> Path:
-    return suite.calibration(judge)
 
 
 def bootstrap_kappa(
@@ -108,14 +112,20 @@ def _people(
     return {qid: ls for qid, ls in by_id.items() if len(ls) >= min_raters}
 
 
-def collect(
-    suite: SuiteFolder, spec: JudgeSpec, *, min_raters: int
-) -> tuple[list[Rated], dict[str, Any]]:
+@dataclass(frozen=True)
+class Collected:
+    """The answers both the judge and the people rated, and each arm's counts."""
+
+    rated: list[Rated]
+    arms: dict[str, ArmCounts]
+
+
+def collect(suite: SuiteFolder, spec: JudgeSpec, *, min_raters: int) -> Collected:
     """The answers both rated, across arms, and counts of what was left out and why."""
     identity = judge_identity(spec)
     questions = {q.id: q for q in read_questions(suite.questions)}
     rated: list[Rated] = []
-    counts: dict[str, Any] = {}
+    counts: dict[str, ArmCounts] = {}
     for arm in suite.arms():
         answers = {a.id: a for a in read_answers(suite.answers(arm), list(questions))}
         labels_path = suite.labels(arm)
@@ -123,12 +133,9 @@ def collect(
         people = _people(answers, labels, min_raters)
         judged = current_judgements(judgements_path(suite, spec.name, arm), answers, identity)
         both = [qid for qid in questions if qid in people and qid in judged]
-        counts[arm] = {
-            "answers": len(answers),
-            "rated_by_people": len(people),
-            "judged": len(judged),
-            "both": len(both),
-        }
+        counts[arm] = ArmCounts(
+            answers=len(answers), rated_by_people=len(people), judged=len(judged), both=len(both)
+        )
         for qid in both:
             votes = {lb.rater: lb.correct for lb in people[qid]}
             yes = sum(votes.values())
@@ -143,15 +150,15 @@ def collect(
                     tuple(people[qid]),
                 )
             )
-    return rated, counts
+    return Collected(rated, counts)
 
 
-def _kappa_json(judge: Sequence[bool], people: Sequence[bool]) -> dict[str, Any]:
+def _agreement(judge: Sequence[bool], people: Sequence[bool]) -> Agreement:
     k = cohens_kappa(list(judge), list(people))
-    return {"n": k.n, "kappa": k.value, "agreement": k.agreement, "reason": k.reason}
+    return Agreement(n=k.n, kappa=k.value, agreement=k.agreement, reason=k.reason)
 
 
-def _fact_level(rated: Sequence[Rated], facts_of: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+def _fact_level(rated: Sequence[Rated], facts_of: dict[str, tuple[str, ...]]) -> FactAgreement:
     """Judge vs people per required fact, where people ticked facts (labels with ``facts``).
 
     One pair per (answer, fact): the judge's ``present`` against the majority of the raters
@@ -173,15 +180,23 @@ def _fact_level(rated: Sequence[Rated], facts_of: dict[str, tuple[str, ...]]) ->
             yes = sum(bool(label.facts[i]) for label in ticked if label.facts is not None)
             pairs.append((verdicts[fact], 2 * yes > len(ticked)))
     if not pairs:
-        return {
-            "available": False,
-            "reason": "no label on these answers carries fact ticks (a label rated before "
+        return FactAgreement(
+            available=False,
+            reason="no label on these answers carries fact ticks (a label rated before "
             "flightdeck stored them says correct or not, not which facts it found; rate "
             "again to add them), so fact-level agreement cannot be measured",
-            "labels_without_ticks": without,
-        }
-    k = _kappa_json([p[0] for p in pairs], [p[1] for p in pairs])
-    return {"available": True, **k, "answers": answers, "labels_without_ticks": without}
+            labels_without_ticks=without,
+        )
+    k = _agreement([p[0] for p in pairs], [p[1] for p in pairs])
+    return FactAgreement(
+        available=True,
+        n=k.n,
+        kappa=k.kappa,
+        agreement=k.agreement,
+        reason=k.reason,
+        answers=answers,
+        labels_without_ticks=without,
+    )
 
 
 def check_fact_ticks(suite: SuiteFolder, rated: Sequence[Rated]) -> dict[str, tuple[str, ...]]:
@@ -201,7 +216,7 @@ def check_fact_ticks(suite: SuiteFolder, rated: Sequence[Rated]) -> dict[str, tu
 
 def calibrate(
     suite: SuiteFolder, *, params: Any, judge: str, now: str | None = None
-) -> dict[str, Any]:
+) -> Calibration:
     """Measure the judge against the people and write ``judgements/<judge>/calibration.json``.
 
     Refuses a sealed suite that changed since sealing, like every command that reads one.
@@ -212,33 +227,35 @@ def calibrate(
     suite = suite.opened()
     suite.require_intact()
     identity = judge_identity(spec)
-    rated, counts = collect(suite, spec, min_raters=params.min_raters)
+    collected = collect(suite, spec, min_raters=params.min_raters)
+    rated = collected.rated
     j = [r.judgement.correct for r in rated]
     p = [r.people for r in rated]
     overall = cohens_kappa(j, p)
     lo, hi, undefined = bootstrap_kappa(
         j, p, resamples=params.resamples, confidence=params.confidence, seed=params.seed
     )
-    table = {
-        "judge_correct_people_correct": sum(a and b for a, b in zip(j, p, strict=True)),
-        "judge_correct_people_incorrect": sum(a and not b for a, b in zip(j, p, strict=True)),
-        "judge_incorrect_people_correct": sum(b and not a for a, b in zip(j, p, strict=True)),
-        "judge_incorrect_people_incorrect": sum(not a and not b for a, b in zip(j, p, strict=True)),
-    }
+    pairs = list(zip(j, p, strict=True))
+    table = AgreementTable(
+        judge_correct_people_correct=sum(a and b for a, b in pairs),
+        judge_correct_people_incorrect=sum(a and not b for a, b in pairs),
+        judge_incorrect_people_correct=sum(b and not a for a, b in pairs),
+        judge_incorrect_people_incorrect=sum(not a and not b for a, b in pairs),
+    )
     by_kind = {}
     for kind in sorted({r.kind for r in rated}):
         sub = [r for r in rated if r.kind == kind]
-        by_kind[kind] = _kappa_json([r.judgement.correct for r in sub], [r.people for r in sub])
+        by_kind[kind] = _agreement([r.judgement.correct for r in sub], [r.people for r in sub])
     disagreements = [
-        {
-            "arm": r.arm,
-            "id": r.id,
-            "kind": r.kind,
-            "people": r.people,
-            "votes": r.votes,
-            "judge": r.judgement.correct,
-            "facts_missing": [f.fact for f in r.judgement.facts if not f.present],
-        }
+        Disagreement(
+            arm=r.arm,
+            id=r.id,
+            kind=r.kind,
+            people=r.people,
+            votes=r.votes,
+            judge=r.judgement.correct,
+            facts_missing=[f.fact for f in r.judgement.facts if not f.present],
+        )
         for r in rated
         if r.judgement.correct != r.people
     ]
@@ -247,90 +264,32 @@ def calibrate(
         and overall.value >= params.judge_min_kappa
         and overall.n >= MIN_ANSWERS
     )
-    result = {
-        "suite": suite.name,
-        "judge": identity,
-        "kappa": overall.value,
-        "kappa_lo": lo,
-        "kappa_hi": hi,
-        "kappa_reason": overall.reason,
-        "bootstrap_undefined": undefined,
-        "n": overall.n,
-        "agreement": overall.agreement,
-        "table": table,
-        "by_kind": by_kind,
-        "arms": counts,
-        "disagreements": disagreements,
-        "facts": _fact_level(rated, check_fact_ticks(suite, rated)),
-        "calibrated": calibrated,
-        "min_kappa": params.judge_min_kappa,
-        "min_answers": MIN_ANSWERS,
-        "seed": params.seed,
-        "resamples": params.resamples,
-        "confidence": params.confidence,
-        "min_raters": params.min_raters,
-        "calibrated_at": now or utc_now(),
-    }
-    write_json(calibration_path(suite, judge), result)
-    return result
-
-
-def require_calibrated(
-    suite: SuiteFolder, spec: JudgeSpec, *, min_kappa: float, min_raters: int = 1
-) -> dict[str, Any]:
-    """The judge's calibration, or an InputError naming the calibration file and the fix.
-
-    A calibration measured against fewer people per answer than scoring counts
-    (``calibrate --min-raters 1``) does not show the judge may stand in for them.
-    """
-    path = calibration_path(suite, spec.name)
-    fix = f"run `flightdeck knowledge calibrate {suite.root} --judge {spec.name}`"
-    if not path.is_file():
-        raise InputError(path, None, f"judge {spec.name!r} was never calibrated; {fix}")
-    record = read_json(path)
-    identity = judge_identity(spec)
-    if record.get("judge") != identity:
-        old = record.get("judge") or {}
-        changed = (
-            [k for k in identity if old.get(k) != identity[k]] if isinstance(old, dict) else []
-        )
-        raise InputError(
-            path,
-            None,
-            f"judge {spec.name!r} changed since it was calibrated "
-            f"({', '.join(changed) or 'identity'} differ), so the calibration does not hold for "
-            "it: judge the rated arms again, then " + fix.removeprefix("run "),
-        )
-    raters = record.get("min_raters")
-    if not isinstance(raters, int) or raters < min_raters:
-        raise InputError(
-            path,
-            None,
-            f"judge {spec.name!r} was calibrated against {raters} rater(s) per answer, but "
-            f"scoring counts {min_raters} (min_raters); calibrate it again with "
-            f"--min-raters {min_raters} once that many people rated the answers",
-        )
-    kappa, n = record.get("kappa"), record.get("n", 0)
-    if not (isinstance(kappa, int | float) and kappa >= min_kappa and n >= MIN_ANSWERS):
-        shown = "undefined" if kappa is None else f"{kappa:.2f}"
-        raise InputError(
-            path,
-            None,
-            f"judge {spec.name!r} is not calibrated: kappa {shown} against the people on {n} "
-            f"answers (needs >= {min_kappa:g} on >= {MIN_ANSWERS}); have people rate more "
-            "answers, improve the judge, or keep people rating",
-        )
-    return record
-
-
-def describe(record: dict[str, Any]) -> str:
-    """ "judge facts, kappa 0.71 [0.55, 0.84] against people on 64 answers, calibrated <date>"."""
-    lo, hi = record.get("kappa_lo"), record.get("kappa_hi")
-    interval = "" if lo is None or hi is None else f" [{lo:.2f}, {hi:.2f}]"
-    return (
-        f"judge {record['judge']['name']}, kappa {record['kappa']:.2f}{interval} against people "
-        f"on {record['n']} answers, calibrated {record['calibrated_at']}"
+    result = Calibration(
+        suite=suite.name,
+        judge=identity,
+        kappa=overall.value,
+        kappa_lo=lo,
+        kappa_hi=hi,
+        kappa_reason=overall.reason,
+        bootstrap_undefined=undefined,
+        n=overall.n,
+        agreement=overall.agreement,
+        table=table,
+        by_kind=by_kind,
+        arms=collected.arms,
+        disagreements=disagreements,
+        facts=_fact_level(rated, check_fact_ticks(suite, rated)),
+        calibrated=calibrated,
+        min_kappa=params.judge_min_kappa,
+        min_answers=MIN_ANSWERS,
+        seed=params.seed,
+        resamples=params.resamples,
+        confidence=params.confidence,
+        min_raters=params.min_raters,
+        calibrated_at=now or utc_now(),
     )
+    write_calibration(suite.calibration(judge), result)
+    return result
 
 
 def judged_labels(
@@ -374,7 +333,7 @@ class JudgedBy:
     """A calibrated judge that `knowledge score` may take unrated arms' correctness from."""
 
     spec: JudgeSpec
-    calibration: dict[str, Any]
+    calibration: Calibration
 
     def labels(self, suite: SuiteFolder, arm: str, answers: dict[str, Answer]) -> list[Label]:
         return judged_labels(suite, self.spec, arm, answers)

@@ -18,13 +18,34 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write, encode_lines, read_bytes
 from flightdeck.files.jsonl import read_jsonl as _read_jsonl
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.suite.records import SHA256_RE, Answer, Key, Question
+
+
+class JudgeIdentity(msgspec.Struct, frozen=True, kw_only=True):
+    """What a calibration and a judgement hold for: a judge as it is now.
+
+    A facts judge has ``rules`` (its normalisation's version) and no model, prompt or
+    temperature; an llm judge the model, its prompt's sha256 and the temperature.
+    """
+
+    name: str
+    kind: Literal["facts", "llm"]
+    model: str | None
+    prompt_sha256: str | None
+    temperature: float | None
+    rules: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The identity as a judgements line holds it (``judge``), its fields in this order."""
+        return {f: getattr(self, f) for f in self.__struct_fields__}
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,21 +147,22 @@ def _parse(path: Path, line: int, obj: dict[str, Any], known: set[str]) -> Judge
 
 
 def current_judgements(
-    path: Path, answers: dict[str, Answer], identity: dict[str, Any]
+    path: Path, answers: dict[str, Answer], identity: JudgeIdentity
 ) -> dict[str, Judgement]:
     """The judgements in ``path`` of these very answers by this very judge, by id."""
     if not path.is_file():
         return {}
     out = {}
+    judge = identity.to_json()
     for j in read_judgements(path, list(answers)):
         answer = answers.get(j.id)
-        if answer is not None and j.answer_sha256 == answer.sha256 and j.judge == identity:
+        if answer is not None and j.answer_sha256 == answer.sha256 and j.judge == judge:
             out[j.id] = j
     return out
 
 
 def resume_judgements(
-    path: Path, answers: dict[str, Answer], identity: dict[str, Any]
+    path: Path, answers: dict[str, Answer], identity: JudgeIdentity
 ) -> tuple[dict[str, Judgement], int]:
     """Keep the current judgements; rewrite the file without the rest (stale or torn)."""
     if not path.is_file():

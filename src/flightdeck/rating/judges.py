@@ -26,6 +26,7 @@ from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.judgements import (
     FactVerdict,
     JudgeFn,
+    JudgeIdentity,
     Judgement,
     Verdict,
     judgements_path,
@@ -38,31 +39,31 @@ from flightdeck.suite.records import Answer, Key, Question
 FACTS_RULES = "facts-v1: NFKC, casefold, words split at punctuation, Porter2 stems, in order"
 
 
-def judge_identity(spec: JudgeSpec) -> dict[str, Any]:
+def judge_identity(spec: JudgeSpec) -> JudgeIdentity:
     """What a calibration holds for: kind, model, the prompt's sha256, temperature, rules."""
     from flightdeck.files.jsonl import sha256_bytes
 
     if spec.kind == "facts":
-        return {
-            "name": spec.name,
-            "kind": "facts",
-            "model": None,
-            "prompt_sha256": None,
-            "temperature": None,
-            "rules": FACTS_RULES,
-        }
+        return JudgeIdentity(
+            name=spec.name,
+            kind="facts",
+            model=None,
+            prompt_sha256=None,
+            temperature=None,
+            rules=FACTS_RULES,
+        )
     assert spec.prompt is not None  # params/sections.py requires it for an llm judge
     prompt = spec.prompt
     if not prompt.is_file():
         raise InputError(prompt, None, f"prompt of judge {spec.name!r} not found; check prompt:")
-    return {
-        "name": spec.name,
-        "kind": "llm",
-        "model": spec.model,
-        "prompt_sha256": sha256_bytes(prompt.read_bytes()),
-        "temperature": spec.temperature,
-        "rules": None,
-    }
+    return JudgeIdentity(
+        name=spec.name,
+        kind="llm",
+        model=spec.model,
+        prompt_sha256=sha256_bytes(prompt.read_bytes()),
+        temperature=spec.temperature,
+        rules=None,
+    )
 
 
 # --- the facts judge ----------------------------------------------------------------------
@@ -169,7 +170,7 @@ def judge_arm(
                 verdict.facts,
                 verdict.unsupported,
                 answer.sha256,
-                identity,
+                identity.to_json(),
             )
             append_jsonl(path, record.to_json())
             judged += 1
