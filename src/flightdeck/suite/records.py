@@ -92,6 +92,18 @@ def _all_distinct(values: list[Any]) -> bool:
     return len(set(values)) == len(values)
 
 
+def _pairs_distinct(raters: list[str], ids: list[str]) -> bool:
+    """Whether no (rater, id) pair repeats: each rater's ids, grouped in one pass, a set each
+    (a few sets of strings instead of a tuple a label)."""
+    by_rater: dict[str, list[str]] = {}
+    for rater, qid in zip(raters, ids, strict=True):
+        group = by_rater.get(rater)
+        if group is None:
+            group = by_rater[rater] = []
+        group.append(qid)
+    return all(map(_all_distinct, by_rater.values()))
+
+
 def read_questions(path: Path, *, data: bytes | None = None) -> list[Question]:
     """Questions; ``data`` is the file's bytes when the caller has read them."""
     questions, error = decode_lines(path, read_bytes(path) if data is None else data, QUESTION)
@@ -210,8 +222,7 @@ def read_labels(
     known = set(question_ids)
     labels, error = decode_lines(path, read_bytes(path) if data is None else data, LABEL)
     ids = [label.id for label in labels]
-    pairs = list(zip([label.rater for label in labels], ids, strict=True))
-    if not known.issuperset(ids) or not _all_distinct(pairs):
+    if not known.issuperset(ids) or not _pairs_distinct([label.rater for label in labels], ids):
         seen: dict[tuple[str, str], int] = {}
         for label in labels:
             if label.id not in known:
