@@ -12,7 +12,7 @@ optional) into one list, and runs each rule once over its list (:func:`accepts`)
 rule does in far less than a call per value (one ``str.strip`` pass, one regex over the
 values joined). :mod:`flightdeck.suite.problems` runs the same rules on one value, to say
 where a bad line fails and in msgspec's own words for a pattern. The same columns tell
-whether a file msgspec took whole gave a key twice (:func:`keys_repeat`), which msgspec
+whether a file msgspec took whole gave a key twice (:func:`colons_agree`), which msgspec
 lets through, keeping the last.
 """
 
@@ -24,13 +24,13 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
-from operator import attrgetter, eq, methodcaller
+from operator import attrgetter, eq, itemgetter, methodcaller
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
 from msgspec import Meta
 
-from flightdeck.files.strict_json import ESCAPED_COLON, texts_repeat_a_key
+from flightdeck.files.strict_json import ESCAPED_COLON, encoder
 
 Place = tuple[str, ...]
 # The steps from a record to a place: a field's name, or one of these.
@@ -118,8 +118,7 @@ class Spelled:
         if self.prefix:
             if not all(map(str.startswith, values, repeat(self.prefix))):
                 return False
-            cut = len(self.prefix)
-            values = [value[cut:] for value in values]
+            values = list(map(itemgetter(slice(len(self.prefix), None)), values))
         return _compiled(f"{self.chars}*\\Z").match("".join(values)) is not None
 
 
@@ -175,8 +174,9 @@ class Columns:
 
     @functools.cached_property
     def encoded(self) -> bytes:
-        """The records as JSON lines, keys sorted: canonical JSON, one record a line."""
-        return _sorted_encoder().encode_lines(self.records)
+        """The records encoded again as JSON, in one call (for :func:`colons_agree`)."""
+        lines: bytes = encoder().encode_lines(self.records)
+        return lines
 
 
 def _step(step: str, values: list[Any]) -> list[Any]:
@@ -208,7 +208,7 @@ def accepts(rules: tuple[tuple[Place, Rule], ...], columns: Columns) -> bool:
 # --- a key given twice, told from the records already decoded -----------------------------
 
 
-def keys_repeat(
+def colons_agree(
     data: bytes,
     texts: list[bytes],
     columns: Columns,
@@ -216,27 +216,29 @@ def keys_repeat(
     in_file: tuple[msgspec.structs.FieldInfo, ...],
     not_null: tuple[str, ...],
 ) -> bool:
-    """Whether a key repeats at any depth in a file msgspec took whole (it keeps the last).
+    """Whether ``data``, a file msgspec took whole as ``columns.records`` (one a text), has
+    exactly the colons of their keys: then no key is given twice at any depth (msgspec
+    keeps the last) and no not-null field is given as null. False means: look closer.
 
     Counted on the records already decoded, with no second decode: every key in the file
     ends with the one ``:`` outside strings after it, and the records encoded again have
     one ``:`` per field, with the same ``:`` inside their strings (msgspec never escapes
-    one). So the file has exactly as many colons as the encoding less the fields it never
-    gave, unless a key repeats. Which fields a file left out is known from the values (a
-    field the reader sets; a not-null field holding None), or for a field at its default
-    from whether its line holds the key: there ``"name":`` is that key and nothing else (no
-    string holds it unescaped, and these records have no free-form keys). When that cannot
-    be told (a line with the key twice, an escaped colon), or the counts differ (a repeat,
-    or a key written otherwise), the lines are looked at one by one as before.
+    one). So the file has as many colons as the encoding less the fields it never gave,
+    and one more for each key given twice or not-null field given as null (which the
+    record holds as None, counted as left out). Which fields a file left out is known from
+    the values (a field the reader sets; a not-null field holding None), or for a field at
+    its default from whether its line holds the key: there ``"name":`` is that key and
+    nothing else (no string holds it unescaped, and these records have no free-form keys).
+    Every count that cannot be told exactly errs towards more fields left out, so the
+    counts can differ without a repeat, never agree with one.
     """
     if not columns.records:
-        return False
+        return True
     absent = _absent_fields(data, texts, columns, in_file, not_null)
     escaped = b"\\u003" in data and ESCAPED_COLON.search(data) is not None
     if absent is None or escaped:
-        return texts_repeat_a_key(texts)
-    encoded = columns.encoded.count(b":")
-    return data.count(b":") != encoded - absent and texts_repeat_a_key(texts)
+        return False
+    return data.count(b":") == columns.encoded.count(b":") - absent
 
 
 def _absent_fields(
@@ -292,8 +294,3 @@ def _absent_fields(
 def _free_keys(cls: type[msgspec.Struct]) -> bool:
     """Whether a record may hold an object whose keys the file chooses (a dict field)."""
     return any("dict" in repr(f.type) for f in msgspec.structs.fields(cls))
-
-
-@functools.cache
-def _sorted_encoder() -> msgspec.json.Encoder:
-    return msgspec.json.Encoder(order="sorted")

@@ -28,7 +28,7 @@ from flightdeck.files.strict_json import (
     loads_strict,
     texts_repeat_a_key,
 )
-from flightdeck.suite.columns import NON_BLANK, Columns, Place, Rule, accepts, keys_repeat, places
+from flightdeck.suite.columns import NON_BLANK, Columns, Place, Rule, accepts, colons_agree, places
 from flightdeck.suite.problems import SET_BY_READER, Problem, file_fields, problems
 
 T = TypeVar("T", bound=msgspec.Struct)
@@ -186,10 +186,11 @@ def _whole_file(
             return None
         lines = [number for number, text in enumerate(stripped, start=1) if text]
     columns = Columns(records)
-    if (
-        not accepts(schema.rules, columns)
-        or _maybe_null(schema, data, records)
-        or keys_repeat(data, texts, columns, in_file=schema.file_fields, not_null=schema.not_null)
+    if not accepts(schema.rules, columns):
+        return None
+    fields, not_null = schema.file_fields, schema.not_null
+    if not colons_agree(data, texts, columns, in_file=fields, not_null=not_null) and (
+        _maybe_null(schema, data, records) or texts_repeat_a_key(texts)
     ):
         return None
     return columns, lines

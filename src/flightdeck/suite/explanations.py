@@ -41,6 +41,7 @@ from flightdeck.suite.schema import (
 )
 
 _UPPER_HEX = re.compile("[A-F]")
+_CANONICAL = msgspec.json.Encoder(order="sorted")
 _KINDS = ", ".join(KINDS)
 
 
@@ -189,7 +190,7 @@ def _finish_answers(columns: Columns) -> None:
     # encoded in one call, one line each (a JSON text holds no raw newline); the hashes
     # are made and set by map, with no Python frame a record.
     answers = columns.records
-    texts = columns.encoded.split(b"\n")  # one more, empty, after the last newline
+    texts = _CANONICAL.encode_lines(answers).split(b"\n")  # and one more, empty
     digests = map(methodcaller("hexdigest"), map(hashlib.sha256, texts[: len(answers)]))
     deque(map(msgspec.structs.force_setattr, answers, repeat("sha256"), digests), maxlen=0)
     if _upper(columns[("citations", ITEM, "sha256")]):
