@@ -210,13 +210,14 @@ def accepts(rules: tuple[tuple[Place, Rule], ...], columns: Columns) -> bool:
 
 def colons_agree(
     data: bytes,
-    texts: list[bytes],
+    texts: Callable[[], list[bytes]],
     columns: Columns,
     *,
     in_file: tuple[msgspec.structs.FieldInfo, ...],
     not_null: tuple[str, ...],
 ) -> bool:
-    """Whether ``data``, a file msgspec took whole as ``columns.records`` (one a text), has
+    """Whether ``data``, a file msgspec took whole as ``columns.records`` (one a line of
+    ``texts()``, which is called only when a line must be looked at), has
     exactly the colons of their keys: then no key is given twice at any depth (msgspec
     keeps the last) and no not-null field is given as null. False means: look closer.
 
@@ -243,7 +244,7 @@ def colons_agree(
 
 def _absent_fields(
     data: bytes,
-    texts: list[bytes],
+    texts: Callable[[], list[bytes]],
     columns: Columns,
     in_file: tuple[msgspec.structs.FieldInfo, ...],
     not_null: tuple[str, ...],
@@ -283,7 +284,7 @@ def _absent_fields(
         if data.count(key) <= given:
             absent += len(values) - given
             continue
-        at_default = compress(texts, map(eq, values, repeat(f.default)))
+        at_default = compress(texts(), map(eq, values, repeat(f.default)))
         counts = list(map(methodcaller("count", key), at_default))
         if counts and max(counts) > 1:
             return None

@@ -12,6 +12,7 @@ it refuses, in the order the record's words list its fields, is said in the word
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -137,14 +138,13 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
     next line, and each record's ``line`` is set to its line number. A file that one call
     does not take whole is walked line by line, which names the first bad line.
     """
-    parts = data.split(b"\n")
-    whole = _whole_file(parts, data, schema)
+    whole = _whole_file(data, schema)
     if whole is not None:
         columns, lines = whole
         records: list[T] = columns.records
         error = None
     else:
-        records, lines, error = _line_by_line(path, parts, schema)
+        records, lines, error = _line_by_line(path, data.split(b"\n"), schema)
         columns = Columns(records)
     if schema.finish is not None:
         schema.finish(columns)
@@ -154,9 +154,7 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
     return records, error
 
 
-def _whole_file(
-    parts: list[bytes], data: bytes, schema: Schema[T]
-) -> tuple[Columns, Sequence[int]] | None:
+def _whole_file(data: bytes, schema: Schema[T]) -> tuple[Columns, Sequence[int]] | None:
     """Every record of a valid file from one ``Decoder.decode_lines`` call (as the columns
     its rules were checked on), and their lines; None when the file needs the line-by-line
     walk (a bad line, or lines not one record each).
@@ -177,29 +175,32 @@ def _whole_file(
         return None
     n = len(records)
     lines: Sequence[int]
-    if _plain_lines(data, parts, n):  # the common case, checked on the whole buffer in C
-        texts, lines = parts[:n], range(1, n + 1)
+    texts: Callable[[], list[bytes]]
+    if _plain_lines(data, n):  # the common case, checked on the whole buffer in C
+        lines = range(1, n + 1)
+        texts = functools.cache(lambda: data.split(b"\n")[:n])  # split only if looked at
     else:
-        stripped = [raw.strip() for raw in parts]
-        texts = [text for text in stripped if text]
-        if len(texts) != n or not _plain_lines(b"\n".join(texts), texts, n):
+        stripped = [raw.strip() for raw in data.split(b"\n")]
+        kept = [text for text in stripped if text]
+        if len(kept) != n or not _plain_lines(b"\n".join(kept), n):
             return None
         lines = [number for number, text in enumerate(stripped, start=1) if text]
+        texts = lambda: kept  # noqa: E731
     columns = Columns(records)
     if not accepts(schema.rules, columns):
         return None
     fields, not_null = schema.file_fields, schema.not_null
     if not colons_agree(data, texts, columns, in_file=fields, not_null=not_null) and (
-        _maybe_null(schema, data, records) or texts_repeat_a_key(texts)
+        _maybe_null(schema, data, records) or texts_repeat_a_key(texts())
     ):
         return None
     return columns, lines
 
 
-def _plain_lines(data: bytes, parts: list[bytes], n: int) -> bool:
-    """Whether ``data`` (split into ``parts`` at its newlines) is ``n`` lines, each starting
-    with ``{`` and ending with ``}``, with no blank line (a last newline ends the last one)."""
-    if n == 0 or len(parts) - (parts[-1] == b"") != n:
+def _plain_lines(data: bytes, n: int) -> bool:
+    """Whether ``data`` is ``n`` lines, each starting with ``{`` and ending with ``}``, with
+    no blank line (a last newline ends the last one)."""
+    if n == 0 or data.count(b"\n") - data.endswith(b"\n") != n - 1:
         return False
     ends = data.endswith(b"}") or data.endswith(b"}\n")
     return data.startswith(b"{") and ends and data.count(b"}\n{") == n - 1
