@@ -138,6 +138,13 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
     next line, and each record's ``line`` is set to its line number. A file that one call
     does not take whole is walked line by line, which names the first bad line.
     """
+    columns, error = decode_columns(path, data, schema)
+    return columns.records, error
+
+
+def decode_columns(path: Path, data: bytes, schema: Schema[T]) -> tuple[Columns, InputError | None]:
+    """:func:`decode_lines`, its records as the columns their rules were checked on (which
+    the readers' rules between records read again: the ids, the raters)."""
     whole = _whole_file(data, schema)
     if whole is not None:
         columns, lines = whole
@@ -151,7 +158,7 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
     set_line = msgspec.structs.force_setattr
     for record, number in zip(records, lines, strict=True):
         set_line(record, "line", number)
-    return records, error
+    return columns, error
 
 
 def _whole_file(data: bytes, schema: Schema[T]) -> tuple[Columns, Sequence[int]] | None:
