@@ -13,9 +13,11 @@ it refuses, in the order the record's words list its fields, is said in the word
 from __future__ import annotations
 
 import functools
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import repeat
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -155,9 +157,8 @@ def decode_columns(path: Path, data: bytes, schema: Schema[T]) -> tuple[Columns,
         columns = Columns(records)
     if schema.finish is not None:
         schema.finish(columns)
-    set_line = msgspec.structs.force_setattr
-    for record, number in zip(records, lines, strict=True):
-        set_line(record, "line", number)
+    assert len(records) == len(lines), "a record without its line number"
+    deque(map(msgspec.structs.force_setattr, records, repeat("line"), lines), maxlen=0)
     return columns, error
 
 
