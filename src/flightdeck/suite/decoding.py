@@ -3,11 +3,11 @@
 Each record is one msgspec Struct (``schema.py``) whose field types hold the rules, so a
 valid file is decoded and checked in C, the whole file in one call, and the rules its types
 carry for Python run once over each place of the file (:mod:`flightdeck.suite.columns`).
-Only when a line fails
-is it read again with the standard ``json`` module (whose syntax messages we quote), and
-msgspec is asked where each field fails (:mod:`flightdeck.suite.problems`): the first place
-it refuses, in the order the record's words list its fields, is said in the words of
-``explanations.py``. The Struct is the only rule; the words only say what it refused.
+Only when a line fails is it read again with the standard ``json`` module (whose syntax
+messages we quote), and msgspec is asked where each field fails
+(:mod:`flightdeck.suite.problems`): the first place it refuses, in the order the record's
+words list its fields, is said in the words of ``explanations.py``. The Struct is the only
+rule; the words only say what it refused.
 """
 
 from __future__ import annotations
