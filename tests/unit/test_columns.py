@@ -244,3 +244,32 @@ def test_keys_name_the_line_a_walk_line_by_line_names(kinds: list[str]) -> None:
             expected = (number, alone[1])
             break
     assert first_bad(lines, KEY) == expected
+
+
+# --- a key given twice, told by the colons (a field given at its default included) ---------
+
+
+@pytest.mark.parametrize(
+    ("second", "refused"),
+    [
+        pytest.param('"unsupported": [], "unsupported": []', True, id="twice-at-the-default"),
+        pytest.param('"unsupported": ["s/a.md"], "unsupported": []', True, id="twice-last-default"),
+        pytest.param('"\\u0075nsupported": [], "unsupported": []', True, id="twice-one-escaped"),
+        pytest.param('"\\u0075nsupported": []', False, id="once-escaped"),
+        pytest.param('"unsupported": []', False, id="once-at-the-default"),
+    ],
+)
+def test_a_label_giving_a_key_twice_is_refused_among_labels_giving_it_at_its_default(
+    second: str, refused: bool
+) -> None:
+    lines = [
+        f'{{"id": "q{i}", "rater": "ada", "correct": true, "unsupported": []}}' for i in range(4)
+    ]
+    lines.insert(2, f'{{"id": "q9", "rater": "ada", "correct": false, {second}}}')
+    line, message = first_bad(lines, LABEL)
+    if refused:
+        assert line == 3
+        assert message is not None
+        assert "duplicate key" in message
+    else:
+        assert (line, message) == (None, None)

@@ -23,8 +23,8 @@ import re
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
-from operator import attrgetter, eq, itemgetter, methodcaller
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
 from typing import Annotated, Any, Union, get_args, get_origin
 
 import msgspec
@@ -210,89 +210,82 @@ def accepts(rules: tuple[tuple[Place, Rule], ...], columns: Columns) -> bool:
 
 def colons_agree(
     data: bytes,
-    texts: Callable[[], list[bytes]],
     columns: Columns,
     *,
     in_file: tuple[msgspec.structs.FieldInfo, ...],
     not_null: tuple[str, ...],
 ) -> bool:
-    """Whether ``data``, a file msgspec took whole as ``columns.records`` (one a line of
-    ``texts()``, which is called only when a line must be looked at), has
-    exactly the colons of their keys: then no key is given twice at any depth (msgspec
-    keeps the last) and no not-null field is given as null. False means: look closer.
+    """Whether ``data``, a file msgspec took whole as ``columns.records``, has exactly the
+    colons of their keys: then no key is given twice at any depth (msgspec keeps the last)
+    and no not-null field is given as null. False means: look closer.
 
-    Counted on the records already decoded, with no second decode: every key in the file
-    ends with the one ``:`` outside strings after it, and the records encoded again have
-    one ``:`` per field, with the same ``:`` inside their strings (msgspec never escapes
-    one). So the file has as many colons as the encoding less the fields it never gave,
-    and one more for each key given twice or not-null field given as null (which the
-    record holds as None, counted as left out). Which fields a file left out is known from
-    the values (a field the reader sets; a not-null field holding None), or for a field at
-    its default from whether its line holds the key: there ``"name":`` is that key and
-    nothing else (no string holds it unescaped, and these records have no free-form keys).
-    Every count that cannot be told exactly errs towards more fields left out, so the
-    counts can differ without a repeat, never agree with one.
+    Counted on the records already decoded: every key in the file ends with the one ``:``
+    outside strings after it, and the records encoded again have one ``:`` per field, with
+    the same ``:`` inside their strings (msgspec never escapes one). So the file has as
+    many colons as the encoding less the fields it never gave (:func:`_absent_fields`), and
+    one more for each key given twice or not-null field given as null (which the record
+    holds as None, counted as left out). Every count of absent fields that is not exact
+    errs high, so the counts can differ without a repeat, never agree with one.
     """
     if not columns.records:
         return True
-    absent = _absent_fields(data, texts, columns, in_file, not_null)
     # an escaped colon holds a backslash: one memchr pass over most files
-    escaped = b"\\" in data and ESCAPED_COLON.search(data) is not None
-    if absent is None or escaped:
+    if b"\\" in data and ESCAPED_COLON.search(data) is not None:
         return False
+    absent = _absent_fields(data, columns, in_file, not_null)
     return data.count(b":") == columns.encoded.count(b":") - absent
 
 
 def _absent_fields(
     data: bytes,
-    texts: Callable[[], list[bytes]],
     columns: Columns,
     in_file: tuple[msgspec.structs.FieldInfo, ...],
     not_null: tuple[str, ...],
-) -> int | None:
-    """How many fields of the records (one a text of ``data``) their texts left out; None if
-    unknown.
+) -> int:
+    """How many fields of ``columns.records`` the file ``data`` left out (or more, never less).
 
-    A record whose value is not the field's default gave the field. When ``data`` holds
-    the key ``"name":`` no more often than that, the records at the default are taken to
-    have left it out without a look at their texts: if one gave it after all, the count
-    of absent fields is too high, which can only make the colon counts differ (and the
-    texts be looked at), never hide a repeat."""
+    A field the reader sets is never in a file; a not-null field holding None was left
+    out (or given as null, which the colons then show); a record whose value is not the
+    field's default gave the field. When ``data`` holds the key ``"name":`` no more often
+    than that, the records at the default are counted as having left it out (if one gave
+    it after all, the count is high); otherwise the file is decoded once more into a
+    record of just those fields, as ``msgspec.Raw`` or unset, which says exactly which
+    records gave each (a key written with escapes included).
+    """
     records = columns.records
     cls = type(records[0])
-    if (
-        cls.__struct_config__.omit_defaults
-    ):  # a field at its default is encoded as the file left it out
+    if cls.__struct_config__.omit_defaults:  # a field at its default is encoded as left out
         return 0
     absent = 0
-    given_in_file = {f.name for f in in_file}
+    names_in_file = {f.name for f in in_file}
+    unsure: list[msgspec.structs.FieldInfo] = []
     for f in msgspec.structs.fields(cls):
         if f.required:
             continue
-        if f.name not in given_in_file:  # the reader sets it: never in a file, always encoded
+        if f.name not in names_in_file:  # the reader sets it: never in a file, always encoded
             absent += len(records)
             continue
         values = columns[(f.name,)]
-        if f.name in not_null:  # None is "left out" (_maybe_null saw no null)
+        if f.name in not_null:
             absent += values.count(None)
             continue
-        if _free_keys(cls):
-            return None
-        key = b'"' + f.encode_name.encode() + b'":'
-        given = len(values) - values.count(f.default)  # a value not the default was given
+        given = len(values) - values.count(f.default)
         if given == len(values):
             continue
-        if data.count(key) <= given:
+        if data.count(b'"' + f.encode_name.encode() + b'":') <= given:
             absent += len(values) - given
             continue
-        at_default = compress(texts(), map(eq, values, repeat(f.default)))
-        counts = list(map(methodcaller("count", key), at_default))
-        if counts and max(counts) > 1:
-            return None
-        absent += len(counts) - sum(counts)
+        unsure.append(f)
+    if unsure:
+        given_or_not = _presence(tuple((f.name, f.encode_name) for f in unsure)).decode_lines(data)
+        for f in unsure:
+            absent += list(map(attrgetter(f.name), given_or_not)).count(msgspec.UNSET)
     return absent
 
 
-def _free_keys(cls: type[msgspec.Struct]) -> bool:
-    """Whether a record may hold an object whose keys the file chooses (a dict field)."""
-    return any("dict" in repr(f.type) for f in msgspec.structs.fields(cls))
+@functools.cache
+def _presence(names: tuple[tuple[str, str], ...]) -> msgspec.json.Decoder[Any]:
+    """A decoder of records that keeps only whether each of these fields was given."""
+    given = msgspec.Raw | msgspec.UnsetType
+    fields = [(name, given, msgspec.field(default=msgspec.UNSET, name=key)) for name, key in names]
+    return msgspec.json.Decoder(msgspec.defstruct("Given", fields, gc=False))

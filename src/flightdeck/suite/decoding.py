@@ -12,7 +12,6 @@ rule; the words only say what it refused.
 
 from __future__ import annotations
 
-import functools
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -183,23 +182,22 @@ def _whole_file(data: bytes, schema: Schema[T]) -> tuple[Columns, Sequence[int]]
         return None
     n = len(records)
     lines: Sequence[int]
-    texts: Callable[[], list[bytes]]
+    kept: list[bytes] | None = None  # the lines' texts, when they had to be split
     if _plain_lines(data, n):  # the common case, checked on the whole buffer in C
         lines = range(1, n + 1)
-        texts = functools.cache(lambda: data.split(b"\n")[:n])  # split only if looked at
     else:
         stripped = [raw.strip() for raw in data.split(b"\n")]
         kept = [text for text in stripped if text]
         if len(kept) != n or not _plain_lines(b"\n".join(kept), n):
             return None
         lines = [number for number, text in enumerate(stripped, start=1) if text]
-        texts = lambda: kept  # noqa: E731
     columns = Columns(records)
     if not accepts(schema.rules, columns):
         return None
     fields, not_null = schema.file_fields, schema.not_null
-    if not colons_agree(data, texts, columns, in_file=fields, not_null=not_null) and (
-        _maybe_null(schema, data, records) or texts_repeat_a_key(texts())
+    if not colons_agree(data, columns, in_file=fields, not_null=not_null) and (
+        _maybe_null(schema, data, records)
+        or texts_repeat_a_key(data.split(b"\n")[:n] if kept is None else kept)
     ):
         return None
     return columns, lines
