@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import chain
 
 OPAQUE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 SOURCE_URI_RE = re.compile(
@@ -86,11 +87,8 @@ def spans_in_order(uris: list[str]) -> bool:
         return True
     if ":" in joined or joined.count("\n") != len(uris) - 1:
         return all(map(span_in_order, uris))  # maybe an opaque uri: its "span" is no span
-    spans = _SPANS_RE.findall(joined)
-    if not spans:
-        return True
-    starts, ends = zip(*spans, strict=True)
-    return all(map(operator.le, map(int, starts), map(int, ends)))
+    numbers = list(map(int, chain.from_iterable(_SPANS_RE.findall(joined))))  # start, end, ...
+    return all(map(operator.le, numbers[0::2], numbers[1::2]))
 
 
 class CitationClass(StrEnum):

@@ -1,20 +1,22 @@
 """Decode suite files into msgspec Structs, and name the first bad line in our own words.
 
 Each record is one msgspec Struct (``schema.py``) whose field types hold the rules, so a
-valid file is decoded and checked in C, the whole file in one call. Only when a line fails
-is it read again with the standard ``json`` module (whose syntax messages we quote), and
-msgspec is asked where each field fails (:mod:`flightdeck.suite.problems`): the first place
-it refuses, in the order the record's words list its fields, is said in the words of
-``explanations.py``. The Struct is the only rule; the words only say what it refused.
+valid file is decoded and checked in C, the whole file in one call, and the rules its types
+carry for Python run once over each place of the file (:mod:`flightdeck.suite.columns`).
+Only when a line fails is it read again with the standard ``json`` module (whose syntax
+messages we quote), and msgspec is asked where each field fails
+(:mod:`flightdeck.suite.problems`): the first place it refuses, in the order the record's
+words list its fields, is said in the words of ``explanations.py``. The Struct is the only
+rule; the words only say what it refused.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import compress, repeat
-from operator import attrgetter, eq, methodcaller
+from itertools import repeat
 from pathlib import Path
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -24,12 +26,11 @@ from msgspec import Meta
 from flightdeck.errors import InputError, InternalError, JSONProblem
 from flightdeck.files.jsonl import decode_object
 from flightdeck.files.strict_json import (
-    ESCAPED_COLON,
-    encoder,
     has_lone_surrogate,
     loads_strict,
     texts_repeat_a_key,
 )
+from flightdeck.suite.columns import NON_BLANK, Columns, Place, Rule, accepts, colons_agree, places
 from flightdeck.suite.problems import SET_BY_READER, Problem, file_fields, problems
 
 T = TypeVar("T", bound=msgspec.Struct)
@@ -39,9 +40,8 @@ Words = Callable[[Problem], "str | None"]
 # give passes these constraints, so msgspec refuses the field in a file as firmly as an
 # unknown one, and the words call it unknown.
 Line = Annotated[int, Meta(ge=1, le=0, description=SET_BY_READER)]
-Computed = Annotated[str, Meta(pattern="(?!)", description=SET_BY_READER)]
-# Non-blank: re's \S and str.strip agree on what is white space (both use str.isspace).
-NonBlank = Annotated[str, Meta(pattern=r"\S")]
+Computed = Annotated[str, Meta(min_length=1, max_length=0, description=SET_BY_READER)]
+NonBlank = Annotated[str, NON_BLANK]  # searched for a \S, checked with str.strip
 AT_LEAST_ONE = Meta(min_length=1)
 SURROGATE = "holds an unpaired surrogate escape (\\ud800-\\udfff); write valid Unicode"
 
@@ -59,16 +59,16 @@ class Schema(Generic[T]):
     ``words`` gives each field a file holds the words for what msgspec refuses in it, in
     the order the fields are checked; a field's words return None only for a place that
     merely holds a surrogate, which the record's own message names after every field.
-    ``check`` runs the rules the types carry for Python (a glob's syntax, a span's order)
-    over many records at once; ``finish`` normalises decoded records in place (lower-case
-    hex, the answer's hash) before the reader sets their line numbers. ``not_null`` names
-    fields a file may leave out but not set to null, though the record holds None for them.
+    ``finish`` normalises decoded records in place (lower-case hex, the answer's hash),
+    given their :class:`~flightdeck.suite.columns.Columns`, before the reader sets their
+    line numbers. ``not_null`` names fields a file may leave out but not set to null,
+    though the record holds None for them. The rules the types carry for Python are found
+    in the record's type tree (:attr:`rules`) and run over many records at once.
     """
 
     cls: type[T]
     words: Mapping[str, Words]
-    check: Callable[[list[T]], bool] | None = None
-    finish: Callable[[list[T]], None] | None = None
+    finish: Callable[[Columns], None] | None = None
     missing: Mapping[str, str] = field(default_factory=dict)
     not_null: tuple[str, ...] = ()
 
@@ -85,8 +85,14 @@ class Schema(Generic[T]):
         """The fields a file holds, in the record's order (those the reader sets left out)."""
         return file_fields(self.cls)
 
+    @cached_property
+    def rules(self) -> tuple[tuple[Place, Rule], ...]:
+        """Every rule the record's types carry for Python, with the place it applies to."""
+        return places(self.cls)
+
     def accepts(self, records: list[T]) -> bool:
-        return self.check is None or self.check(records)
+        """Whether the rules the types carry for Python hold in every one of ``records``."""
+        return accepts(self.rules, Columns(records))
 
 
 def first_message(obj: dict[str, Any], schema: Schema[Any]) -> str | None:
@@ -133,26 +139,32 @@ def decode_lines(path: Path, data: bytes, schema: Schema[T]) -> tuple[list[T], I
     next line, and each record's ``line`` is set to its line number. A file that one call
     does not take whole is walked line by line, which names the first bad line.
     """
-    parts = data.split(b"\n")
-    whole = _whole_file(parts, data, schema)
+    columns, error = decode_columns(path, data, schema)
+    return columns.records, error
+
+
+def decode_columns(path: Path, data: bytes, schema: Schema[T]) -> tuple[Columns, InputError | None]:
+    """:func:`decode_lines`, its records as the columns their rules were checked on (which
+    the readers' rules between records read again: the ids, the raters)."""
+    whole = _whole_file(data, schema)
     if whole is not None:
-        records, lines = whole
+        columns, lines = whole
+        records: list[T] = columns.records
         error = None
     else:
-        records, lines, error = _line_by_line(path, parts, schema)
+        records, lines, error = _line_by_line(path, data.split(b"\n"), schema)
+        columns = Columns(records)
     if schema.finish is not None:
-        schema.finish(records)
-    set_line = msgspec.structs.force_setattr
-    for record, number in zip(records, lines, strict=True):
-        set_line(record, "line", number)
-    return records, error
+        schema.finish(columns)
+    assert len(records) == len(lines), "a record without its line number"
+    deque(map(msgspec.structs.force_setattr, records, repeat("line"), lines), maxlen=0)
+    return columns, error
 
 
-def _whole_file(
-    parts: list[bytes], data: bytes, schema: Schema[T]
-) -> tuple[list[T], Sequence[int]] | None:
-    """Every record of a valid file from one ``Decoder.decode_lines`` call, and their lines;
-    None when the file needs the line-by-line walk (a bad line, or lines not one record each).
+def _whole_file(data: bytes, schema: Schema[T]) -> tuple[Columns, Sequence[int]] | None:
+    """Every record of a valid file from one ``Decoder.decode_lines`` call (as the columns
+    its rules were checked on), and their lines; None when the file needs the line-by-line
+    walk (a bad line, or lines not one record each).
 
     ``decode_lines`` reads whitespace-separated values, so it would take two records on one
     line, or one record written over two lines, as well as one per line. It is held to one
@@ -170,82 +182,31 @@ def _whole_file(
         return None
     n = len(records)
     lines: Sequence[int]
-    if _plain_lines(data, parts, n):  # the common case, checked on the whole buffer in C
-        texts, lines = parts[:n], range(1, n + 1)
+    kept: list[bytes] | None = None  # the lines' texts, when they had to be split
+    if _plain_lines(data, n):  # the common case, checked on the whole buffer in C
+        lines = range(1, n + 1)
     else:
-        stripped = [raw.strip() for raw in parts]
-        texts = [text for text in stripped if text]
-        if len(texts) != n or not _plain_lines(b"\n".join(texts), texts, n):
+        stripped = [raw.strip() for raw in data.split(b"\n")]
+        kept = [text for text in stripped if text]
+        if len(kept) != n or not _plain_lines(b"\n".join(kept), n):
             return None
         lines = [number for number, text in enumerate(stripped, start=1) if text]
-    if (
-        not schema.accepts(records)
-        or _maybe_null(schema, data, records)
-        or _keys_repeat(data, texts, records, schema)
+    columns = Columns(records)
+    if not accepts(schema.rules, columns):
+        return None
+    fields, not_null = schema.file_fields, schema.not_null
+    if not colons_agree(data, columns, in_file=fields, not_null=not_null) and (
+        _maybe_null(schema, data, records)
+        or texts_repeat_a_key(data.split(b"\n")[:n] if kept is None else kept)
     ):
         return None
-    return records, lines
+    return columns, lines
 
 
-def _keys_repeat(data: bytes, texts: list[bytes], records: list[Any], schema: Schema[Any]) -> bool:
-    """Whether a key repeats at any depth in a file msgspec took whole (it keeps the last).
-
-    Counted on the records already decoded, with no second decode: every key in the file
-    ends with the one ``:`` outside strings after it, and the records encoded again have
-    one ``:`` per field, with the same ``:`` inside their strings (msgspec never escapes
-    one). So the file has exactly as many colons as the encoding less the fields it never
-    gave, unless a key repeats. Which fields a file left out is known from the values (a
-    field the reader sets; a not-null field holding None), or for a field at its default
-    from whether its line holds the key: there ``"name":`` is that key and nothing else (no
-    string holds it unescaped, and these records have no free-form keys). When that cannot
-    be told (a line with the key twice, an escaped colon), or the counts differ (a repeat,
-    or a key written otherwise), the lines are looked at one by one as before.
-    """
-    absent = _absent_fields(texts, records, schema)
-    escaped = b"\\u003" in data and ESCAPED_COLON.search(data) is not None
-    if absent is None or escaped:
-        return texts_repeat_a_key(texts)
-    encoded = encoder().encode(records).count(b":")
-    return data.count(b":") != encoded - absent and texts_repeat_a_key(texts)
-
-
-def _absent_fields(texts: list[bytes], records: list[Any], schema: Schema[Any]) -> int | None:
-    """How many fields of ``records`` (one a text) their texts left out; None if unknown."""
-    config = schema.cls.__struct_config__
-    if config.omit_defaults:  # a field at its default is encoded as the file left it out
-        return 0
-    absent = 0
-    given = {f.name for f in schema.file_fields}
-    for f in msgspec.structs.fields(schema.cls):
-        if f.required:
-            continue
-        if f.name not in given:  # the reader sets it: never in a file, always encoded
-            absent += len(records)
-            continue
-        values = list(map(attrgetter(f.name), records))
-        if f.name in schema.not_null:  # None is "left out" (_maybe_null saw no null)
-            absent += values.count(None)
-            continue
-        if _free_keys(schema.cls):
-            return None
-        key = b'"' + f.encode_name.encode() + b'":'
-        at_default = compress(texts, map(eq, values, repeat(f.default)))
-        counts = list(map(methodcaller("count", key), at_default))
-        if counts and max(counts) > 1:
-            return None
-        absent += len(counts) - sum(counts)
-    return absent
-
-
-def _free_keys(cls: type[msgspec.Struct]) -> bool:
-    """Whether a record may hold an object whose keys the file chooses (a dict field)."""
-    return any("dict" in repr(f.type) for f in msgspec.structs.fields(cls))
-
-
-def _plain_lines(data: bytes, parts: list[bytes], n: int) -> bool:
-    """Whether ``data`` (split into ``parts`` at its newlines) is ``n`` lines, each starting
-    with ``{`` and ending with ``}``, with no blank line (a last newline ends the last one)."""
-    if n == 0 or len(parts) - (parts[-1] == b"") != n:
+def _plain_lines(data: bytes, n: int) -> bool:
+    """Whether ``data`` is ``n`` lines, each starting with ``{`` and ending with ``}``, with
+    no blank line (a last newline ends the last one)."""
+    if n == 0 or data.count(b"\n") - data.endswith(b"\n") != n - 1:
         return False
     ends = data.endswith(b"}") or data.endswith(b"}\n")
     return data.startswith(b"{") and ends and data.count(b"}\n{") == n - 1
@@ -303,11 +264,14 @@ def _line_by_line(
 def _up_to_first_bad(
     path: Path, parts: list[bytes], schema: Schema[T]
 ) -> tuple[list[T], list[int], InputError | None, list[int]]:
-    """Records up to the first bad line, its error, and the lines msgspec alone accepted."""
+    """Records up to the first bad line, its error, and the lines msgspec alone accepted.
+
+    msgspec decodes each line; the rules the types carry for Python run over the lines it
+    took since the last check, together, whenever it refuses a line and at the end, so a
+    line they refuse is named before a later one msgspec refuses (:func:`_first_refused`).
+    """
     decode = schema.decoder.decode
-    records: list[T] = []
-    lines: list[int] = []
-    unchecked: list[int] = []
+    walk = _Walk[T](path, schema)
     for number, raw in enumerate(parts, start=1):
         if not raw.strip():
             continue
@@ -315,16 +279,85 @@ def _up_to_first_bad(
             record: T | None = decode(raw)
         except msgspec.DecodeError:
             record = None
-        if record is None or not schema.accepts([record]) or _maybe_null(schema, raw, [record]):
-            outcome = _explain_line(path, number, raw, schema)
+        if record is not None:
+            walk.take(number, raw, record)
+            continue
+        error = walk.settle() or walk.explain(number, raw)
+        if error is not None:
+            return walk.records, walk.lines, error, walk.unchecked()
+    return walk.records, walk.lines, walk.settle(), walk.unchecked()
+
+
+@dataclass
+class _Walk(Generic[T]):
+    """The records of a line-by-line walk so far, and which of them the rules have seen."""
+
+    path: Path
+    schema: Schema[T]
+    records: list[T] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    raws: list[bytes] = field(default_factory=list)
+    checked: int = 0  # records[:checked] passed the rules (or were read strictly)
+    strict: set[int] = field(default_factory=set)  # lines read strictly, not msgspec's alone
+
+    def take(self, number: int, raw: bytes, record: T) -> None:
+        self.records.append(record)
+        self.lines.append(number)
+        self.raws.append(raw)
+
+    def explain(self, number: int, raw: bytes) -> InputError | None:
+        """Read a line msgspec refused strictly: its error, or its record taken."""
+        outcome = _explain_line(self.path, number, raw, self.schema)
+        if isinstance(outcome, InputError):
+            return outcome
+        self.take(number, raw, outcome)
+        self.strict.add(number)
+        self.checked = len(self.records)
+        return None
+
+    def settle(self) -> InputError | None:
+        """Run the rules over the records taken since the last check; the first refused's error."""
+        while self.checked < len(self.records):
+            i = _first_refused(self.schema, self.records, self.raws, self.checked)
+            if i is None:
+                self.checked = len(self.records)
+                break
+            outcome = _explain_line(self.path, self.lines[i], self.raws[i], self.schema)
             if isinstance(outcome, InputError):
-                return records, lines, outcome, unchecked
-            record = outcome
+                del self.records[i:], self.lines[i:], self.raws[i:]
+                return outcome
+            self.records[i] = outcome
+            self.strict.add(self.lines[i])
+            self.checked = i + 1
+        return None
+
+    def unchecked(self) -> list[int]:
+        return [number for number in self.lines if number not in self.strict]
+
+
+def _first_refused(
+    schema: Schema[T], records: list[T], raws: list[bytes], start: int
+) -> int | None:
+    """The first of ``records[start:]`` that a rule refuses (or that may hold a null where
+    none may be), or None: the rules run over a half at a time, about twice over in all."""
+
+    def refused(lo: int, hi: int) -> bool:
+        part = records[lo:hi]
+        if not schema.accepts(part):
+            return True
+        nulls = zip(part, raws[lo:hi], strict=True) if schema.not_null else ()
+        return any(_maybe_null(schema, raw, [record]) for record, raw in nulls)
+
+    lo, hi = start, len(records)
+    if not refused(lo, hi):
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if refused(lo, mid):
+            hi = mid
         else:
-            unchecked.append(number)
-        records.append(record)
-        lines.append(number)
-    return records, lines, None, unchecked
+            lo = mid
+    return lo
 
 
 def _explain_line(path: Path, number: int, raw: bytes, schema: Schema[T]) -> T | InputError:

@@ -1,45 +1,47 @@
-"""Each record's Schema: its Struct, the words for what msgspec refuses in each field, and
-what runs over all the decoded records at once.
+"""Each record's Schema: its Struct, the words for what its types refuse in each field, and
+the normalising that runs over all the decoded records at once.
 
 A Struct (``schema.py``) says whether a line is valid, and msgspec says where it is not
 (:mod:`flightdeck.suite.problems`: the place, the value there, what was expected). The
 words here only turn such a :class:`~flightdeck.suite.problems.Problem` into the sentence a
 user reads, choosing by where the place is and by the value found there; none of them
-accepts or refuses a value. ``check`` runs the rules the types carry for Python (a glob's
-syntax, a span's order) over all the records of a valid file, and ``finish`` normalises
-(lower-case hex, the answer's hash). The readers are ``records.py``.
+accepts or refuses a value (the rules the types carry for Python are found on the types
+themselves, :mod:`flightdeck.suite.columns`). ``finish`` normalises all the records of a
+file at once (lower-case hex, the answer's hash). The readers are ``records.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
+from itertools import repeat
+from operator import methodcaller
 from typing import Annotated, Any
 
 import msgspec
 
-from flightdeck.suite.citations import spans_in_order
+from flightdeck.suite.columns import GIVEN, ITEM, VALUE, Columns
 from flightdeck.suite.decoding import AT_LEAST_ONE, SURROGATE, Line, NonBlank, Schema, Words, show
 from flightdeck.suite.problems import Problem
 from flightdeck.suite.schema import (
     CANARY_PREFIX,
     KINDS,
     Answer,
-    Canary,
+    Digest,
     Key,
+    KeyCanary,
     Label,
     Manifest,
     MetaFile,
     Question,
-    Sha256,
     Source,
     Uri,
-    glob_ok,
-    iso_date,
 )
 
 _UPPER_HEX = re.compile("[A-F]")
+_CANONICAL = msgspec.json.Encoder(order="sorted")
 _KINDS = ", ".join(KINDS)
 
 
@@ -154,17 +156,13 @@ def _date(p: Problem) -> str | None:
     return text("date")(p)
 
 
-# --- what a type cannot hold, and normalising: over all records at once --------------------
+# --- normalising, over all records at once ------------------------------------------------
 
 
-def _lower(digests: Iterable[str]) -> bool:
-    """Whether any hex digest needs lower-casing (one pass over all of them).
-
-    ``islower`` is one C loop: true when some letter is cased and none is upper, which is
-    the answer for hex digests that hold a letter at all; only otherwise is [A-F] searched.
-    """
+def _upper(digests: list[str]) -> bool:
+    """Whether any of these hex digests (checked, so ASCII) holds an upper-case letter."""
     joined = "".join(digests)
-    return not joined.islower() and _UPPER_HEX.search(joined) is not None
+    return joined.lower() != joined  # one copy and one comparison, both in C
 
 
 def _lower_sources(sources: Iterable[Source]) -> None:
@@ -173,34 +171,35 @@ def _lower_sources(sources: Iterable[Source]) -> None:
             msgspec.structs.force_setattr(source, "sha256", source.sha256.lower())
 
 
-def _finish_questions(questions: list[Question]) -> None:
-    if _lower(c for q in questions for c in q.as_of.values()):
-        for q in questions:
+def _finish_questions(columns: Columns) -> None:
+    if _upper(columns[("as_of", VALUE)]):
+        for q in columns.records:
             as_of = {repo: commit.lower() for repo, commit in q.as_of.items()}
             msgspec.structs.force_setattr(q, "as_of", as_of)
 
 
-def _finish_keys(keys: list[Key]) -> None:
-    if _lower(s.sha256 for k in keys for s in k.valid_sources):
-        _lower_sources(s for k in keys for s in k.valid_sources)
+def _finish_keys(columns: Columns) -> None:
+    if _upper(columns[("valid_sources", ITEM, "sha256")]):
+        _lower_sources(columns[("valid_sources", ITEM)])
 
 
-def _finish_answers(answers: list[Answer]) -> None:
+def _finish_answers(columns: Columns) -> None:
     # Canonical JSON (sorted keys, "," and ":", non-ASCII kept, as json.dumps writes it) of
     # the record as the file holds it: before lower-casing, and without the reader's fields
-    # (they are still at their defaults, which omit_defaults leaves out).
-    # All records are encoded in one call, one line each (a JSON text holds no raw newline).
-    texts = msgspec.json.Encoder(order="sorted").encode_lines(answers).split(b"\n")
-    sha256, set_ = hashlib.sha256, msgspec.structs.force_setattr
-    for answer, text in zip(answers, texts, strict=False):  # texts end with an empty one
-        set_(answer, "sha256", sha256(text).hexdigest())
-    if _lower(s.sha256 for a in answers for s in a.citations):
-        _lower_sources(s for a in answers for s in a.citations)
+    # (they are still at their defaults, which omit_defaults leaves out). All records are
+    # encoded in one call, one line each (a JSON text holds no raw newline); the hashes
+    # are made and set by map, with no Python frame a record.
+    answers = columns.records
+    texts = _CANONICAL.encode_lines(answers).split(b"\n")  # and one more, empty
+    digests = map(methodcaller("hexdigest"), map(hashlib.sha256, texts[: len(answers)]))
+    deque(map(msgspec.structs.force_setattr, answers, repeat("sha256"), digests), maxlen=0)
+    if _upper(columns[("citations", ITEM, "sha256")]):
+        _lower_sources(columns[("citations", ITEM)])
 
 
-def _finish_labels(labels: list[Label]) -> None:
-    if _lower(label.answer_sha256 or "" for label in labels):
-        for label in labels:
+def _finish_labels(columns: Columns) -> None:
+    if _upper(columns[("answer_sha256", GIVEN)]):
+        for label in columns.records:
             if label.answer_sha256 is not None:
                 msgspec.structs.force_setattr(label, "answer_sha256", label.answer_sha256.lower())
 
@@ -216,7 +215,6 @@ QUESTION = Schema(
         "as_of": _as_of,
         "scope": texts("scope", item=_glob),
     },
-    check=lambda qs: all(map(glob_ok, {p for q in qs for p in q.scope})),
     finish=_finish_questions,
 )
 KEY = Schema(
@@ -230,7 +228,6 @@ KEY = Schema(
             lambda _: f"canary must be {CANARY_PREFIX}<32 hex>; leave it out and let seal write it"
         ),
     },
-    check=lambda ks: spans_in_order([s.uri for k in ks for s in k.valid_sources]),
     finish=_finish_keys,
 )
 ANSWER = Schema(
@@ -240,7 +237,6 @@ ANSWER = Schema(
         "answer": text("answer"),
         "citations": sources("citations"),
     },
-    check=lambda ans: spans_in_order([s.uri for a in ans for s in a.citations]),
     finish=_finish_answers,
 )
 LABEL = Schema(
@@ -259,7 +255,6 @@ LABEL = Schema(
             )
         ),
     },
-    check=lambda ls: spans_in_order([u for label in ls for u in label.unsupported]),
     finish=_finish_labels,
     not_null=("time", "facts"),
 )
@@ -284,7 +279,6 @@ META = Schema(
         "model": text("model"),
         "knowledge_snapshot": lambda _: None,
     },
-    check=lambda metas: all(iso_date(m.date) for m in metas),
     missing={
         "knowledge_snapshot": "missing field 'knowledge_snapshot'; record what the arm could read"
     },
@@ -297,7 +291,7 @@ META = Schema(
 class _UnhashedSource(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     uri: Uri
     # left out, not null: an explicit null is refused as a bad hash, as before
-    sha256: Sha256 | msgspec.UnsetType = msgspec.UNSET
+    sha256: Digest | msgspec.UnsetType = msgspec.UNSET
 
 
 class _UnsealedKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
@@ -305,12 +299,8 @@ class _UnsealedKey(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=F
     answer_key: NonBlank
     required_facts: Annotated[tuple[NonBlank, ...], AT_LEAST_ONE]
     valid_sources: Annotated[tuple[_UnhashedSource, ...], AT_LEAST_ONE]
-    canary: Canary | None = None
+    canary: KeyCanary | None = None
     line: Line = 0
 
 
-UNSEALED_KEY = Schema(
-    _UnsealedKey,
-    KEY.words,
-    check=lambda ks: spans_in_order([s.uri for k in ks for s in k.valid_sources]),
-)
+UNSEALED_KEY = Schema(_UnsealedKey, KEY.words)

@@ -4,11 +4,14 @@ msgspec checks a value against a type in C and, when it refuses one, says what i
 and where (``Expected `str` matching regex '\\S' - at `$.scope[1]```). This module asks it
 about each place of a field's value in turn (the list before its items, a key before its
 value, a nested record's fields in their order) and yields a :class:`Problem` for each place
-it refuses, with the value there and msgspec's own words: the type is the only rule. Two
-things msgspec cannot say are added at the same places: a string holding an unpaired
-surrogate (msgspec passes it; it cannot be written back as UTF-8), and a rule that a type
-carries for Python to run (``Meta(extra={"check": ...})``: a glob's syntax, a span's order,
-a real date). The words a user reads are chosen from a Problem in ``explanations.py``.
+it refuses, with the value there and msgspec's own words: the type is the only rule. The
+rules a type carries for Python (:mod:`flightdeck.suite.columns`) are run at the same
+places: a string's :class:`~flightdeck.suite.columns.Pattern` is said as msgspec says a
+refused ``Meta(pattern=...)`` (kind ``pattern``, its words), before a length msgspec checks
+for it, and a :class:`~flightdeck.suite.columns.Check` (a glob's syntax, a span's order, a
+real date) as ``check``. A string holding an unpaired surrogate (msgspec passes it; it
+cannot be written back as UTF-8) is added where nothing else is refused. The words a user
+reads are chosen from a Problem in ``explanations.py``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 import msgspec
 
 from flightdeck.files.strict_json import has_lone_surrogate
+from flightdeck.suite.columns import Check, Pattern, rules_of
 
 SET_BY_READER = "set by the reader; a file cannot set it"
 
@@ -29,10 +33,11 @@ SET_BY_READER = "set by the reader; a file cannot set it"
 class Problem:
     """One place of a field's value that its type refuses (or that only holds a surrogate).
 
-    ``kind`` is what msgspec said: ``type`` (not that JSON type), ``pattern``, ``length``,
-    ``enum``, ``shape`` (a nested record's field missing or unknown), ``range`` (a number
-    out of bounds), ``check`` (a rule the type carries for Python) or ``""`` when msgspec took
-    the value and only ``surrogate`` is true. ``path`` leads from the field to the place:
+    ``kind`` is what msgspec said: ``type`` (not that JSON type), ``pattern`` (msgspec's or
+    a :class:`~flightdeck.suite.columns.Pattern`), ``length``, ``enum``, ``shape`` (a
+    nested record's field missing or unknown), ``range`` (a number out of bounds),
+    ``check`` (a :class:`~flightdeck.suite.columns.Check`) or ``""`` when the value passes
+    and only ``surrogate`` is true. ``path`` leads from the field to the place:
     item numbers, object keys and nested field names; ``at_key`` marks the key itself of an
     object entry. ``root`` is the field's whole value.
     """
@@ -94,15 +99,20 @@ def _walk(
     message = refusal(value, type_)
     place = "" if message is None else message.partition(" - at `")[2]
     container = _container(base, value)
+    rules = rules_of(type_)
+    pattern = next((r for r in rules if isinstance(r, Pattern)), None)
+    if pattern is not None and isinstance(value, str) and not pattern.matches(value):
+        yield Problem("pattern", value, root, path, at_key, _lone(value), pattern.detail)
+        return
     at_node = place in ("", "$`") and _kind(message or "") != "shape"  # a record says which
     if message is not None and (container is None or at_node):
         yield Problem(_kind(message), value, root, path, at_key, _lone(value), _detail(message))
         return
     if container is None:
-        check = _check(type_)
+        checks = [r for r in rules if isinstance(r, Check)]
         if _lone(value):
             yield Problem("", value, root, path, at_key, True)
-        elif check is not None and not check(value):
+        elif any(not check.holds(value) for check in checks):
             yield Problem("check", value, root, path, at_key)
         return
     yield from container(value, root, path)
@@ -182,13 +192,3 @@ def _base(type_: Any) -> Any:
 
 def _metas(type_: Any) -> tuple[Any, ...]:
     return tuple(getattr(type_, "__metadata__", ()))
-
-
-def _check(type_: Any) -> Callable[[Any], bool] | None:
-    """The rule a type carries for Python (``Meta(extra={"check": ...})``), if any."""
-    for meta in _metas(type_):
-        extra = getattr(meta, "extra", None) or {}
-        if "check" in extra:
-            check: Callable[[Any], bool] = extra["check"]
-            return check
-    return None

@@ -26,7 +26,7 @@ from flightdeck.suite.citations import (
     SourceUri,
     parse_source_uri,
 )
-from flightdeck.suite.decoding import decode_document, decode_lines
+from flightdeck.suite.decoding import decode_columns, decode_document, decode_lines
 from flightdeck.suite.explanations import (
     ANSWER,
     KEY,
@@ -92,10 +92,23 @@ def _all_distinct(values: list[Any]) -> bool:
     return len(set(values)) == len(values)
 
 
+def _pairs_distinct(raters: list[str], ids: list[str]) -> bool:
+    """Whether no (rater, id) pair repeats: each rater's ids, grouped in one pass, a set each
+    (a few sets of strings instead of a tuple a label)."""
+    by_rater: dict[str, list[str]] = {}
+    for rater, qid in zip(raters, ids, strict=True):
+        group = by_rater.get(rater)
+        if group is None:
+            group = by_rater[rater] = []
+        group.append(qid)
+    return all(map(_all_distinct, by_rater.values()))
+
+
 def read_questions(path: Path, *, data: bytes | None = None) -> list[Question]:
     """Questions; ``data`` is the file's bytes when the caller has read them."""
-    questions, error = decode_lines(path, read_bytes(path) if data is None else data, QUESTION)
-    if not _all_distinct([q.id for q in questions]):
+    columns, error = decode_columns(path, read_bytes(path) if data is None else data, QUESTION)
+    questions: list[Question] = columns.records
+    if not _all_distinct(columns[("id",)]):
         seen: dict[str, int] = {}
         for q in questions:
             if seen.setdefault(q.id, q.line) != q.line:
@@ -188,8 +201,9 @@ def read_answers(
 ) -> list[Answer]:
     """Answers of one arm; ``data`` is the file's bytes when the caller has read them."""
     known = set(question_ids)
-    answers, error = decode_lines(path, read_bytes(path) if data is None else data, ANSWER)
-    ids = [a.id for a in answers]
+    columns, error = decode_columns(path, read_bytes(path) if data is None else data, ANSWER)
+    answers: list[Answer] = columns.records
+    ids = columns[("id",)]
     if not known.issuperset(ids) or not _all_distinct(ids):
         seen: dict[str, int] = {}
         for a in answers:
@@ -208,10 +222,10 @@ def read_labels(
 ) -> list[Label]:
     """Labels of one arm; ``data`` is the file's bytes when the caller has read them."""
     known = set(question_ids)
-    labels, error = decode_lines(path, read_bytes(path) if data is None else data, LABEL)
-    ids = [label.id for label in labels]
-    pairs = list(zip([label.rater for label in labels], ids, strict=True))
-    if not known.issuperset(ids) or not _all_distinct(pairs):
+    columns, error = decode_columns(path, read_bytes(path) if data is None else data, LABEL)
+    labels: list[Label] = columns.records
+    ids = columns[("id",)]
+    if not known.issuperset(ids) or not _pairs_distinct(columns[("rater",)], ids):
         seen: dict[tuple[str, str], int] = {}
         for label in labels:
             if label.id not in known:

@@ -1,11 +1,15 @@
 """The suite's records, one msgspec Struct each: the one place their rules are written.
 
 A field's type is its rule (a non-blank string, one of the kinds, a 40-hex commit, a
-repository or scheme uri), so msgspec checks every line of a file in C as it decodes it.
-The few rules a regex cannot hold (a glob's syntax, a span's order, a real date) ride on
-their type as ``Meta(extra={"check": ...})``, so the reader runs them wherever the type is
-(:mod:`flightdeck.suite.problems`). ``explanations.py`` gives the words for what a type
-refuses, the readers in ``records.py`` the rules between records.
+repository or scheme uri). What msgspec checks cheaply in C (a type, a length, a
+``Literal``) is a ``Meta`` constraint it checks as it decodes; a string's pattern, which
+would cost msgspec a regex call per string, rides on the type as a
+:class:`~flightdeck.suite.columns.Pattern`, and the rules a regex cannot hold (a glob's
+syntax, a span's order, a real date) as a :class:`~flightdeck.suite.columns.Check`: the
+reader runs both over each place of a whole file at once (:mod:`flightdeck.suite.columns`),
+and on one value to say where a line fails (:mod:`flightdeck.suite.problems`).
+``explanations.py`` gives the words for what a type refuses, the readers in ``records.py``
+the rules between records.
 """
 
 from __future__ import annotations
@@ -18,25 +22,37 @@ from typing import Annotated, Any, Literal, get_args
 import msgspec
 from msgspec import Meta, Struct
 
-from flightdeck.suite.citations import URI_PATTERN, span_in_order
+from flightdeck.suite.citations import URI_PATTERN, span_in_order, spans_in_order
+from flightdeck.suite.columns import NON_BLANK, Check, Spelled, searched
 from flightdeck.suite.decoding import AT_LEAST_ONE, Computed, Line, NonBlank
 from flightdeck.suite.repos import glob_regex
 
 CANARY_PREFIX = "FLIGHTDECK-SEALED-KEY-CANARY-DO-NOT-TRAIN-OR-INDEX-"
-CANARY_RE = re.compile(re.escape(CANARY_PREFIX) + r"[0-9a-f]{32}\Z")
-COMMIT_RE = re.compile(r"[0-9a-fA-F]{40}\Z")
-SHA256_RE = re.compile(r"[0-9a-fA-F]{64}\Z")
 
 Kind = Literal["decision-why", "blocker", "what-changed", "how-to", "who-owns"]
 KINDS: tuple[str, ...] = get_args(Kind)
 Runner = Literal["person", "harness"]
 RUNNERS: tuple[str, ...] = get_args(Runner)
 
-# msgspec searches a pattern, so each is anchored at the start (the regexes end in \Z).
-Commit = Annotated[str, Meta(pattern=r"\A" + COMMIT_RE.pattern)]
-Sha256 = Annotated[str, Meta(pattern=r"\A" + SHA256_RE.pattern)]
-Canary = Annotated[str, Meta(pattern=r"\A" + CANARY_RE.pattern)]
-RepoName = Annotated[str, Meta(pattern=r"\A[^/]+\Z")]
+# Hex of a fixed length, and a canary: msgspec checks the length, the reader the characters
+# (over a whole file's values joined: a character class holds for a concatenation exactly
+# when it holds for each part).
+COMMIT = Spelled("[0-9a-fA-F]", 40)
+SHA256 = Spelled("[0-9a-fA-F]", 64)
+CANARY = Spelled("[0-9a-f]", 32, prefix=CANARY_PREFIX)
+REPO_NAME = Spelled("[^/]")  # one or more characters, none a "/"
+COMMIT_RE = re.compile(COMMIT.pattern.pattern)
+SHA256_RE = re.compile(SHA256.pattern.pattern)
+CANARY_RE = re.compile(CANARY.pattern.pattern)
+
+Commit = Annotated[str, COMMIT.pattern, COMMIT.size]
+Digest = Annotated[str, SHA256.pattern, SHA256.size]
+KeyCanary = Annotated[str, CANARY.pattern, CANARY.size]
+RepoName = Annotated[str, REPO_NAME.pattern, REPO_NAME.size]
+# The same rules for msgspec to search string by string, for a Struct it decodes on its own,
+# outside the suite readers (the holdouts manifest).
+Sha256 = Annotated[str, Meta(pattern=SHA256.pattern.pattern)]
+Canary = Annotated[str, Meta(pattern=CANARY.pattern.pattern)]
 
 
 def glob_ok(pattern: str) -> bool:
@@ -57,11 +73,15 @@ def iso_date(value: str) -> bool:
     return True
 
 
+def _globs_ok(patterns: list[str]) -> bool:
+    return all(map(glob_ok, set(patterns)))  # each distinct pattern compiled once
+
+
 # A uri's span ends after it starts; a scope pattern compiles; a date exists (regexes cannot).
-Uri = Annotated[str, Meta(pattern=URI_PATTERN, extra={"check": span_in_order})]
-Glob = Annotated[str, Meta(pattern=r"\S", extra={"check": glob_ok})]
-Date = Annotated[str, Meta(pattern=r"\S", extra={"check": iso_date})]
-SealedName = Annotated[str, Meta(pattern=r"\A(?:questions|keys)\.jsonl\Z")]
+Uri = Annotated[str, searched(URI_PATTERN), Check(span_in_order, spans_in_order)]
+Glob = Annotated[str, NON_BLANK, Check(glob_ok, _globs_ok)]
+Date = Annotated[str, NON_BLANK, Check(iso_date)]
+SealedName = Annotated[str, searched(r"\A(?:questions|keys)\.jsonl\Z")]
 BOTH_SEALED = Meta(min_length=2, max_length=2)  # two names of the two: both files
 
 
@@ -69,7 +89,7 @@ class Source(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     """A cited or valid source: a uri and the hex SHA-256 of its bytes."""
 
     uri: Uri
-    sha256: Sha256
+    sha256: Digest
 
 
 class Question(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
@@ -86,7 +106,7 @@ class Key(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     answer_key: NonBlank
     required_facts: Annotated[tuple[NonBlank, ...], AT_LEAST_ONE]
     valid_sources: Annotated[tuple[Source, ...], AT_LEAST_ONE]
-    canary: Canary | None = None
+    canary: KeyCanary | None = None
     line: Line = 0
 
     def to_json(self) -> dict[str, Any]:
@@ -114,7 +134,7 @@ class Label(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     rater: NonBlank
     correct: bool
     unsupported: tuple[Uri, ...] = ()
-    answer_sha256: Sha256 | None = None
+    answer_sha256: Digest | None = None
     line: Line = 0
     time: str | None = None  # when the rating tool recorded it; a file may not give null
     # (#21) the required facts the rater ticked, in the key's order; a file may leave it out
@@ -124,7 +144,7 @@ class Label(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
 class Manifest(Struct, frozen=True, forbid_unknown_fields=True):
     suite: NonBlank
     sealed_at: NonBlank
-    files: Annotated[dict[SealedName, Sha256], BOTH_SEALED] = msgspec.field(name="sha256")
+    files: Annotated[dict[SealedName, Digest], BOTH_SEALED] = msgspec.field(name="sha256")
     flightdeck_version: NonBlank
     # repositories sealed with --unchecked: their sources were never checked at as_of
     unchecked_repos: tuple[str, ...] = ()
