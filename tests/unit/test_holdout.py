@@ -474,6 +474,11 @@ MALFORMED = [
         f"canaries.{canary(1)} must be an object with a question_id",
         id="no-question",
     ),
+    pytest.param(  # a name that would break the one line is quoted (str.splitlines: \x1e)
+        changed(suites={"s1\x1ex": 1}, canaries={}),
+        re.escape("suites.'s1\\x1ex' must be an object; restore"),
+        id="unprintable-suite-name",
+    ),
 ]
 
 

@@ -243,10 +243,10 @@ def _between_entries(manifest: Manifest) -> str | None:
     """The rules between entries: a void suite's evidence, each canary's suite."""
     for name, entry in manifest.suites.items():
         if entry.status == "void" and entry.evidence is None:
-            return f"suites.{name} is void but its evidence is incomplete"
+            return f"suites.{_entry(name)} is void but its evidence is incomplete"
     for canary, owner in manifest.canaries.items():
         if owner.suite not in manifest.suites:
-            return f"canaries.{canary} names suite {owner.suite!r}, which is not in suites"
+            return f"canaries.{_entry(canary)} names suite {owner.suite!r}, which is not in suites"
     return None
 
 
@@ -286,11 +286,11 @@ def _where(manifest: dict[str, Any]) -> str:
     for name in manifest["suites"]:
         refused = [p for p in found["suites"] if p.path[0] == name and not p.at_key]
         if refused:
-            return f"suites.{name}" + _suite_words(min(refused, key=_suite_field_order))
+            return f"suites.{_entry(name)}" + _suite_words(min(refused, key=_suite_field_order))
     for p in found["canaries"]:
         if p.at_key:
             return f"canaries: {p.path[0]!r} is not a canary"
-        return f"canaries.{p.path[0]} must be an object with a question_id and a suite"
+        return f"canaries.{_entry(str(p.path[0]))} must be an object with a question_id and a suite"
     for p in found["history"]:
         number = p.path[0]
         return f"history[{number}]: {refusal(manifest['history'][number], Event)}"
@@ -298,6 +298,12 @@ def _where(manifest: dict[str, Any]) -> str:
 
 
 _SUITE_FIELDS = list(SuiteEntry.__struct_fields__)
+
+
+def _entry(name: str) -> str:
+    """An entry's name as a message says it: as written, or quoted when it holds a character
+    that is not printable (a control character or a line separator would break the line)."""
+    return name if name.isprintable() else repr(name)
 
 
 def _suite_field(p: Problem) -> str:
