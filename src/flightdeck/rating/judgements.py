@@ -26,7 +26,9 @@ from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write, encode_lines, read_bytes
 from flightdeck.files.jsonl import read_jsonl as _read_jsonl
 from flightdeck.project.suite_folder import SuiteFolder
-from flightdeck.suite.records import SHA256_RE, Answer, Key, Question
+from flightdeck.suite.problems import refusal
+from flightdeck.suite.records import Answer, Key, Question
+from flightdeck.suite.schema import Sha256
 
 
 class JudgeIdentity(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,43 +107,54 @@ def read_judgements(path: Path, question_ids: Sequence[str]) -> list[Judgement]:
     return out
 
 
-def _parse(path: Path, line: int, obj: dict[str, Any], known: set[str]) -> Judgement:
-    fields = {"id", "correct", "facts", "unsupported", "answer_sha256", "judge"}
+class _FactLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    fact: str
+    present: bool
+    quote: str | None  # given, though null when the fact is absent
 
+
+class JudgementLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One line of a judgements file: the rule it is read by (every field given)."""
+
+    id: str
+    correct: bool
+    facts: tuple[_FactLine, ...]
+    unsupported: tuple[str, ...]
+    answer_sha256: Sha256
+    judge: dict[str, Any]
+
+
+_FIELDS = {f.name: f.type for f in msgspec.structs.fields(JudgementLine)}
+# What each field's refusal is called, in the order a line's faults are named.
+_WORDS = {
+    "correct": "correct must be true or false",
+    "answer_sha256": "answer_sha256 must be 64 hex digits",
+    "facts": "facts must be a list of {fact, present, quote}",
+    "unsupported": "unsupported must be a list of uris",
+    "judge": "judge must be the judge's identity object",
+}
+
+
+def _parse(path: Path, line: int, obj: dict[str, Any], known: set[str]) -> Judgement:
     def fail(message: str) -> InputError:
         return InputError(path, line, f"{message}; judge the arm again (`knowledge judge`)")
 
-    if set(obj) != fields:
-        raise fail(f"a judgement has exactly the fields {', '.join(sorted(fields))}")
-    if obj["id"] not in known:
+    if set(obj) != set(_FIELDS):
+        raise fail(f"a judgement has exactly the fields {', '.join(sorted(_FIELDS))}")
+    if not isinstance(obj["id"], str) or obj["id"] not in known:
         raise fail(f"id {obj['id']!r} is not a question of this suite")
-    if not isinstance(obj["correct"], bool):
-        raise fail("correct must be true or false")
-    sha = obj["answer_sha256"]
-    if not isinstance(sha, str) or not SHA256_RE.match(sha):
-        raise fail("answer_sha256 must be 64 hex digits")
-    facts = obj["facts"]
-    if not isinstance(facts, list) or not all(
-        isinstance(f, dict)
-        and set(f) == {"fact", "present", "quote"}
-        and isinstance(f["fact"], str)
-        and isinstance(f["present"], bool)
-        and (f["quote"] is None or isinstance(f["quote"], str))
-        for f in facts
-    ):
-        raise fail("facts must be a list of {fact, present, quote}")
-    unsupported = obj["unsupported"]
-    if not isinstance(unsupported, list) or not all(isinstance(u, str) for u in unsupported):
-        raise fail("unsupported must be a list of uris")
-    if not isinstance(obj["judge"], dict):
-        raise fail("judge must be the judge's identity object")
+    try:
+        record = msgspec.convert(obj, JudgementLine)
+    except msgspec.ValidationError:
+        name = next(n for n in _WORDS if refusal(obj[n], _FIELDS[n]) is not None)
+        raise fail(_WORDS[name]) from None
     return Judgement(
-        obj["id"],
-        obj["correct"],
-        tuple(FactVerdict(f["fact"], f["present"], f["quote"]) for f in facts),
-        tuple(unsupported),
-        sha.lower(),
-        obj["judge"],
+        record.id,
+        record.correct,
+        tuple(FactVerdict(f.fact, f.present, f.quote) for f in record.facts),
+        record.unsupported,
+        record.answer_sha256.lower(),
+        record.judge,
         line,
     )
 
