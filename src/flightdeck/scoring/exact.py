@@ -15,7 +15,9 @@ seeded bound over seeds (or line orders at a fixed seed): how likely another see
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -153,19 +155,21 @@ def lower_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
     """The largest k with P*(K* < k) < level: the lower bound read at one-sided ``level``.
 
     Consistent by construction with the verdict "P*(K* < kt) < level" (bound >= kt exactly
-    when the verdict holds), found by bisection because the tail only rises with k.
+    when the verdict holds). The tail only rises with k, so the crossing is searched from
+    the normal approximation's guess outwards, then halved (`_last_true`): three tails
+    at n = 100,000 (the guess is within a lattice step or two) where halving the whole
+    lattice takes eighteen.
     """
-    shown = float(tail_below(n, n10, n01, kt)) < level
+
+    def inside(k: int) -> bool:
+        return float(tail_below(n, n10, n01, k)) < level
+
+    shown = inside(kt)
     lo, hi = (kt, n + 1) if shown else (-n, kt)  # tail(lo) < level <= tail(hi) or hi is the cap
-    if not shown and float(tail_below(n, n10, n01, -n)) >= level:
+    if not shown and not inside(-n):
         return -n  # no level this small: every difference down to -1 stays possible
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if float(tail_below(n, n10, n01, mid)) < level:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    mean, sd = _normal_law(n, n10, n01)
+    return _last_true(inside, lo, hi, math.floor(mean - _z(level) * sd))
 
 
 def upper_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
@@ -175,20 +179,54 @@ def upper_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
     level", so the bound is below kt exactly when that verdict holds.
     """
 
-    def above(k: int) -> float:
-        return 1.0 - float(tail_below(n, n10, n01, k + 1))
+    def outside(k: int) -> bool:  # the bound is above k
+        return 1.0 - float(tail_below(n, n10, n01, k + 1)) >= level
 
-    ruled_out = above(kt - 1) < level
+    ruled_out = not outside(kt - 1)
     lo, hi = (-n - 1, kt - 1) if ruled_out else (kt - 1, n)  # above(hi) < level <= above(lo)
-    if not ruled_out and above(n - 1) >= level:
+    if not ruled_out and outside(n - 1):
         return n  # every resample can reach n: the bound is the top of the lattice
+    mean, sd = _normal_law(n, n10, n01)
+    return _last_true(outside, lo, hi, math.ceil(mean + _z(level) * sd)) + 1
+
+
+def _normal_law(n: int, n10: float, n01: float) -> tuple[float, float]:
+    """Mean and standard deviation of K* = N10* - N01*: where to start looking for a bound."""
+    p10, p01 = n10 / n, n01 / n
+    return n10 - n01, math.sqrt(max(n * (p10 + p01 - (p10 - p01) ** 2), 0.0))
+
+
+def _z(level: float) -> float:
+    """The normal quantile at 1 - level (>= 0), for a one-sided level."""
+    from statistics import NormalDist
+
+    return -NormalDist().inv_cdf(min(max(level, 1e-300), 0.5))
+
+
+def _last_true(holds: Callable[[int], bool], lo: int, hi: int, guess: int) -> int:
+    """The k in [lo, hi) with holds(k) and not holds(k + 1), given holds(lo) and not holds(hi)
+    (neither is asked) and holds true then false: out from ``guess`` in steps 1, 2, 4, ...,
+    then halving the bracket found. The same k as halving [lo, hi) from the start."""
+    step = 1
+    guess = min(max(guess, lo + 1), hi - 1)
+    if lo + 1 < hi:
+        if holds(guess):
+            lo = guess
+            while lo + step < hi and holds(lo + step):
+                lo, step = lo + step, 2 * step
+            hi = min(hi, lo + step)
+        else:
+            hi = guess
+            while hi - step > lo and not holds(hi - step):
+                hi, step = hi - step, 2 * step
+            lo = max(lo, hi - step)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if above(mid) < level:
-            hi = mid
-        else:
+        if holds(mid):
             lo = mid
-    return hi
+        else:
+            hi = mid
+    return lo
 
 
 def window_pmf(n: int, n10: int, n01: int, centre: int, half: int = 60) -> tuple[int, FloatArray]:
@@ -201,10 +239,74 @@ def window_pmf(n: int, n10: int, n01: int, centre: int, half: int = 60) -> tuple
 
     start = max(-n, centre - half)
     stop = min(n, centre + half)
-    below = tail_below(n, n10, n01, np.arange(start + 1, stop + 1))  # P*(K* < k), k > start
+    below = tail_below_run(n, n10, n01, start + 1, stop - start)  # P*(K* < k), k > start
     cdf = np.append(np.minimum.accumulate(below[::-1])[::-1], 1.0)
     pmf: FloatArray = np.diff(cdf, prepend=0.0)
     return start, np.clip(pmf, 0.0, 1.0)
+
+
+def tail_below_run(n: int, n10: int, n01: int, first: int, count: int) -> FloatArray:
+    """P*(K* < k) of one cell for the ``count`` lattice points k = first, first + 1, ...
+
+    `tail_below`'s sum over N10* = a, on the same terms, taken once at k = first; each
+    next point adds P*(K* = k) = sum_a Bin(a; n, n10/n) Bin(a - k; n - a, q), whose
+    binomial probabilities come from a table of log-factorials (`log_factorials`) read
+    along contiguous runs. A run of 120 points costs about one tail and a few array passes
+    instead of 120 tails; every term is a sum of non-negative numbers, so the digits
+    `tail_below` keeps are kept (tests/unit/test_exact_runs.py compares the two).
+    """
+    import numpy as np
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    if count < 1:
+        return np.zeros(0, np.float64)
+    spread = math.ceil(12.0 * math.sqrt(n10 * (n - n10) / n) + 30.0)
+    offsets = np.arange(-min(spread, n), min(spread, n) + 1, dtype=np.int64)
+    a = n10 + offsets
+    a = a[(a >= 0) & (a <= n)]
+    rest = n - n10
+    q = n01 / rest if rest > 0 else 0.0
+    weight = binom_pmf(a, n, n10 / n)
+    top = binom_sf(a - first, n - a, q)  # P[Bin(n - a, q) > a - first]: K* < first
+    tails = np.empty(count, np.float64)
+    tails[0] = weight @ top
+    if count > 1:
+        steps = count - 1  # P*(K* = first + t), t = 0 .. count - 2
+        if 0.0 < q < 1.0:
+            # log P[Bin(m, q) = j] = L(m) - L(j) - L(m - j) + j log q + (m - j) log(1 - q),
+            # with j = a - first - t and m - j = n - 2a + first + t: two runs of the table,
+            # padded with +inf where j or m - j is negative or above n (probability 0).
+            pad = 2 * n + steps + abs(first) + 1
+            logs = np.concatenate([np.full(pad, np.inf), log_factorials(n), np.full(pad, np.inf)])
+            rising = sliding_window_view(logs, steps)
+            falling = sliding_window_view(logs[::-1], steps)
+            j0, mj0 = a - first, n - 2 * a + first
+            lq, l1q = math.log(q), math.log1p(-q)
+            rows = logs[pad + n - a] + (n - a) * l1q + j0 * (lq - l1q)
+            log = (
+                rows[:, None]
+                - falling[len(logs) - 1 - (pad + j0)]
+                - rising[pad + mj0]
+                - np.arange(steps, dtype=np.float64)[None, :] * (lq - l1q)
+            )
+            mass = np.exp(log)
+        else:  # a point mass: Bin(m, 0) = 0, Bin(m, 1) = m
+            j = (a - first)[:, None] - np.arange(steps, dtype=np.int64)[None, :]
+            mass = np.where(j == (0 if q <= 0.0 else (n - a)[:, None]), 1.0, 0.0)
+        tails[1:] = tails[0] + np.cumsum(weight @ mass)
+    result: FloatArray = np.minimum(tails, 1.0)
+    return result
+
+
+@functools.lru_cache(maxsize=4)
+def log_factorials(n: int) -> FloatArray:
+    """log(x!) for x = 0..n (scipy.special.gammaln(x + 1)), read-only."""
+    import numpy as np
+    from scipy.special import gammaln
+
+    table: FloatArray = gammaln(np.arange(n + 1, dtype=np.float64) + 1.0)
+    table.flags.writeable = False
+    return table
 
 
 def seeded_at_least(
