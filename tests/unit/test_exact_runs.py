@@ -98,6 +98,7 @@ def test_a_run_of_tails_equals_a_tail_at_each_point(
     [
         pytest.param(100_000, 42_048, 12_207, 29_000, id="n100000-near-the-bulk"),
         pytest.param(100_000, 42_048, 12_207, 14_941, id="n100000-far-below"),
+        pytest.param(100_000, 42_048, 12_207, 25_000, id="n100000-partly-live"),
         pytest.param(100_000, 24_468, 24_619, 14_941, id="n100000-far-above"),
         pytest.param(5000, 1250, 470, 690, id="n5000"),
         pytest.param(300, 0, 300, -300, id="all-baseline-only"),
@@ -193,3 +194,37 @@ def test_outcome_patterns_are_numpys_unique_rows(pairs: list[tuple[float, float]
     assert np.array_equal(patterns, rows)
     assert counts.tolist() == expected.tolist()
     assert counts.dtype == np.int64
+
+
+@pytest.mark.parametrize(
+    ("n", "b", "c", "first"),
+    [
+        pytest.param(100_000, 42_048, 12_207, 14_941, id="far-below-the-bulk"),
+        pytest.param(100_000, 42_048, 12_207, 29_300, id="at-the-edge-of-the-bulk"),
+        pytest.param(100_000, 42_048, 12_207, 25_000, id="partly-live-below"),
+        pytest.param(100_000, 42_048, 12_207, 34_000, id="partly-live-above"),
+        pytest.param(3000, 2900, 50, 2700, id="near-the-top"),
+    ],
+)
+def test_the_rows_left_out_hold_only_exact_zeros(n: int, b: int, c: int, first: int) -> None:
+    # Every term Bin(a; n, b/n) Bin(a - first - t; n - a, q), computed one by one with
+    # scipy.stats, is exactly 0.0 on the rows _live_rows leaves out.
+    import math
+
+    import scipy.stats
+
+    from flightdeck.scoring.exact import _live_rows, binom_pmf
+
+    steps = 119
+    spread = math.ceil(12.0 * math.sqrt(b * (n - b) / n) + 30.0)
+    a = np.arange(max(b - spread, 0), min(b + spread, n) + 1, dtype=np.int64)
+    weight = binom_pmf(a, n, b / n)
+    q = c / (n - b)
+    kept, _ = _live_rows(a, weight, n, first, steps, q, math.log(q), math.log1p(-q))
+    dropped = np.setdiff1d(a, kept)
+    j = (dropped - first)[:, None] - np.arange(steps)[None, :]
+    terms = weight[np.searchsorted(a, dropped)][:, None] * scipy.stats.binom.pmf(
+        j, (n - dropped)[:, None], q
+    )
+    assert not np.any(terms), terms.max()
+    assert kept.size + dropped.size == a.size
