@@ -208,19 +208,19 @@ def test_outcome_patterns_are_numpys_unique_rows(pairs: list[tuple[float, float]
 )
 def test_the_rows_left_out_hold_only_exact_zeros(n: int, b: int, c: int, first: int) -> None:
     # Every term Bin(a; n, b/n) Bin(a - first - t; n - a, q), computed one by one with
-    # scipy.stats, is exactly 0.0 on the rows _live_rows leaves out.
+    # scipy.stats, is exactly 0.0 on the rows rows_with_mass leaves out.
     import math
 
     import scipy.stats
 
-    from flightdeck.scoring.exact import _live_rows, binom_pmf
+    from flightdeck.scoring.exact import binom_pmf, rows_with_mass
 
     steps = 119
     spread = math.ceil(12.0 * math.sqrt(b * (n - b) / n) + 30.0)
     a = np.arange(max(b - spread, 0), min(b + spread, n) + 1, dtype=np.int64)
     weight = binom_pmf(a, n, b / n)
     q = c / (n - b)
-    kept, _ = _live_rows(a, weight, n, first, steps, q, math.log(q), math.log1p(-q))
+    kept, _ = rows_with_mass(a, weight, n, first, steps, q, math.log(q), math.log1p(-q))
     dropped = np.setdiff1d(a, kept)
     j = (dropped - first)[:, None] - np.arange(steps)[None, :]
     terms = weight[np.searchsorted(a, dropped)][:, None] * scipy.stats.binom.pmf(

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from flightdeck.scoring.stats import normal_quantile
+
 # Above this n the seeded law reads the atoms near the threshold only (`window_pmf`, O(n)
 # instead of O(n^2)); it only says how likely another seed flips the plain reading.
 WINDOW_ABOVE_N = 200
@@ -155,10 +157,9 @@ def lower_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
     """The largest k with P*(K* < k) < level: the lower bound read at one-sided ``level``.
 
     Consistent by construction with the verdict "P*(K* < kt) < level" (bound >= kt exactly
-    when the verdict holds). The tail only rises with k, so the crossing is searched from
-    the normal approximation's guess outwards, then halved (`_last_true`): three tails
-    at n = 100,000 (the guess is within a lattice step or two) where halving the whole
-    lattice takes eighteen.
+    when the verdict holds). The tail only rises with k: the crossing is searched out from
+    the normal approximation's guess, then halved (`_last_true`), in 3 tails at n = 100,000
+    where halving the whole lattice takes 18.
     """
 
     def inside(k: int) -> bool:
@@ -168,8 +169,8 @@ def lower_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
     lo, hi = (kt, n + 1) if shown else (-n, kt)  # tail(lo) < level <= tail(hi) or hi is the cap
     if not shown and not inside(-n):
         return -n  # no level this small: every difference down to -1 stays possible
-    mean, sd = _normal_law(n, n10, n01)
-    return _last_true(inside, lo, hi, math.floor(mean - _z(level) * sd))
+    mean, reach = _normal_reach(n, n10, n01, level)
+    return _last_true(inside, lo, hi, math.floor(mean - reach))
 
 
 def upper_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
@@ -186,21 +187,14 @@ def upper_bound(n: int, n10: float, n01: float, level: float, kt: int) -> int:
     lo, hi = (-n - 1, kt - 1) if ruled_out else (kt - 1, n)  # above(hi) < level <= above(lo)
     if not ruled_out and outside(n - 1):
         return n  # every resample can reach n: the bound is the top of the lattice
-    mean, sd = _normal_law(n, n10, n01)
-    return _last_true(outside, lo, hi, math.ceil(mean + _z(level) * sd)) + 1
+    mean, reach = _normal_reach(n, n10, n01, level)
+    return _last_true(outside, lo, hi, math.ceil(mean + reach)) + 1
 
 
-def _normal_law(n: int, n10: float, n01: float) -> tuple[float, float]:
-    """Mean and standard deviation of K* = N10* - N01*: where to start looking for a bound."""
-    p10, p01 = n10 / n, n01 / n
-    return n10 - n01, math.sqrt(max(n * (p10 + p01 - (p10 - p01) ** 2), 0.0))
-
-
-def _z(level: float) -> float:
-    """The normal quantile at 1 - level (>= 0), for a one-sided level."""
-    from statistics import NormalDist
-
-    return -NormalDist().inv_cdf(min(max(level, 1e-300), 0.5))
+def _normal_reach(n: int, n10: float, n01: float, level: float) -> tuple[float, float]:
+    """(mean, z sd) of K*, z the normal quantile at 1 - level: a bound's first guess."""
+    p10, p01, z = n10 / n, n01 / n, -normal_quantile(min(max(level, 1e-300), 0.5))
+    return n10 - n01, z * math.sqrt(max(n * (p10 + p01 - (p10 - p01) ** 2), 0.0))
 
 
 def _last_true(holds: Callable[[int], bool], lo: int, hi: int, guess: int) -> int:
@@ -274,7 +268,7 @@ def tail_below_run(n: int, n10: int, n01: int, first: int, count: int) -> FloatA
         steps = count - 1  # P*(K* = first + t), t = 0 .. count - 2
         if 0.0 < q < 1.0:
             lq, l1q = math.log(q), math.log1p(-q)
-            a, weight = _live_rows(a, weight, n, first, steps, q, lq, l1q)
+            a, weight = rows_with_mass(a, weight, n, first, steps, q, lq, l1q)
         if a.size == 0:  # every term of every point is exactly 0
             mass = np.zeros((0, steps), np.float64)
         elif 0.0 < q < 1.0:
@@ -307,7 +301,7 @@ def tail_below_run(n: int, n10: int, n01: int, first: int, count: int) -> FloatA
 _UNDERFLOW = -800.0
 
 
-def _live_rows(
+def rows_with_mass(
     a: npt.NDArray[np.int64],
     weight: FloatArray,
     n: int,
