@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, compress, repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.suite.citations import CitationClass
@@ -69,16 +71,14 @@ def suite_tables(questions: Sequence[Question], keys: Mapping[str, Key]) -> Suit
     import polars as pl
 
     frame = pl.DataFrame(
-        {"id": [q.id for q in questions], "kind": [q.kind for q in questions]},
+        {"id": _field(questions, "id"), "kind": _field(questions, "kind")},
         schema={"id": pl.String, "kind": pl.String},
     ).with_row_index("order")
-    sources = [(key.id, source) for key in keys.values() for source in key.valid_sources]
-    ids = [qid for qid, _ in sources]
-    uris = [source.uri for _, source in sources]
-    hashes = [source.sha256 for _, source in sources]
+    keyed = list(keys.values())
+    ids, sources = _flat(keyed, "valid_sources", _field(keyed, "id"))
     valid = (
         pl.DataFrame(
-            {"id": ids, "uri": uris, "sha256": hashes},
+            {"id": ids, "uri": _field(sources, "uri"), "sha256": _field(sources, "sha256")},
             schema={"id": pl.String, "uri": pl.String, "sha256": pl.String},
         )
         .select("id", strip_span("uri").alias("base"), "sha256")
@@ -87,20 +87,37 @@ def suite_tables(questions: Sequence[Question], keys: Mapping[str, Key]) -> Suit
     return SuiteTables(frame, valid)
 
 
+def _field(records: Sequence[Any], name: str) -> list[Any]:
+    """One field of every record, as a column (a pass in C: no tuple or dict per record)."""
+    return list(map(attrgetter(name), records))
+
+
+def _flat(records: Sequence[Any], name: str, ids: list[str]) -> tuple[list[str], list[Any]]:
+    """(the id of the record each item belongs to, the items): a tuple field flattened;
+    ``ids`` are the records' ids."""
+    parts = _field(records, name)
+    return _repeated(ids, parts), list(chain.from_iterable(parts))
+
+
+def _repeated(values: Iterable[Any], parts: Sequence[Sequence[Any]]) -> list[Any]:
+    """Each value once per item of its part: the column that goes beside the parts flattened."""
+    return list(chain.from_iterable(map(repeat, values, map(len, parts))))
+
+
 def citation_frame(answers: Iterable[Answer]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(answered: id, one row per answer; citations: id, uri, sha256, one row per citation)."""
     import polars as pl
 
     answers = list(answers)
-    cited = [(answer.id, citation) for answer in answers for citation in answer.citations]
-    answered = [answer.id for answer in answers]
-    ids = [qid for qid, _ in cited]
-    uris = [citation.uri for _, citation in cited]
-    hashes = [citation.sha256 for _, citation in cited]
+    answered = _field(answers, "id")
+    ids, cited = _flat(answers, "citations", answered)
     strings = {"id": pl.String, "uri": pl.String, "sha256": pl.String}
     return (
         pl.DataFrame({"id": answered}, schema={"id": pl.String}),
-        pl.DataFrame({"id": ids, "uri": uris, "sha256": hashes}, schema=strings),
+        pl.DataFrame(
+            {"id": ids, "uri": _field(cited, "uri"), "sha256": _field(cited, "sha256")},
+            schema=strings,
+        ),
     )
 
 
@@ -110,15 +127,14 @@ def label_frames(labels: Sequence[Label]) -> tuple[pl.DataFrame, pl.DataFrame]:
 
     frame = pl.DataFrame(
         {
-            "id": [lb.id for lb in labels],
-            "rater": [lb.rater for lb in labels],
-            "correct": [lb.correct for lb in labels],
+            "id": _field(labels, "id"),
+            "rater": _field(labels, "rater"),
+            "correct": _field(labels, "correct"),
         },
         schema={"id": pl.String, "rater": pl.String, "correct": pl.Boolean},
     )
-    flagging = [label for label in labels if label.unsupported]
-    flag_ids = [label.id for label in flagging for _ in label.unsupported]
-    entries = [entry for label in flagging for entry in label.unsupported]
+    flagging = list(compress(labels, _field(labels, "unsupported")))
+    flag_ids, entries = _flat(flagging, "unsupported", _field(flagging, "id"))
     flags = pl.DataFrame(
         {"id": flag_ids, "entry": entries}, schema={"id": pl.String, "entry": pl.String}
     )
