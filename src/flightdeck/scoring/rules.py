@@ -253,8 +253,7 @@ def score_arm(
         suite = tables.suite_tables(questions, keys)
     answered, citations = tables.citation_frame(answers.values())
     label_table, flags = tables.label_frames(labels)
-    classified = tables.classify(citations, suite.valid, flags)
-    results = tables.results_frame(suite, answered, label_table, classified)
+    results = tables.scored_frame(suite, answered, label_table, citations, flags)
     first_two = tables.first_two_raters(label_table)
     raters = first_two.raters
     if len(raters) < 2:
@@ -267,7 +266,7 @@ def score_arm(
     n_correct = int(results["correct"].sum())
     n_valid = int(results["citation_valid"].sum())
     counts = tables.class_counts(results)
-    uncited = len(answers) - classified["id"].n_unique()
+    uncited = len(answers) - citations["id"].n_unique()  # classify keeps a row per citation
     return ArmScore(
         arm=arm,
         n=n,

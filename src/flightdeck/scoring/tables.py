@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from flightdeck.suite.citations import CitationClass
 from flightdeck.suite.records import Answer, Key, Label, Question
@@ -149,9 +149,14 @@ def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) 
     answer lists it (an entry equal to the uri, or a spanless entry equal to the uri without its
     span); valid: none of these.
     """
+    return _classify(citations.lazy(), valid.lazy(), flags.lazy()).collect(engine=ENGINE)
+
+
+def _classify(citations: pl.LazyFrame, valid: pl.LazyFrame, flags: pl.LazyFrame) -> pl.LazyFrame:
+    """:func:`classify` as a plan, to be collected with what is built on it."""
     import polars as pl
 
-    cites = flagged(citations.with_columns(strip_span("uri").alias("base")), flags, on=["id"])
+    cites = _flagged(citations.with_columns(strip_span("uri").alias("base")), flags, on=["id"])
     hashes = valid.group_by("id", "base").agg(pl.col("sha256").alias("hashes"))
     joined = cites.join(hashes, on=["id", "base"], how="left", maintain_order="left")
     cls = (
@@ -170,6 +175,11 @@ def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) 
 def flagged(cites: pl.DataFrame, flags: pl.DataFrame, *, on: list[str]) -> pl.DataFrame:
     """``cites`` (``on`` columns, uri, base) with ``flagged``: an entry of ``flags`` with the same
     ``on`` values equals the uri, or has no span and equals the uri without its span."""
+    return _flagged(cites.lazy(), flags.lazy(), on=on).collect(engine=ENGINE)
+
+
+def _flagged(cites: pl.LazyFrame, flags: pl.LazyFrame, *, on: list[str]) -> pl.LazyFrame:
+    """:func:`flagged` as a plan."""
     import polars as pl
 
     spanless = flags.filter(strip_span("entry") == pl.col("entry"))
@@ -195,14 +205,41 @@ def flagged(cites: pl.DataFrame, flags: pl.DataFrame, *, on: list[str]) -> pl.Da
     )
 
 
+# The plans here are joins and group-bys of frames already in memory: the in-memory engine
+# runs them with half the work of the streaming one (polars' default for a lazy plan).
+ENGINE: Final = "in-memory"
+
+
+def scored_frame(
+    tables: SuiteTables,
+    answered: pl.DataFrame,
+    labels: pl.DataFrame,
+    citations: pl.DataFrame,
+    flags: pl.DataFrame,
+) -> pl.DataFrame:
+    """:func:`results_frame` of the citations classed (:func:`classify`), as one plan."""
+    classified = _classify(citations.lazy(), tables.valid.lazy(), flags.lazy())
+    plan = _results(tables.questions.lazy(), answered.lazy(), labels.lazy(), classified)
+    return plan.collect(engine=ENGINE)
+
+
 def results_frame(
     tables: SuiteTables, answered: pl.DataFrame, labels: pl.DataFrame, classified: pl.DataFrame
 ) -> pl.DataFrame:
     """One row per question in suite order, with the columns of :func:`result_schema`."""
+    lazy = _results(tables.questions.lazy(), answered.lazy(), labels.lazy(), classified.lazy())
+    return lazy.collect(engine=ENGINE)
+
+
+def _results(
+    questions: pl.LazyFrame, answered: pl.LazyFrame, labels: pl.LazyFrame, classified: pl.LazyFrame
+) -> pl.LazyFrame:
+    """:func:`results_frame` as a plan."""
     import polars as pl
 
-    # Groups come out in any order (the joins below put them in suite order); within a group
-    # the rows keep the file's order, so raters, votes and citations stay aligned and ordered.
+    # Groups come out in any order (the joins below put them in suite order: each keeps the
+    # questions' order); within a group the rows keep the file's order, so raters, votes and
+    # citations stay aligned and ordered.
     votes = labels.group_by("id").agg(
         pl.col("rater").alias("raters"),
         pl.col("correct").alias("votes"),
@@ -215,7 +252,7 @@ def results_frame(
     )
     schema = result_schema()
     frame = (
-        tables.questions.join(
+        questions.join(
             answered.with_columns(pl.lit(True).alias("answered")),
             on="id",
             how="left",
@@ -223,7 +260,6 @@ def results_frame(
         )
         .join(votes, on="id", how="left", maintain_order="left")
         .join(cited, on="id", how="left", maintain_order="left")
-        .sort("order")
     )
     answered_col = pl.col("answered").fill_null(False)
     # A tie counts as incorrect: the majority needs more yes than no.
