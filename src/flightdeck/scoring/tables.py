@@ -77,12 +77,13 @@ def suite_tables(questions: Sequence[Question], keys: Mapping[str, Key]) -> Suit
     keyed = list(keys.values())
     ids, sources = _flat(keyed, "valid_sources", _field(keyed, "id"))
     valid = (
-        pl.DataFrame(
+        pl.LazyFrame(
             {"id": ids, "uri": _field(sources, "uri"), "sha256": _field(sources, "sha256")},
             schema={"id": pl.String, "uri": pl.String, "sha256": pl.String},
         )
         .select("id", strip_span("uri").alias("base"), "sha256")
         .unique()
+        .collect(engine=ENGINE)
     )
     return SuiteTables(frame, valid)
 
@@ -324,14 +325,19 @@ def first_two_raters(labels: pl.DataFrame) -> FirstTwoRaters:
     raters = tuple(labels["rater"].unique(maintain_order=True).to_list())
     if len(raters) < 2:
         return FirstTwoRaters(raters, 0, 0, 0, 0)
-    a = labels.filter(pl.col("rater") == raters[0]).select("id", pl.col("correct").alias("a"))
-    b = labels.filter(pl.col("rater") == raters[1]).select("id", pl.col("correct").alias("b"))
+    rated = labels.lazy()
+    a = rated.filter(pl.col("rater") == raters[0]).select("id", pl.col("correct").alias("a"))
+    b = rated.filter(pl.col("rater") == raters[1]).select("id", pl.col("correct").alias("b"))
     both = a.join(b, on="id", how="inner")
-    row = both.select(
-        pl.len().alias("n"),
-        (pl.col("a") == pl.col("b")).sum().alias("agree"),
-        pl.col("a").sum().alias("yes_a"),
-        pl.col("b").sum().alias("yes_b"),
-    ).row(0)
+    row = (
+        both.select(
+            pl.len().alias("n"),
+            (pl.col("a") == pl.col("b")).sum().alias("agree"),
+            pl.col("a").sum().alias("yes_a"),
+            pl.col("b").sum().alias("yes_b"),
+        )
+        .collect(engine=ENGINE)
+        .row(0)
+    )
     n, agree, yes_a, yes_b = (int(x or 0) for x in row)
     return FirstTwoRaters(raters, n, agree, yes_a, yes_b)
