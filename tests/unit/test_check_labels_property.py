@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck.errors import InputError
-from flightdeck.scoring.rules import _flags_none, check_labels
+from flightdeck.scoring.rules import check_labels, first_unflagging
 from flightdeck.suite.citations import is_flagged_unsupported
 from flightdeck.suite.records import Answer, Label, Source
 
@@ -128,6 +128,6 @@ def test_check_labels_refuses_as_the_label_by_label_rules(
     st.lists(st.sampled_from(URIS) | st.text(alphabet="ab#L1-:/", max_size=8), max_size=3),
     st.lists(st.sampled_from(URIS) | st.text(alphabet="ab#L1-:/", max_size=8), max_size=3),
 )
-def test_flags_none_is_is_flagged_unsupported(entries: list[str], cited: list[str]) -> None:
+def test_first_unflagging_is_is_flagged_unsupported(entries: list[str], cited: list[str]) -> None:
     unflagging = [e for e in entries if not any(is_flagged_unsupported(u, [e]) for u in cited)]
-    assert _flags_none(entries, cited) == next(iter(unflagging), None)
+    assert first_unflagging(entries, cited) == next(iter(unflagging), None)

@@ -152,7 +152,7 @@ def check_labels(
                 f"answer {label.id!r} changed after {label.rater!r} rated it (answer_sha256 "
                 "differs); rate the new answer again",
             )
-        entry = _flags_none(label.unsupported, [c.uri for c in answer.citations])
+        entry = first_unflagging(label.unsupported, [c.uri for c in answer.citations])
         if entry is not None:
             raise InputError(
                 labels_path,
@@ -191,7 +191,7 @@ def _picked(
         if answer is None:
             picked.add(i)
             continue
-        if _flags_none(label.unsupported, [c.uri for c in answer.citations]) is not None:
+        if first_unflagging(label.unsupported, [c.uri for c in answer.citations]) is not None:
             picked.add(i)
     hashes = map(attrgetter("answer_sha256"), labels)
     bound = list(compress(where, map(is_not, hashes, repeat(None))))
@@ -205,11 +205,12 @@ def _picked(
     return [labels[i] for i in sorted(picked)]
 
 
-def _flags_none(entries: Sequence[str], cited: Sequence[str]) -> str | None:
+def first_unflagging(entries: Sequence[str], cited: Sequence[str]) -> str | None:
     """The first ``unsupported`` entry that flags none of the cited uris, if any.
 
     An entry flags a citation when equal to it, or spanless and equal to it without its span
-    (`suite.citations.is_flagged_unsupported`; test_scoring_rules holds the two together).
+    (`suite.citations.is_flagged_unsupported`; test_check_labels_property holds the two
+    together).
     The spans are stripped once per uri, and only when an entry is not cited as written.
     """
     from flightdeck.suite.citations import strip_span
