@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, compress, repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final
 
@@ -134,8 +134,10 @@ def label_frames(labels: Sequence[Label]) -> tuple[pl.DataFrame, pl.DataFrame]:
         },
         schema={"id": pl.String, "rater": pl.String, "correct": pl.Boolean},
     )
-    flagging = list(compress(labels, _field(labels, "unsupported")))
-    flag_ids, entries = _flat(flagging, "unsupported", _field(flagging, "id"))
+    # The few labels with entries, read as they are: quicker than a pass per field here.
+    flagging = [label for label in labels if label.unsupported]
+    flag_ids = [label.id for label in flagging for _ in label.unsupported]
+    entries = [entry for label in flagging for entry in label.unsupported]
     flags = pl.DataFrame(
         {"id": flag_ids, "entry": entries}, schema={"id": pl.String, "entry": pl.String}
     )
