@@ -54,15 +54,19 @@ def with_fabricated_split(
     """
     import polars as pl
 
-    fabricated = {
-        arm: s.table.select("id", "citations", "classes")
+    from flightdeck.scoring.tables import ENGINE
+
+    plans = [
+        s.table.lazy()
+        .select("id", "citations", "classes")
         .explode("citations", "classes")
         .filter(pl.col("classes") == "fabricated")
         .group_by("id", "citations", maintain_order=True)
         .len()
-        .rows()
-        for arm, s in result.arms.items()
-    }
+        for s in result.arms.values()
+    ]
+    found = pl.collect_all(plans, engine=ENGINE)  # every arm's in one go
+    fabricated = {arm: frame.rows() for arm, frame in zip(result.arms, found, strict=True)}
     by_id = {q.id: q for q in questions} if any(fabricated.values()) else {}
     repos = RepoSet(params.repos, suite.project.cache)
     with _Lookup(repos) as lookup:
@@ -93,6 +97,7 @@ class _Lookup:
         self._stack = ExitStack()
         self._readers: dict[str, BlobReader | None] = {}
         self._seen: dict[tuple[str, str, str], bool] = {}
+        self._kinds: dict[tuple[str, str], str] = {}  # (question id, uri): arms cite alike
 
     def __enter__(self) -> _Lookup:
         return self
@@ -101,6 +106,13 @@ class _Lookup:
         self._stack.close()
 
     def kind(self, question: Question, uri: str) -> str:
+        """Which part of the split a fabricated ``uri`` of ``question`` falls in."""
+        asked = (question.id, uri)
+        if asked not in self._kinds:
+            self._kinds[asked] = self._kind(question, uri)
+        return self._kinds[asked]
+
+    def _kind(self, question: Question, uri: str) -> str:
         parsed = parse_source_uri(uri)
         if parsed is None:
             return OPAQUE

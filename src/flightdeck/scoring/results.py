@@ -8,13 +8,13 @@ at hand, and takes a fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import read_jsonl
-from flightdeck.scoring.tables import CLASSES, result_schema
+from flightdeck.scoring.tables import CLASSES, ENGINE, result_schema
 
 if TYPE_CHECKING:
     import polars as pl
@@ -158,86 +158,100 @@ def encode_results(results: pl.DataFrame) -> bytes:
     """The results file's bytes: `jsonl.encode_lines` of :func:`result_rows`, built in polars.
 
     Each line is put together as text from the columns, so 100,000 questions cost no Python
-    per question; strings are quoted as msgspec quotes them (tests/unit/test_tables.py).
+    per question; strings are quoted as msgspec quotes them (tests/unit/test_tables.py). One
+    plan: the votes and the citations are exploded to one text per item, gathered back per
+    question in order (every question has a group: an empty list is one null, which the join
+    of the group skips) and set beside the other columns, so no join or sort puts them back.
     """
     import polars as pl
 
     def json_bool(column: str) -> pl.Expr:
         return pl.when(pl.col(column)).then(pl.lit("true")).otherwise(pl.lit("false"))
 
-    rows = results.with_row_index("row")
-    votes = (
-        rows.select("row", "raters", "votes")
-        .explode(["raters", "votes"])
-        .filter(pl.col("raters").is_not_null())
+    quote = _json_strings(results, ("id", "kind"), ("raters", "citations"))
+    rows = results.lazy()
+
+    def items(columns: list[str | pl.Expr], text: pl.Expr) -> pl.LazyFrame:
+        return (
+            rows.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"), *columns)
+            .explode(
+                *(c if isinstance(c, str) else c.meta.output_name() for c in columns),
+                empty_as_null=True,
+            )
+            .select("row", text.alias("text"))
+            .group_by("row", maintain_order=True)
+            .agg("text")
+            .select(pl.col("text").list.join(","))
+        )
+
+    votes = items(
+        ["raters", "votes"], pl.concat_str(quote("raters"), pl.lit(":"), json_bool("votes"))
     )
-    votes = votes.with_columns(_json_string(votes, "raters").alias("rater")).select(
-        "row", pl.concat_str(pl.col("rater"), pl.lit(":"), json_bool("votes")).alias("vote")
-    )
-    cites = (
-        rows.select("row", "citations", pl.col("classes").cast(pl.List(pl.String)))
-        .explode(["citations", "classes"])
-        .filter(pl.col("citations").is_not_null())
-    )
-    cites = cites.with_columns(_json_string(cites, "citations").alias("uri")).select(
-        "row",
+    cites = items(
+        ["citations", pl.col("classes").cast(pl.List(pl.String))],
         pl.concat_str(
-            pl.lit('{"uri":'), pl.col("uri"), pl.lit(',"class":"'), pl.col("classes"), pl.lit('"}')
-        ).alias("cite"),
-    )
-    # A group keeps its rows' order; lists joined after the group-by are 7x quicker than
-    # str.join inside it.
-    vote_text = votes.group_by("row").agg("vote").with_columns(pl.col("vote").list.join(","))
-    cite_text = cites.group_by("row").agg("cite").with_columns(pl.col("cite").list.join(","))
-    joined = (
-        rows.select("row", "id", "kind", "answered", "correct", "citation_valid")
-        .join(vote_text, on="row", how="left", maintain_order="left")
-        .join(cite_text, on="row", how="left", maintain_order="left")
-        .sort("row")
-    )
-    joined = joined.with_columns(
-        _json_string(joined, "id").alias("id"), _json_string(joined, "kind").alias("kind")
+            pl.lit('{"uri":'),
+            quote("citations"),
+            pl.lit(',"class":"'),
+            pl.col("classes"),
+            pl.lit('"}'),
+        ),
     )
     line = pl.concat_str(
         pl.lit('{"id":'),
-        pl.col("id"),
+        quote("id"),
         pl.lit(',"kind":'),
-        pl.col("kind"),
+        quote("kind"),
         pl.lit(',"answered":'),
         json_bool("answered"),
         pl.lit(',"votes":{'),
-        pl.col("vote").fill_null(""),
+        pl.col("vote"),
         pl.lit('},"majority":'),
         json_bool("correct"),
         pl.lit(',"correct":'),
         json_bool("correct"),
         pl.lit(',"citations":['),
-        pl.col("cite").fill_null(""),
+        pl.col("cite"),
         pl.lit('],"citation_valid":'),
         json_bool("citation_valid"),
         pl.lit("}\n"),
     )
-    text: str = joined.select(line.str.join(""))[0, 0]
-    return text.encode()
+    scalars = rows.select("id", "kind", "answered", "correct", "citation_valid")
+    text = pl.concat(
+        [scalars, votes.rename({"text": "vote"}), cites.rename({"text": "cite"})],
+        how="horizontal",
+    ).select(line.str.join("").cast(pl.Binary))
+    data: bytes = text.collect(engine=ENGINE).item()
+    return data
 
 
 # Printable ASCII but the quote and the backslash: a JSON string of these is the text quoted.
 _PLAIN = r"^[\x20\x21\x23-\x5b\x5d-\x7e]*$"
 
 
-def _json_string(frame: pl.DataFrame, column: str) -> pl.Expr:
-    """A string column as JSON string literals; what needs escapes goes through msgspec."""
+def _json_strings(
+    frame: pl.DataFrame, columns: Sequence[str], lists: Sequence[str]
+) -> Callable[[str], pl.Expr]:
+    """What quotes a string column (of ``columns``, or an item of ``lists``) as JSON string
+    literals: the plain ones in polars; the few that need escapes go through msgspec, found
+    by one pass over every string of the frame."""
     import msgspec
     import polars as pl
 
-    plain = pl.col(column).str.contains(_PLAIN)
-    odd = frame.filter(~plain)[column].unique().to_list()
-    quoted = pl.concat_str(pl.lit('"'), pl.col(column), pl.lit('"'))
-    if not odd:
-        return quoted
-    escaped = {s: msgspec.json.encode(s).decode() for s in odd}
-    return (
-        pl.when(plain)
-        .then(quoted)
-        .otherwise(pl.col(column).replace_strict(escaped, default=None, return_dtype=pl.String))
-    )
+    plain = pl.col("s").str.contains(_PLAIN)
+    strings = [frame.lazy().select(pl.col(c).alias("s")) for c in columns]
+    strings += [frame.lazy().select(pl.col(c).explode().alias("s")) for c in lists]
+    odd = pl.concat(strings).filter(~plain).unique().collect(engine=ENGINE)["s"]
+    escaped = {s: msgspec.json.encode(s).decode() for s in odd.drop_nulls().to_list()}
+
+    def quote(column: str) -> pl.Expr:
+        quoted = pl.concat_str(pl.lit('"'), pl.col(column), pl.lit('"'))
+        if not escaped:
+            return quoted
+        return (
+            pl.when(pl.col(column).str.contains(_PLAIN))
+            .then(quoted)
+            .otherwise(pl.col(column).replace_strict(escaped, default=None, return_dtype=pl.String))
+        )
+
+    return quote

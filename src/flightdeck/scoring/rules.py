@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import attrgetter, is_not
+from operator import attrgetter, is_not, ne
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -114,8 +114,6 @@ def check_labels(
     another only in case or surrounding spaces (one person under two names would count as two
     raters; we refuse rather than guess which spelling is meant).
     """
-    from flightdeck.suite.citations import is_flagged_unsupported
-
     # The first spelling of each name, in file order: a label whose rater is written
     # otherwise is refused. Only the few distinct raters are compared one by one.
     names = dict.fromkeys(map(attrgetter("rater"), labels))  # distinct, in file order
@@ -123,10 +121,15 @@ def check_labels(
     for rater in names:
         spelled.setdefault(rater.strip().casefold(), rater)
     respelled = {rater for rater in names if spelled[rater.strip().casefold()] != rater}
+    raters_by_id = Counter(map(attrgetter("id"), labels))
+    covered = answers.keys() <= raters_by_id.keys()
+    # Every label rates an answer when the ids rated are the answers' ids.
+    rated_all = covered and len(raters_by_id) == len(answers)
+    odd_ids = set() if rated_all else raters_by_id.keys() - answers.keys()
     # One cheap pass picks the labels any rule could refuse; the rules below run on them
     # alone, in file order, so the first label refused and its message are as if every
     # label had been read (a label outside the pick passes every rule).
-    for label in _picked(labels, answers, respelled):
+    for label in _picked(labels, answers, respelled, odd_ids):
         first = spelled[label.rater.strip().casefold()]
         if first != label.rater:
             raise InputError(
@@ -149,20 +152,15 @@ def check_labels(
                 f"answer {label.id!r} changed after {label.rater!r} rated it (answer_sha256 "
                 "differs); rate the new answer again",
             )
-        cited = [c.uri for c in answer.citations]
-        for entry in label.unsupported:
-            if entry not in cited and not any(is_flagged_unsupported(u, [entry]) for u in cited):
-                raise InputError(
-                    labels_path,
-                    label.line,
-                    f"unsupported entry {entry!r} is not a citation of answer {label.id!r}; "
-                    "copy the cited uri exactly (or drop its #L span to flag the whole file)",
-                )
-    raters_by_id = Counter(map(attrgetter("id"), labels))
-    enough = (
-        answers.keys() <= raters_by_id.keys()
-        and min(raters_by_id.values(), default=min_raters) >= min_raters
-    )
+        entry = first_unflagging(label.unsupported, [c.uri for c in answer.citations])
+        if entry is not None:
+            raise InputError(
+                labels_path,
+                label.line,
+                f"unsupported entry {entry!r} is not a citation of answer {label.id!r}; "
+                "copy the cited uri exactly (or drop its #L span to flag the whole file)",
+            )
+    enough = covered and min(raters_by_id.values(), default=min_raters) >= min_raters
     if not enough and (short := [qid for qid in answers if raters_by_id[qid] < min_raters]):
         shown = ", ".join(map(_quote, short[:10]))
         shown += f" and {len(short) - 10} more" if len(short) > 10 else ""
@@ -175,22 +173,58 @@ def check_labels(
 
 
 def _picked(
-    labels: Sequence[Label], answers: Mapping[str, Answer], respelled: set[str]
+    labels: Sequence[Label], answers: Mapping[str, Answer], respelled: set[str], odd_ids: set[str]
 ) -> list[Label]:
-    """The labels a rule of check_labels could refuse, in file order: those that flag a
-    citation, bind to an answer's hash, spell a rater otherwise or rate no answer.
+    """The labels a rule of check_labels could refuse, in file order: those with an
+    ``unsupported`` entry that flags none of the answer's citations, a hash other than their
+    answer's, a rater spelled otherwise or an id this arm did not answer.
 
     Each kind is found by a pass in C (``compress`` over the records' attributes, set
-    differences); the few picked are put back in file order by their positions.
+    differences) but the entries, which are read in Python on the few labels that have
+    them; the few picked are put back in file order by their positions.
     """
     where = range(len(labels))
-    shas = map(attrgetter("answer_sha256"), labels)
-    picked = set(compress(where, map(attrgetter("unsupported"), labels)))
-    picked.update(compress(where, map(is_not, shas, repeat(None))))
-    odd_ids = set(map(attrgetter("id"), labels)).difference(answers.keys())
+    picked: set[int] = set()
+    for i in compress(where, map(attrgetter("unsupported"), labels)):
+        label = labels[i]
+        answer = answers.get(label.id)
+        if answer is None:
+            picked.add(i)
+            continue
+        if first_unflagging(label.unsupported, [c.uri for c in answer.citations]) is not None:
+            picked.add(i)
+    hashes = map(attrgetter("answer_sha256"), labels)
+    bound = list(compress(where, map(is_not, hashes, repeat(None))))
+    if bound:
+        rated = [labels[i] for i in bound]
+        theirs = map(answers.get, map(attrgetter("id"), rated), repeat(_NO_ANSWER))
+        given = map(attrgetter("answer_sha256"), rated)
+        picked.update(compress(bound, map(ne, given, map(attrgetter("sha256"), theirs))))
     if respelled or odd_ids:
         picked.update(i for i, x in enumerate(labels) if x.rater in respelled or x.id in odd_ids)
     return [labels[i] for i in sorted(picked)]
+
+
+def first_unflagging(entries: Sequence[str], cited: Sequence[str]) -> str | None:
+    """The first ``unsupported`` entry that flags none of the cited uris, if any.
+
+    An entry flags a citation when equal to it, or spanless and equal to it without its span
+    (`suite.citations.is_flagged_unsupported`; test_check_labels_property holds the two
+    together).
+    The spans are stripped once per uri, and only when an entry is not cited as written.
+    """
+    from flightdeck.suite.citations import strip_span
+
+    missing = [entry for entry in entries if entry not in cited]
+    if not missing:
+        return None
+    bare = set(map(strip_span, cited))
+    return next((e for e in missing if e not in bare or strip_span(e) != e), None)
+
+
+# What a label of an id with no answer is compared with: a hash no label gives (and such a
+# label is picked anyway, for its id).
+_NO_ANSWER = Answer(id="", answer="", citations=())
 
 
 def _quote(qid: str) -> str:
@@ -220,8 +254,7 @@ def score_arm(
         suite = tables.suite_tables(questions, keys)
     answered, citations = tables.citation_frame(answers.values())
     label_table, flags = tables.label_frames(labels)
-    classified = tables.classify(citations, suite.valid, flags)
-    results = tables.results_frame(suite, answered, label_table, classified)
+    results = tables.scored_frame(suite, answered, label_table, citations, flags)
     first_two = tables.first_two_raters(label_table)
     raters = first_two.raters
     if len(raters) < 2:
@@ -234,7 +267,7 @@ def score_arm(
     n_correct = int(results["correct"].sum())
     n_valid = int(results["citation_valid"].sum())
     counts = tables.class_counts(results)
-    uncited = len(answers) - classified["id"].n_unique()
+    uncited = len(answers) - citations["id"].n_unique()  # classify keeps a row per citation
     return ArmScore(
         arm=arm,
         n=n,

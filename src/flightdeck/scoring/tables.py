@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from itertools import chain, repeat
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Final
 
 from flightdeck.suite.citations import CitationClass
 from flightdeck.suite.records import Answer, Key, Label, Question
@@ -69,22 +71,38 @@ def suite_tables(questions: Sequence[Question], keys: Mapping[str, Key]) -> Suit
     import polars as pl
 
     frame = pl.DataFrame(
-        {"id": [q.id for q in questions], "kind": [q.kind for q in questions]},
+        {"id": _field(questions, "id"), "kind": _field(questions, "kind")},
         schema={"id": pl.String, "kind": pl.String},
     ).with_row_index("order")
-    sources = [(key.id, source) for key in keys.values() for source in key.valid_sources]
-    ids = [qid for qid, _ in sources]
-    uris = [source.uri for _, source in sources]
-    hashes = [source.sha256 for _, source in sources]
+    keyed = list(keys.values())
+    ids, sources = _flat(keyed, "valid_sources", _field(keyed, "id"))
     valid = (
-        pl.DataFrame(
-            {"id": ids, "uri": uris, "sha256": hashes},
+        pl.LazyFrame(
+            {"id": ids, "uri": _field(sources, "uri"), "sha256": _field(sources, "sha256")},
             schema={"id": pl.String, "uri": pl.String, "sha256": pl.String},
         )
         .select("id", strip_span("uri").alias("base"), "sha256")
         .unique()
+        .collect(engine=ENGINE)
     )
     return SuiteTables(frame, valid)
+
+
+def _field(records: Sequence[Any], name: str) -> list[Any]:
+    """One field of every record, as a column (a pass in C: no tuple or dict per record)."""
+    return list(map(attrgetter(name), records))
+
+
+def _flat(records: Sequence[Any], name: str, ids: list[str]) -> tuple[list[str], list[Any]]:
+    """(the id of the record each item belongs to, the items): a tuple field flattened;
+    ``ids`` are the records' ids."""
+    parts = _field(records, name)
+    return _repeated(ids, parts), list(chain.from_iterable(parts))
+
+
+def _repeated(values: Iterable[Any], parts: Sequence[Sequence[Any]]) -> list[Any]:
+    """Each value once per item of its part: the column that goes beside the parts flattened."""
+    return list(chain.from_iterable(map(repeat, values, map(len, parts))))
 
 
 def citation_frame(answers: Iterable[Answer]) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -92,15 +110,15 @@ def citation_frame(answers: Iterable[Answer]) -> tuple[pl.DataFrame, pl.DataFram
     import polars as pl
 
     answers = list(answers)
-    cited = [(answer.id, citation) for answer in answers for citation in answer.citations]
-    answered = [answer.id for answer in answers]
-    ids = [qid for qid, _ in cited]
-    uris = [citation.uri for _, citation in cited]
-    hashes = [citation.sha256 for _, citation in cited]
+    answered = _field(answers, "id")
+    ids, cited = _flat(answers, "citations", answered)
     strings = {"id": pl.String, "uri": pl.String, "sha256": pl.String}
     return (
         pl.DataFrame({"id": answered}, schema={"id": pl.String}),
-        pl.DataFrame({"id": ids, "uri": uris, "sha256": hashes}, schema=strings),
+        pl.DataFrame(
+            {"id": ids, "uri": _field(cited, "uri"), "sha256": _field(cited, "sha256")},
+            schema=strings,
+        ),
     )
 
 
@@ -110,12 +128,13 @@ def label_frames(labels: Sequence[Label]) -> tuple[pl.DataFrame, pl.DataFrame]:
 
     frame = pl.DataFrame(
         {
-            "id": [lb.id for lb in labels],
-            "rater": [lb.rater for lb in labels],
-            "correct": [lb.correct for lb in labels],
+            "id": _field(labels, "id"),
+            "rater": _field(labels, "rater"),
+            "correct": _field(labels, "correct"),
         },
         schema={"id": pl.String, "rater": pl.String, "correct": pl.Boolean},
     )
+    # The few labels with entries, read as they are: quicker than a pass per field here.
     flagging = [label for label in labels if label.unsupported]
     flag_ids = [label.id for label in flagging for _ in label.unsupported]
     entries = [entry for label in flagging for entry in label.unsupported]
@@ -133,9 +152,14 @@ def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) 
     answer lists it (an entry equal to the uri, or a spanless entry equal to the uri without its
     span); valid: none of these.
     """
+    return _classify(citations.lazy(), valid.lazy(), flags.lazy()).collect(engine=ENGINE)
+
+
+def _classify(citations: pl.LazyFrame, valid: pl.LazyFrame, flags: pl.LazyFrame) -> pl.LazyFrame:
+    """:func:`classify` as a plan, to be collected with what is built on it."""
     import polars as pl
 
-    cites = flagged(citations.with_columns(strip_span("uri").alias("base")), flags, on=["id"])
+    cites = _flagged(citations.with_columns(strip_span("uri").alias("base")), flags, on=["id"])
     hashes = valid.group_by("id", "base").agg(pl.col("sha256").alias("hashes"))
     joined = cites.join(hashes, on=["id", "base"], how="left", maintain_order="left")
     cls = (
@@ -154,6 +178,11 @@ def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) 
 def flagged(cites: pl.DataFrame, flags: pl.DataFrame, *, on: list[str]) -> pl.DataFrame:
     """``cites`` (``on`` columns, uri, base) with ``flagged``: an entry of ``flags`` with the same
     ``on`` values equals the uri, or has no span and equals the uri without its span."""
+    return _flagged(cites.lazy(), flags.lazy(), on=on).collect(engine=ENGINE)
+
+
+def _flagged(cites: pl.LazyFrame, flags: pl.LazyFrame, *, on: list[str]) -> pl.LazyFrame:
+    """:func:`flagged` as a plan."""
     import polars as pl
 
     spanless = flags.filter(strip_span("entry") == pl.col("entry"))
@@ -179,14 +208,41 @@ def flagged(cites: pl.DataFrame, flags: pl.DataFrame, *, on: list[str]) -> pl.Da
     )
 
 
+# The plans here are joins and group-bys of frames already in memory: the in-memory engine
+# runs them with half the work of the streaming one (polars' default for a lazy plan).
+ENGINE: Final = "in-memory"
+
+
+def scored_frame(
+    tables: SuiteTables,
+    answered: pl.DataFrame,
+    labels: pl.DataFrame,
+    citations: pl.DataFrame,
+    flags: pl.DataFrame,
+) -> pl.DataFrame:
+    """:func:`results_frame` of the citations classed (:func:`classify`), as one plan."""
+    classified = _classify(citations.lazy(), tables.valid.lazy(), flags.lazy())
+    plan = _results(tables.questions.lazy(), answered.lazy(), labels.lazy(), classified)
+    return plan.collect(engine=ENGINE)
+
+
 def results_frame(
     tables: SuiteTables, answered: pl.DataFrame, labels: pl.DataFrame, classified: pl.DataFrame
 ) -> pl.DataFrame:
     """One row per question in suite order, with the columns of :func:`result_schema`."""
+    lazy = _results(tables.questions.lazy(), answered.lazy(), labels.lazy(), classified.lazy())
+    return lazy.collect(engine=ENGINE)
+
+
+def _results(
+    questions: pl.LazyFrame, answered: pl.LazyFrame, labels: pl.LazyFrame, classified: pl.LazyFrame
+) -> pl.LazyFrame:
+    """:func:`results_frame` as a plan."""
     import polars as pl
 
-    # Groups come out in any order (the joins below put them in suite order); within a group
-    # the rows keep the file's order, so raters, votes and citations stay aligned and ordered.
+    # Groups come out in any order (the joins below put them in suite order: each keeps the
+    # questions' order); within a group the rows keep the file's order, so raters, votes and
+    # citations stay aligned and ordered.
     votes = labels.group_by("id").agg(
         pl.col("rater").alias("raters"),
         pl.col("correct").alias("votes"),
@@ -199,7 +255,7 @@ def results_frame(
     )
     schema = result_schema()
     frame = (
-        tables.questions.join(
+        questions.join(
             answered.with_columns(pl.lit(True).alias("answered")),
             on="id",
             how="left",
@@ -207,7 +263,6 @@ def results_frame(
         )
         .join(votes, on="id", how="left", maintain_order="left")
         .join(cited, on="id", how="left", maintain_order="left")
-        .sort("order")
     )
     answered_col = pl.col("answered").fill_null(False)
     # A tie counts as incorrect: the majority needs more yes than no.
@@ -272,14 +327,19 @@ def first_two_raters(labels: pl.DataFrame) -> FirstTwoRaters:
     raters = tuple(labels["rater"].unique(maintain_order=True).to_list())
     if len(raters) < 2:
         return FirstTwoRaters(raters, 0, 0, 0, 0)
-    a = labels.filter(pl.col("rater") == raters[0]).select("id", pl.col("correct").alias("a"))
-    b = labels.filter(pl.col("rater") == raters[1]).select("id", pl.col("correct").alias("b"))
+    rated = labels.lazy()
+    a = rated.filter(pl.col("rater") == raters[0]).select("id", pl.col("correct").alias("a"))
+    b = rated.filter(pl.col("rater") == raters[1]).select("id", pl.col("correct").alias("b"))
     both = a.join(b, on="id", how="inner")
-    row = both.select(
-        pl.len().alias("n"),
-        (pl.col("a") == pl.col("b")).sum().alias("agree"),
-        pl.col("a").sum().alias("yes_a"),
-        pl.col("b").sum().alias("yes_b"),
-    ).row(0)
+    row = (
+        both.select(
+            pl.len().alias("n"),
+            (pl.col("a") == pl.col("b")).sum().alias("agree"),
+            pl.col("a").sum().alias("yes_a"),
+            pl.col("b").sum().alias("yes_b"),
+        )
+        .collect(engine=ENGINE)
+        .row(0)
+    )
     n, agree, yes_a, yes_b = (int(x or 0) for x in row)
     return FirstTwoRaters(raters, n, agree, yes_a, yes_b)
