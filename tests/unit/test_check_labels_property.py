@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flightdeck.errors import InputError
-from flightdeck.scoring.rules import check_labels, first_unflagging
-from flightdeck.suite.citations import is_flagged_unsupported
+from flightdeck.scoring.rules import check_labels
+from flightdeck.suite.citations import first_unflagging, is_flagged_unsupported
 from flightdeck.suite.records import Answer, Label, Source
 
 LABELS = Path("labels.jsonl")

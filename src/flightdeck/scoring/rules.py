@@ -21,7 +21,7 @@ from flightdeck.errors import InputError
 from flightdeck.scoring.bootstrap import paired_bootstrap
 from flightdeck.scoring.decision import Decision, decide
 from flightdeck.scoring.stats import Kappa, Proportion, kappa_from_counts, wilson_interval
-from flightdeck.suite.citations import CitationClass
+from flightdeck.suite.citations import CitationClass, first_unflagging
 from flightdeck.suite.records import Answer, ArmMeta, Key, Label, Question
 
 if TYPE_CHECKING:
@@ -203,23 +203,6 @@ def _picked(
     if respelled or odd_ids:
         picked.update(i for i, x in enumerate(labels) if x.rater in respelled or x.id in odd_ids)
     return [labels[i] for i in sorted(picked)]
-
-
-def first_unflagging(entries: Sequence[str], cited: Sequence[str]) -> str | None:
-    """The first ``unsupported`` entry that flags none of the cited uris, if any.
-
-    An entry flags a citation when equal to it, or spanless and equal to it without its span
-    (`suite.citations.is_flagged_unsupported`; test_check_labels_property holds the two
-    together).
-    The spans are stripped once per uri, and only when an entry is not cited as written.
-    """
-    from flightdeck.suite.citations import strip_span
-
-    missing = [entry for entry in entries if entry not in cited]
-    if not missing:
-        return None
-    bare = set(map(strip_span, cited))
-    return next((e for e in missing if e not in bare or strip_span(e) != e), None)
 
 
 # What a label of an id with no answer is compared with: a hash no label gives (and such a

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import chain
@@ -110,6 +110,21 @@ def is_flagged_unsupported(uri: str, flagged: Iterable[str]) -> bool:
     """A rater's entry flags a citation when equal to it, or spanless and equal to its file."""
     bare = strip_span(uri)
     return any(entry == uri or (entry == strip_span(entry) and entry == bare) for entry in flagged)
+
+
+def first_unflagging(entries: Sequence[str], cited: Sequence[str]) -> str | None:
+    """The first ``unsupported`` entry that flags none of the cited uris, if any.
+
+    An entry flags a citation when equal to it, or spanless and equal to it without its span
+    (:func:`is_flagged_unsupported` read entry by entry, here beside it so the rule has
+    one owner; test_check_labels_property holds the two together).
+    The spans are stripped once per uri, and only when an entry is not cited as written.
+    """
+    missing = [entry for entry in entries if entry not in cited]
+    if not missing:
+        return None
+    bare = set(map(strip_span, cited))
+    return next((e for e in missing if e not in bare or strip_span(e) != e), None)
 
 
 def opaque_sha256(uri: str) -> str:
