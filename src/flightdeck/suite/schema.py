@@ -9,7 +9,9 @@ syntax, a span's order, a real date) as a :class:`~flightdeck.suite.columns.Chec
 reader runs both over each place of a whole file at once (:mod:`flightdeck.suite.columns`),
 and on one value to say where a line fails (:mod:`flightdeck.suite.problems`).
 ``explanations.py`` gives the words for what a type refuses, the readers in ``records.py``
-the rules between records.
+the rules between records. So a Struct here is decoded only by those readers: msgspec alone
+(``msgspec.convert(obj, Label)``) checks the ``Meta`` constraints but not the patterns and
+checks (``tests/unit/test_readers_are_the_entry.py`` holds ``src/`` to that).
 """
 
 from __future__ import annotations
