@@ -386,6 +386,14 @@ def _break_the_suite_manifest(root: Path, k1: Path) -> Path:
     return k1
 
 
+def _repeat_a_key_of_the_suite_manifest(root: Path, k1: Path) -> Path:
+    # No seal the suite's own reader would take (a key given twice): json.loads alone kept the
+    # last "suite" and called the keys beside it sealed.
+    text = (k1.parent / "manifest.json").read_text()
+    (k1.parent / "manifest.json").write_text('{"suite": "k2", ' + text.lstrip()[1:])
+    return k1
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -394,6 +402,7 @@ def _break_the_suite_manifest(root: Path, k1: Path) -> Path:
         _copy_keys_under_another_name,
         _reseal_under_the_same_name,
         _break_the_suite_manifest,
+        _repeat_a_key_of_the_suite_manifest,
     ],
     ids=lambda f: f.__name__.strip("_"),
 )
