@@ -25,12 +25,18 @@ ALPHA = 0.025
 SHIPPED = (("shown", 15.0), ("ruled_out", 15.0), ("shown_by_score", -5.0),
            ("shown_by_score", -10.0), ("shown_by_score", -15.0))  # fmt: skip
 OUT = Path(levels.__file__).with_name(levels.TABLE_FILE)
+COLUMNS = ["n", "level", "below", "cut", "tie", "size", "worst_p01"]
+
+
+def row(cal: levels.Calibration) -> list[object]:
+    """One row of the table, in the order of COLUMNS (calibrated_levels reads it back)."""
+    return [getattr(cal, column) for column in COLUMNS]
 
 
 def rows(side: str, threshold: float, max_n: int) -> list[list[object]]:
     out = []
     for n in range(1, max_n + 1):
-        out.append(levels.table_row(levels.compute(n, threshold, ALPHA, side)))
+        out.append(row(levels.compute(n, threshold, ALPHA, side)))
         if n % 50 == 0:
             print(f"{side} {threshold:g}: n = {n}", file=sys.stderr, flush=True)
     return out
@@ -46,8 +52,7 @@ def main() -> int:
         for side, threshold in SHIPPED:
             shipped = levels._shipped(side, threshold, ALPHA)
             for n in args.check:
-                fresh = levels.table_row(levels.compute(n, threshold, ALPHA, side))
-                same = shipped.get(n) is not None and levels.table_row(shipped[n]) == fresh
+                same = shipped.get(n) == levels.compute(n, threshold, ALPHA, side)
                 bad += not same
                 print(f"{side} {threshold:g} n = {n}: {'same' if same else 'DIFFERENT'}")
         return 1 if bad else 0
@@ -58,7 +63,7 @@ def main() -> int:
     table = {
         "version": levels.CACHE_VERSION,
         "alpha": ALPHA,
-        "columns": ["n", "level", "below", "cut", "tie", "size", "worst_p01"],
+        "columns": COLUMNS,
         "levels": by_claim,
     }
     atomic_write(OUT, json.dumps(table, separators=(",", ":")) + "\n")

@@ -1,6 +1,8 @@
 """A slow oracle for the calibrated rule, written from the definitions, sharing no code path
 with flightdeck.scoring's enumeration (regions.py, calibration.py, exact.py).
 
+- Tango's one-sided p-value, one table at a time, from `tango_statistic` and scipy's normal
+  distribution (the enumeration reads the numpy `tango_pvalues` instead);
 - the bootstrap law of K* = N10* - N01* by summing the trinomial over every (a, b), in
   Python floats from math.comb;
 - each table's probability under the null from scipy.stats.multinomial;
@@ -16,9 +18,16 @@ import math
 import numpy as np
 import scipy.stats
 
-from flightdeck.scoring.intervals import tango_pvalue
+from flightdeck.scoring.intervals import tango_statistic
 
 ZERO = 1e-12
+
+
+def tango_pvalue(b: int, c: int, n: int, delta: float, *, side: str) -> float:
+    """One-sided p-value of Tango's score test: side "above" tests H0 diff <= delta (a small
+    value says the difference is above delta), side "below" tests H0 diff >= delta."""
+    t = tango_statistic(b, c, n, delta)
+    return float(scipy.stats.norm.sf(t) if side == "above" else scipy.stats.norm.cdf(t))
 
 
 def tables(n: int) -> list[tuple[int, int]]:

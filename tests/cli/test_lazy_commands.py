@@ -73,6 +73,27 @@ def test_an_unknown_command_still_gets_its_suggestion() -> None:
     assert "holdout" in result.output
 
 
+PROBE = "flightdeck_lazy_probe"  # a module no other test imports
+
+
+def test_a_module_is_imported_when_its_command_is_looked_up_never_before(
+    tmp_path, monkeypatch
+) -> None:
+    (tmp_path / f"{PROBE}.py").write_text(
+        "import click\n\n\n@click.command('probe')\ndef probe() -> None:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    commands = LazyCommands({"probe": f"{PROBE}:probe"})
+    try:
+        assert "probe" in commands
+        assert (list(commands), len(commands)) == (["probe"], 1)
+        assert PROBE not in sys.modules
+        assert commands["probe"].name == "probe"
+        assert PROBE in sys.modules
+    finally:
+        sys.modules.pop(PROBE, None)
+
+
 @pytest.mark.parametrize(
     "where",
     ["flightdeck.cli.holdout:no_such_thing", "flightdeck.cli.holdout:holdout"],
@@ -81,7 +102,6 @@ def test_an_unknown_command_still_gets_its_suggestion() -> None:
 def test_a_wrong_table_entry_is_a_loud_bug(where: str) -> None:
     commands = LazyCommands({"scan": where})
     assert "scan" in commands
-    assert not commands.is_loaded("scan")
     with pytest.raises(LookupError, match="is not the command 'scan'"):
         commands["scan"]
     with pytest.raises(LookupError):
@@ -95,7 +115,6 @@ def test_the_mapping_holds_added_commands_and_forgets_deleted_ones() -> None:
     assert list(commands) == ["extra", "holdout"]
     assert len(commands) == 2
     assert commands["holdout"].name == "holdout"
-    assert commands.is_loaded("holdout")
     del commands["holdout"]
     assert dict(commands) == {"extra": extra}
     with pytest.raises(KeyError):

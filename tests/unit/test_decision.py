@@ -9,6 +9,7 @@ the seeded verdict, and a seeded simulation of suites for the calibrated rule's 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -350,7 +351,7 @@ def test_ties_at_a_zero_tail_are_broken_by_the_observed_difference() -> None:
 # Calibrates (30, 12 points) at each alpha of argv in a process of its own, as a command
 # would; with "refuse", computing is an error, so a level can only come from the cache.
 CALIBRATE_IN_A_PROCESS = """
-import json, sys
+import dataclasses, json, sys
 from pathlib import Path
 from flightdeck.scoring import calibrated_levels as levels
 cache, refuse, *alphas = sys.argv[1:]
@@ -364,7 +365,8 @@ for alpha in alphas:
     except AssertionError as refused:
         print(json.dumps(str(refused)))
     else:
-        print(json.dumps([cal.source, levels.table_row(cal)]))
+        fields = dataclasses.asdict(cal)
+        print(json.dumps([fields.pop("source"), fields]))
 """
 
 
@@ -381,10 +383,11 @@ def test_the_calibration_is_cached_per_n_threshold_alpha(tmp_path: Path) -> None
     # by the next process; each step is a process of its own, so no memo of this one helps.
     [(source, row)] = calibrate_in_a_process(tmp_path, "compute", 0.025)  # type: ignore[misc]
     assert source == "computed"
-    assert row == levels.table_row(levels.compute(30, 12.0, 0.025, "shown"))
+    computed = dataclasses.asdict(levels.compute(30, 12.0, 0.025, "shown"))
+    assert row == {k: v for k, v in computed.items() if k != "source"}
     files = list(tmp_path.iterdir())
     assert [f.suffix for f in files] == [".json"]  # no temporary file left behind
-    assert json.loads(files[0].read_text())["level"] == row[1]
+    assert json.loads(files[0].read_text())["level"] == row["level"]
     again, other_alpha = calibrate_in_a_process(tmp_path, "refuse", 0.025, 0.0125)
     assert again == ["cache", row]
     assert other_alpha == "recomputed instead of read from the cache"  # another entry

@@ -20,7 +20,7 @@ from flightdeck.holdouts.custody import custody, describe_custody
 from flightdeck.holdouts.leaks import Hit, canary_scan, mark_void, scan_and_void
 from flightdeck.holdouts.manifest_format import Evidence
 from flightdeck.holdouts.plan import ScanPlan, plan_scan
-from flightdeck.holdouts.registry import register_suite, suite_state, unvoid, void_evidence
+from flightdeck.holdouts.registry import register_suite, suite_state, unvoid
 from flightdeck.suite.records import CANARY_PREFIX
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
@@ -147,13 +147,13 @@ def test_a_hit_voids_the_suite_with_its_first_hit_and_count(holdouts: Path, tmp_
     trace = tmp_path / "trace.jsonl"
     trace.write_text(f"ok\n{canary(2)}\n{canary(1)} {canary(2)}\n")
     assert scan_and_mark(holdouts, trace) == ["s1"]
-    evidence = void_evidence(holdouts, "s1")
+    evidence = custody(holdouts, "s1").evidence
     assert evidence is not None
     assert TIME.match(evidence.at or "")
     assert msgspec.structs.replace(evidence, at=None) == Evidence(
         canary=canary(2), question_id="q2", file=str(trace), line=2, count=3
     )
-    assert void_evidence(holdouts, "s2") is None
+    assert custody(holdouts, "s2").evidence is None
     data = manifest(holdouts)
     assert data["suites"]["s1"]["status"] == "void"
     assert data["history"][-1]["event"] == "void"
@@ -221,7 +221,6 @@ def test_custody_says_who_unvoided_when_and_why(holdouts: Path, tmp_path: Path) 
     "call",
     [
         pytest.param(lambda d: suite_state(d, "s1"), id="state"),
-        pytest.param(lambda d: void_evidence(d, "s1"), id="evidence"),
         pytest.param(lambda d: canary_scan(d, []), id="scan"),
         pytest.param(lambda d: unvoid(d, "s1", by="a", why="b"), id="unvoid"),
         pytest.param(lambda d: custody(d, "s1"), id="custody"),
@@ -236,9 +235,9 @@ def test_unvoid_records_who_why_and_the_evidence(holdouts: Path, tmp_path: Path)
     trace = tmp_path / "trace.jsonl"
     trace.write_text(canary(3))
     scan_and_mark(holdouts, trace)
-    evidence = void_evidence(holdouts, "s2")
+    evidence = custody(holdouts, "s2").evidence
     assert unvoid(holdouts, "s2", by=" ana ", why="scanned the keys file by mistake") == evidence
-    assert void_evidence(holdouts, "s2") is None
+    assert custody(holdouts, "s2").evidence is None
     data = manifest(holdouts)
     assert data["suites"]["s2"]["status"] == "sealed"
     assert "evidence" not in data["suites"]["s2"]
@@ -270,8 +269,8 @@ def test_unvoid_refuses(holdouts: Path, suite: str, by: str, why: str, message: 
         unvoid(holdouts, suite, by=by, why=why)
 
 
-def test_void_evidence_without_a_manifest_is_none(tmp_path: Path) -> None:
-    assert void_evidence(tmp_path, "s1") is None
+def test_no_evidence_without_a_manifest(tmp_path: Path) -> None:
+    assert custody(tmp_path, "s1").evidence is None
 
 
 def test_suite_state_tells_registered_from_not(holdouts: Path, tmp_path: Path) -> None:
@@ -387,6 +386,14 @@ def _break_the_suite_manifest(root: Path, k1: Path) -> Path:
     return k1
 
 
+def _repeat_a_key_of_the_suite_manifest(root: Path, k1: Path) -> Path:
+    # No seal the suite's own reader would take (a key given twice): json.loads alone kept the
+    # last "suite" and called the keys beside it sealed.
+    text = (k1.parent / "manifest.json").read_text()
+    (k1.parent / "manifest.json").write_text('{"suite": "k2", ' + text.lstrip()[1:])
+    return k1
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -395,6 +402,7 @@ def _break_the_suite_manifest(root: Path, k1: Path) -> Path:
         _copy_keys_under_another_name,
         _reseal_under_the_same_name,
         _break_the_suite_manifest,
+        _repeat_a_key_of_the_suite_manifest,
     ],
     ids=lambda f: f.__name__.strip("_"),
 )
@@ -488,7 +496,7 @@ def test_a_malformed_manifest_is_an_input_error_naming_it(
 ) -> None:
     (tmp_path / "manifest.json").write_text(text)
     for call in (
-        lambda: void_evidence(tmp_path, "s1"),
+        lambda: custody(tmp_path, "s1"),
         lambda: suite_state(tmp_path, "s1"),
         lambda: plan_scan(tmp_path, [tmp_path]),
         lambda: canary_scan(tmp_path, [tmp_path]),

@@ -11,12 +11,9 @@ import math
 
 import pytest
 from statsmodels.stats.proportion import proportion_confint
+from tests.exact_oracle import tango_pvalue
 
-from flightdeck.scoring.intervals import (
-    newcombe_interval,
-    tango_interval,
-    tango_pvalue,
-)
+from flightdeck.scoring.intervals import newcombe_interval, tango_interval, tango_pvalues
 
 
 def close(value: float, published: float) -> bool:
@@ -124,6 +121,13 @@ def test_tango_pvalue_is_the_interval_read_one_sided() -> None:
     result = tango_interval(13, 16, 3, 8)
     assert tango_pvalue(16, 3, 40, result.lo, side="above") == pytest.approx(0.025, abs=1e-9)
     assert tango_pvalue(16, 3, 40, result.hi, side="below") == pytest.approx(0.025, abs=1e-9)
+
+
+def test_tango_pvalues_are_the_one_table_oracle_for_every_table_of_n() -> None:
+    n, delta = 23, 0.15
+    b, c = zip(*[(b, c) for b in range(n + 1) for c in range(n + 1 - b)], strict=True)
+    oracle = [tango_pvalue(bi, ci, n, delta, side="above") for bi, ci in zip(b, c, strict=True)]
+    assert tango_pvalues(b, c, n, delta).tolist() == pytest.approx(oracle, rel=1e-12, abs=1e-300)
 
 
 def test_zero_discordance_gives_a_non_degenerate_interval() -> None:

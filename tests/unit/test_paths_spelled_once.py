@@ -62,18 +62,51 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
-def _in_path_context(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    """An operand of ``/`` or an argument of ``Path(...)``."""
-    parent = parents.get(id(node))
-    if isinstance(parent, ast.JoinedStr):
-        parent = parents.get(id(parent))
-    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div):
-        return True
+# Named only where a path is built (``InputError("params.yaml", ...)`` labels a message).
+PATH_ONLY = {"params.yaml", "dvc.yaml"}
+LAYOUT = FOLDERS | FILES | PATH_ONLY
+# What the layout's own files end with: <arm>.jsonl, <arm>.meta.json, <suite>.json, <suite>.md
+# and its .svg, <id>.log; an f-string ending so where a path is built names a layout file.
+SUFFIXES = (".jsonl", ".json", ".md", ".svg", ".log")
+PATH_CALLS = {"Path", "PurePath", "PurePosixPath", "joinpath", "with_name", "with_suffix"}
+
+
+def _path_call(parent: ast.AST | None, node: ast.AST) -> str | None:
+    """The name of the path-building call ``node`` is an argument of, else None."""
     if isinstance(parent, ast.Call) and node in parent.args:
         func = parent.func
         name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-        return name in ("Path", "PurePath", "PurePosixPath")
-    return False
+        return name if name in PATH_CALLS else None
+    return None
+
+
+def _a_tuple_of_layout_names(node: ast.Tuple | ast.List | ast.Set) -> bool:
+    """Two or more of its elements, and half of them at least, are names of the layout (a
+    list of words that holds "results" and "decision" among twenty is no list of paths)."""
+    named = sum(isinstance(e, ast.Constant) and e.value in LAYOUT for e in node.elts)
+    return named >= 2 and 2 * named >= len(node.elts)
+
+
+def _in_path_context(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """An operand of ``/``, an argument of ``Path(...)``, ``joinpath``, ``with_name`` or
+    ``with_suffix``, or an element of a tuple, list or set of layout names."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.JoinedStr):
+        node, parent = parent, parents.get(id(parent))
+    if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div):
+        return True
+    if isinstance(parent, ast.Tuple | ast.List | ast.Set):
+        return _a_tuple_of_layout_names(parent)
+    return _path_call(parent, node) is not None
+
+
+def _builds_a_layout_file(node: ast.Constant, parents: dict[int, ast.AST]) -> bool:
+    """The end of an f-string that builds a file name (``f"{arm}.jsonl"``) where a path is
+    built, or a layout suffix given to ``with_suffix``."""
+    text, parent = node.value, parents.get(id(node))
+    if isinstance(parent, ast.JoinedStr):
+        return text.endswith(SUFFIXES) and _in_path_context(node, parents)
+    return _path_call(parent, node) == "with_suffix" and text in SUFFIXES
 
 
 def spelled_paths(source: str) -> list[tuple[int, str]]:
@@ -90,8 +123,9 @@ def spelled_paths(source: str) -> list[tuple[int, str]]:
             continue
         parts = set(text.strip("/").split("/"))
         names_a_file = bool(parts & FILES)
-        names_a_folder = bool(parts & FOLDERS) and ("/" in text or _in_path_context(node, parents))
-        if names_a_file or names_a_folder:
+        in_path = "/" in text or _in_path_context(node, parents)
+        names_a_folder = bool(parts & (FOLDERS | PATH_ONLY)) and in_path
+        if names_a_file or names_a_folder or _builds_a_layout_file(node, parents):
             found.append((node.lineno, node.col_offset, text))
     return [(line, text) for line, _, text in sorted(found)]
 
@@ -104,6 +138,38 @@ def test_no_module_outside_the_project_package_spells_a_project_path() -> None:
         for line, text in spelled_paths(path.read_text(encoding="utf-8"))
     ]
     assert found == [], "ask flightdeck.project for these paths:\n" + "\n".join(found)
+
+
+def layout_defaults(source: str, layout: set[str]) -> list[tuple[int, str]]:
+    """(line, name) of every argument default in ``source`` that is a name of ``layout``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            for default in [*node.args.defaults, *node.args.kw_defaults]:
+                for part in ast.walk(default) if default is not None else ():
+                    name = getattr(part, "id", None) or getattr(part, "attr", None)
+                    if name in layout:
+                        found.append((part.lineno, name))
+    return found
+
+
+def test_no_argument_defaults_to_a_path_of_the_current_directory() -> None:
+    # `cache_dir: Path = CACHE_FOLDER` is .flightdeck/cache of wherever the process runs;
+    # the caller passes the project's (ProjectPaths.cache).
+    names = ast.parse((ALLOWED / "names.py").read_text(encoding="utf-8"))
+    assigned = [t for n in names.body if isinstance(n, ast.Assign) for t in n.targets]
+    layout = {t.id for t in assigned if isinstance(t, ast.Name)}
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not path.is_relative_to(ALLOWED)
+        for line, name in layout_defaults(path.read_text(encoding="utf-8"), layout)
+    ]
+    assert "CACHE_FOLDER" in layout
+    assert layout_defaults("def f(c=names.CACHE_FOLDER / 'x'): pass", layout) == [
+        (1, "CACHE_FOLDER")
+    ]
+    assert found == [], "pass the project's path instead:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize(
@@ -124,6 +190,27 @@ def test_no_module_outside_the_project_package_spells_a_project_path() -> None:
         pytest.param('"holdouts must be a folder path"', [], id="message"),
         pytest.param('def f():\n    """Writes runs/<suite>/x and manifest.json."""', [], id="doc"),
         pytest.param('Path("README.md") / "docs"', [], id="other-names"),
+        pytest.param(
+            'MARKS = (".git", "suites", "holdouts", "params.yaml", "dvc.yaml")',
+            [(1, "suites"), (1, "holdouts"), (1, "params.yaml"), (1, "dvc.yaml")],
+            id="tuple-of-layout-names",
+        ),
+        pytest.param('KINDS = ("results", "why")', [], id="one-layout-word-in-a-tuple"),
+        pytest.param(
+            'WORDS = {"results", "decision", "impact", "status", "outcome"}',
+            [],
+            id="layout-words-among-others",
+        ),
+        pytest.param('folder / f"{arm}.jsonl"', [(1, ".jsonl")], id="f-string-file"),
+        pytest.param(
+            'path.with_name(f".{arm}.rerun.jsonl")', [(1, ".rerun.jsonl")], id="with-name"
+        ),
+        pytest.param('report.with_suffix(".svg")', [(1, ".svg")], id="with-suffix"),
+        pytest.param('root.joinpath("holdouts")', [(1, "holdouts")], id="joinpath"),
+        pytest.param('Path(f"{root}/results")', [(1, "/results")], id="f-string-path"),
+        pytest.param('InputError("params.yaml", None, "x")', [], id="params-as-a-label"),
+        pytest.param('root / "params.yaml"', [(1, "params.yaml")], id="params-joined"),
+        pytest.param('message = f"wrote {arm}.jsonl"', [], id="f-string-prose"),
     ],
 )
 def test_the_finder_tells_paths_from_prose(source: str, expected: list[tuple[int, str]]) -> None:

@@ -684,7 +684,7 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
 
 
 def test_arm_limits_the_items_to_that_arm(rated: Project) -> None:
-    repos = RepoSet({"sdlc": rated.repo})
+    repos = RepoSet({"sdlc": rated.repo}, rated.root / "cache")
     with RatingSession(rated.folder, "ada", repos, arms=["arm-beta"]) as s:
         assert s.total == 4
         assert {s.view(i).answer for i in range(4)} == {f"beta says q{n}" for n in range(1, 5)}
@@ -703,7 +703,7 @@ def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Projec
         ]
         + [{"id": "q1", "rater": "dee", "correct": False, "unsupported": []}],
     )
-    repos = RepoSet({"sdlc": rated.repo})
+    repos = RepoSet({"sdlc": rated.repo}, rated.root / "cache")
     with RatingSession(rated.folder, "cy", repos, to_rate=ToRate.SPLIT_ANSWERS) as s:
         # ada and bob split on q2 and q3 of arm-alpha; dee (third) does not count; arm-beta
         # has no labels, so nothing of it to adjudicate.

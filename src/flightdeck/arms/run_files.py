@@ -110,17 +110,18 @@ class RunLock:
         self._handle.close()
 
 
-def answers_for_scored_arm(arm: str, answers_path: Path, *, scored: bool) -> Path:
+def answers_for_scored_arm(suite: SuiteFolder, arm: str, *, scored: bool) -> Path:
     """Where this run writes: the answers file, or a rerun file when the arm was scored.
 
     The ledger forbids changing a scored arm's answers. A scored arm with trials left to run
     is refused (once the pending trials are known); one whose answers file is gone
     (``dvc repro -f`` removes stage outputs) is run again into ``answers/.<arm>.rerun.jsonl``
-    and kept only if it gives the scored bytes.
+    (:meth:`SuiteFolder.rerun_answers`) and kept only if it gives the scored bytes.
     """
+    answers_path = suite.answers(arm)
     if not scored or answers_path.is_file():
         return answers_path
-    return answers_path.with_name(f".{arm}.rerun.jsonl")
+    return suite.rerun_answers(arm)
 
 
 def settle_rerun(suite: SuiteFolder, arm: str, rerun: Path, answers_path: Path) -> None:

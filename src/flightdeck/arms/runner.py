@@ -183,7 +183,7 @@ def run_experiment(
 
     scored_path = answers_path
     scored = config.arm in suite.read_ledger()
-    answers_path = answers_for_scored_arm(config.arm, answers_path, scored=scored)
+    answers_path = answers_for_scored_arm(suite, config.arm, scored=scored)
     lock = RunLock(runs_path)
     try:
         repaired = repair_torn_line(answers_path)

@@ -27,6 +27,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from flightdeck.project.names import CHECKOUT_MARKS
 from flightdeck.project.paths import ProjectPaths, suites_in
 
 SYSTEM_TOPS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -135,9 +136,8 @@ def _prefix_of(executable: Path) -> list[Path]:
 # What an installation prefix holds: a virtualenv's config, an interpreter's library folder,
 # node's packages or shared libraries. A folder with none (a $HOME with a ~/lib) is not one.
 _INSTALL_MARKS = ("pyvenv.cfg", "lib*/python*", "lib/node_modules", "lib*/*.so", "lib*/*.so.*")
-# A folder holding one of these, or whose child does, holds a checkout (a teammate's clone,
-# a CI workspace), never an installation: binding it would show that checkout's keys.
-_CHECKOUT_MARKS = (".git", "suites", "holdouts", "params.yaml", "dvc.yaml")
+# A folder holding one of names.CHECKOUT_MARKS, or whose child does, holds a checkout (a
+# teammate's clone, a CI workspace), never an installation: binding it would show its keys.
 
 
 def _is_installation(prefix: Path) -> bool:
@@ -156,7 +156,7 @@ def _is_installation(prefix: Path) -> bool:
         children = [prefix, *(c for c in prefix.iterdir() if c.is_dir() and not c.is_symlink())]
     except OSError:
         return False
-    return not any((c / mark).exists() for c in children for mark in _CHECKOUT_MARKS)
+    return not any((c / mark).exists() for c in children for mark in CHECKOUT_MARKS)
 
 
 def _chain(found: Path) -> list[Path]:

@@ -72,10 +72,6 @@ class BuiltTree:
     stale: bool = False
     fingerprint: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
-    @property
-    def excluded(self) -> list[str]:
-        return [f"{uri}: {why}" for uri, why in self.omitted]
-
 
 class WorkspaceCache:
     """Builds, hands out and removes workspaces for one run; thread-safe.

@@ -63,7 +63,3 @@ class LazyCommands(MutableMapping[str, click.Command]):
 
     def __len__(self) -> int:
         return len(self._loaded.keys() | self._where.keys())
-
-    def is_loaded(self, name: str) -> bool:
-        """Whether ``name``'s module has been imported for it (tests of the laziness)."""
-        return name in self._loaded

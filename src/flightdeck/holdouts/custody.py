@@ -56,8 +56,8 @@ class Custody:
 
     ``last_scan`` sums, over each set of paths scanned, the newest recorded scan that read
     files under the suite's own folder, or None when none did; ``unvoided`` the newest
-    unvoid of the suite, or None; ``evidence`` what voided it (as
-    :func:`~flightdeck.holdouts.registry.void_evidence` gives it) when it is void.
+    unvoid of the suite, or None; ``evidence`` what voided it (the manifest's record of the
+    first hit and the count) when it is void, else None.
     """
 
     state: SuiteState
@@ -71,7 +71,7 @@ def custody(holdouts_dir: Path, suite: str) -> Custody:
 
     One read of the manifest (it holds every canary of every suite: 100,000 of them parse in
     about 0.2 s), where asking the registry's :func:`~flightdeck.holdouts.registry.suite_state`
-    and :func:`~flightdeck.holdouts.registry.void_evidence` apart reads it once each.
+    and then for the evidence would read it twice.
     """
     require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)

@@ -9,17 +9,19 @@ the whole project by mistake voids nothing.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
+from flightdeck.files.jsonl import sha256_file
 from flightdeck.holdouts.manifest import ManifestRead, manifest_path, read_manifest, require_folder
 from flightdeck.holdouts.manifest_format import SuiteEntry
 from flightdeck.project.names import KEYS_FILE
+from flightdeck.project.paths import suite_manifest
+from flightdeck.suite.records import read_manifest as read_seal
+from flightdeck.suite.sealed import registered_sha256
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,23 +73,15 @@ def _is_sealed_keys(file: Path, suites: Mapping[str, SuiteEntry]) -> bool:
     """Whether ``file`` is, byte for byte, the sealed keys file of a registered suite."""
     if file.name != KEYS_FILE:
         return False
-    from flightdeck.project.suite_folder import SuiteFolder  # a suite folder's reader: rare
-
-    suite = SuiteFolder(file.parent)
-    try:
-        seal = json.loads(suite.manifest.read_bytes())
-    except (OSError, ValueError):  # no manifest beside it, or not JSON: not a sealed suite
+    try:  # the suite's own reader of its seal, as `knowledge seal` wrote it
+        seal = read_seal(suite_manifest(file.parent))
+    except InputError:  # no manifest beside it, or not one: not a sealed suite
         return False
-    if not isinstance(seal, dict) or not isinstance(seal.get("suite"), str):
-        return False
-    registered = suites.get(seal["suite"])
-    hashes = seal.get("sha256")
-    if registered is None or not isinstance(hashes, dict):
-        return False
-    if sha256_bytes(canonical_json(seal)) != registered.manifest_sha256:
+    registered = suites.get(seal.suite)
+    if registered is None or registered_sha256(seal) != registered.manifest_sha256:
         return False  # another seal under the same name: not what was registered
     try:
-        return sha256_file(file) == hashes.get(suite.keys.name)
+        return sha256_file(file) == seal.files.get(KEYS_FILE)
     except OSError:  # the scan reports an unreadable file
         return False
 

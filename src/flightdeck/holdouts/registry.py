@@ -2,10 +2,10 @@
 
 A sealed suite's canaries are registered in the holdouts manifest
 (:mod:`flightdeck.holdouts.manifest`); a scan that finds one voids its suite
-(:mod:`flightdeck.holdouts.leaks`). Evidence of a leak (``evidence``, and
-:func:`void_evidence`'s answer) is the first hit and the count: ``{"canary", "question_id",
-"file", "line", "count", "at"}``. A void suite stays void until :func:`unvoid` records who
-lifted it and why; the evidence moves to the history.
+(:mod:`flightdeck.holdouts.leaks`). Evidence of a leak (``evidence``, as
+:mod:`flightdeck.holdouts.custody` reports it) is the first hit and the count:
+``{"canary", "question_id", "file", "line", "count", "at"}``. A void suite stays void until
+:func:`unvoid` records who lifted it and why; the evidence moves to the history.
 
 :func:`suite_state` says whether a suite is registered at all: a suite sealed without
 ``--holdouts`` has no canaries here, and a leak of its keys would go unnoticed.
@@ -103,7 +103,7 @@ def suite_state(holdouts_dir: Path, suite: str) -> SuiteState:
     ``"unregistered"``: the manifest does not know the suite (sealed without ``--holdouts``,
     or into another folder), so a leak of its keys would go unnoticed; ``"sealed"``:
     registered and no canary of it found; ``"void"``: a scan found one of its canaries
-    (:func:`void_evidence` says where). A malformed manifest is an :class:`InputError`.
+    (:mod:`flightdeck.holdouts.custody` says where). A malformed manifest is an :class:`InputError`.
     """
     require_folder(holdouts_dir)
     path = manifest_path(holdouts_dir)
@@ -113,16 +113,6 @@ def suite_state(holdouts_dir: Path, suite: str) -> SuiteState:
     if entry is None:
         return "unregistered"
     return entry.status
-
-
-def void_evidence(holdouts_dir: Path, suite: str) -> Evidence | None:
-    """The evidence that voided ``suite``, or None when it is not void (or not registered)."""
-    require_folder(holdouts_dir)
-    path = manifest_path(holdouts_dir)
-    if not path.exists():
-        return None
-    entry = load_manifest(path, missing_ok=False).suites.get(suite)
-    return None if entry is None or entry.status != "void" else entry.evidence
 
 
 def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> Evidence:

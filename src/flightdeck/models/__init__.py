@@ -288,19 +288,6 @@ class TokenUsage:
             result = result + usage
         return result
 
-    @classmethod
-    def from_json(cls, value: Any) -> TokenUsage:
-        """Parse ``{"input_tokens": .., ...}``; ValueError says which field is wrong."""
-        if not isinstance(value, dict):
-            raise ValueError("usage must be an object of token counts")
-        counts = {}
-        for name in _USAGE_FIELDS:
-            count = value.get(name, 0)
-            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                raise ValueError(f"usage {name} must be a non-negative integer, got {count!r}")
-            counts[name] = count
-        return cls(**counts)
-
     def to_json(self, fields: Iterable[str] = _USAGE_FIELDS) -> dict[str, int]:
         """The counts by name; ``fields`` picks some of them, in the protocol's order."""
         wanted = set(fields)

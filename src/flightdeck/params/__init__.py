@@ -26,8 +26,9 @@ from flightdeck.params.sections import (
     parse_pipeline,
     sandbox_values,
 )
-from flightdeck.params.yaml_file import PARAMS_FILE, find_params, line_in, read_yaml
-from flightdeck.project.names import HOLDOUTS_FOLDER
+from flightdeck.params.yaml_file import find_params, line_in, read_yaml
+from flightdeck.project.names import HOLDOUTS_FOLDER, PARAMS_FILE
+from flightdeck.project.paths import ProjectPaths
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,7 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         values["holdouts"] = root / plain.holdouts
         values["holdouts_named"] = True
     else:
-        values["holdouts"] = root / HOLDOUTS_FOLDER
+        values["holdouts"] = ProjectPaths(root).default_holdouts
     values["holdouts_in_params"] = values["holdouts"]
     values["repos"] = {str(k): root / v for k, v in (plain.repos or {}).items()}
     values.update(sandbox_values(data, path))

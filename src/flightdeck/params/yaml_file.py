@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from flightdeck.errors import HandledError, InputError
-
-PARAMS_FILE = "params.yaml"
+from flightdeck.project.names import PARAMS_FILE
 
 
 def find_params(near: Path | None = None) -> Path:

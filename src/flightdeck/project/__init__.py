@@ -59,7 +59,7 @@ class Project:
 
     def __post_init__(self) -> None:
         from flightdeck.params.arm_names import check_arm_name
-        from flightdeck.params.yaml_file import PARAMS_FILE
+        from flightdeck.project.names import PARAMS_FILE
 
         for arm in self.params.arms:  # params.yaml ``arms`` become file names: --arm's rule
             check_arm_name(arm, where=str(self.root / PARAMS_FILE))
@@ -165,7 +165,7 @@ class Project:
         leaves the folder it runs in as it was.
         """
         from flightdeck.holdouts.leaks import scan_and_void
-        from flightdeck.params.yaml_file import PARAMS_FILE
+        from flightdeck.project.names import PARAMS_FILE
 
         paths = self.paths
         in_project = (self.root / PARAMS_FILE).is_file() or paths.state.is_dir()

@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 # --- the project root -------------------------------------------------------------------------
+PARAMS_FILE = "params.yaml"  # its folder is the project root
+PIPELINE_FILE = "dvc.yaml"
 STATE_FOLDER = Path(".flightdeck")  # flightdeck's own files, in .gitignore
 CACHE_FOLDER = STATE_FOLDER / "cache"  # bundles cloned, calibrated levels, the rating-order key
 WORKSPACES_FOLDER = STATE_FOLDER / "workspaces"  # blob store of the trial workspaces
@@ -27,6 +29,9 @@ RUNS_FOLDER = "runs"  # runs/<suite>/<arm>.jsonl: the trials ledger
 TRACES_FOLDER = "traces"  # traces/<suite>/<arm>/<id>.log
 # What a trial's harness may never see inside the project root (besides suites and repos).
 GUARDED_OUTPUTS = (HOLDOUTS_FOLDER, RESULTS_FOLDER, REPORTS_FOLDER, RUNS_FOLDER, TRACES_FOLDER)
+# What a folder of a checkout (a teammate's clone, a CI workspace) holds at its top: a sandbox
+# never binds a folder holding one of these as an installation (arms/sandbox_paths.py).
+CHECKOUT_MARKS = (".git", SUITES_FOLDER, HOLDOUTS_FOLDER, PARAMS_FILE, PIPELINE_FILE)
 
 # --- in the cache -----------------------------------------------------------------------------
 DECISION_CACHE = "decision"  # calibrated levels found by exact enumeration

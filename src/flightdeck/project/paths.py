@@ -24,6 +24,27 @@ def holdouts_scans(holdouts: Path) -> Path:
     return holdouts / names.HOLDOUTS_SCANS
 
 
+def suite_manifest(suite: Path) -> Path:
+    """The seal of the suite folder ``suite``: ``manifest.json`` (:class:`SuiteFolder`'s)."""
+    return suite / names.SUITE_MANIFEST
+
+
+def results_file(results: Path, arm: str) -> Path:
+    """An arm's per-question results in the folder ``results`` (``results/<suite>/``, or
+    ``--results``): ``<arm>.jsonl``."""
+    return results / f"{arm}.jsonl"
+
+
+def results_arms(results: Path) -> list[str]:
+    """The arms with a results file in the folder ``results``, sorted."""
+    return sorted(p.name[: -len(".jsonl")] for p in results.glob("*.jsonl"))
+
+
+def report_picture(report: Path) -> Path:
+    """The report's picture, beside it: ``reports/<suite>.svg`` (or ``--report``'s ``.svg``)."""
+    return report.with_suffix(".svg")
+
+
 def is_suite_folder(folder: Path) -> bool:
     """A folder that holds a suite's keys or its seal: what a harness must never read."""
     return folder.is_dir() and any(

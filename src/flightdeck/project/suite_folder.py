@@ -16,7 +16,7 @@ from pathlib import Path
 
 from flightdeck.errors import InputError
 from flightdeck.project import names
-from flightdeck.project.paths import ProjectPaths
+from flightdeck.project.paths import ProjectPaths, suite_manifest
 from flightdeck.suite.records import Manifest, read_manifest
 from flightdeck.suite.sealed import changed_files, verified
 from flightdeck.suite.staging import finish_pending
@@ -59,7 +59,7 @@ class SuiteFolder:
 
     @property
     def manifest(self) -> Path:
-        return self.root / names.SUITE_MANIFEST
+        return suite_manifest(self.root)
 
     @property
     def ledger(self) -> Path:
@@ -78,6 +78,11 @@ class SuiteFolder:
 
     def meta(self, arm: str) -> Path:
         return self.answers_folder_of(arm) / f"{arm}.meta.json"
+
+    def rerun_answers(self, arm: str) -> Path:
+        """Where a scored arm whose answers file is gone runs again: ``.<arm>.rerun.jsonl``
+        beside its answers (a dot-file, so no arm), kept only if it gives the scored bytes."""
+        return self.answers_folder_of(arm) / f".{arm}.rerun.jsonl"
 
     def labels(self, arm: str) -> Path:
         folder = (

@@ -21,7 +21,7 @@ from flightdeck.errors import InputError, JudgeFailed
 from flightdeck.files.jsonl import append_jsonl, locked_folder
 from flightdeck.params.arm_names import check_arm_name
 from flightdeck.params.sections import JudgeSpec
-from flightdeck.params.yaml_file import PARAMS_FILE
+from flightdeck.project.names import PARAMS_FILE
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.rating.judgements import (
     FactVerdict,

@@ -329,11 +329,6 @@ def _shipped(side: str, threshold: float, alpha: float) -> dict[int, Calibration
     }
 
 
-def table_row(cal: Calibration) -> list[Any]:
-    """One row of the shipped table: n, level, below, cut, tie, size, worst_p01."""
-    return [cal.n, cal.level, cal.below, cal.cut, cal.tie, cal.size, cal.worst_p01]
-
-
 def _cache_path(cache_dir: Path, n: int, threshold: float, alpha: float, side: str) -> Path:
     name = f"calibration-v{CACHE_VERSION}-n{n}-t{threshold:g}-a{alpha:.10g}-{side}.json"
     return cache_dir / name

@@ -95,17 +95,10 @@ def tango_statistic(b: int, c: int, n: int, delta: float) -> float:
     return numerator / math.sqrt(variance)
 
 
-def tango_pvalue(b: int, c: int, n: int, delta: float, *, side: str) -> float:
-    """One-sided p-value of Tango's score test: side "above" tests H0 diff <= delta (a small
-    value says the difference is above delta), side "below" tests H0 diff >= delta."""
-    from scipy.special import ndtr
-
-    t = tango_statistic(b, c, n, delta)
-    return float(ndtr(-t) if side == "above" else ndtr(t))
-
-
 def tango_pvalues(b: npt.ArrayLike, c: npt.ArrayLike, n: int, delta: float) -> FloatArray:
-    """`tango_pvalue` (side "above") for many tables of n at once, the same formula in numpy."""
+    """One-sided p-values of Tango's score test of H0 diff <= delta for many tables of n at once:
+    `tango_statistic`'s formula in numpy, read as ``ndtr(-T)`` (a small value says the
+    difference is above delta; tests/exact_oracle.py reads it one table at a time)."""
     import numpy as np
     from scipy.special import ndtr
 

@@ -16,6 +16,7 @@ from flightdeck.arms.harness_needs import is_dry_run
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write, write_json, writing_to
 from flightdeck.holdouts.manifest import manifest_path
+from flightdeck.project.paths import report_picture, results_file
 from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import GateResult, ScoreResult
 from flightdeck.scoring.report_comparison import (
@@ -45,7 +46,7 @@ def write_outputs(
     written (a file where a folder should be, no permission) is the user's to fix: an
     :class:`InputError` naming it; a full disk stays an OSError.
     """
-    picture = report.with_suffix(".svg")
+    picture = report_picture(report)
     if picture == report:
         raise InputError(report, None, "the report is markdown; give a .md path")
     with writing_to(metrics):  # a file where a folder goes, no permission: the user's path
@@ -63,7 +64,7 @@ def _write_outputs(
         folder.mkdir(parents=True, exist_ok=True)
     written = {}
     for arm, s in result.arms.items():
-        path = results_dir / f"{arm}.jsonl"
+        path = results_file(results_dir, arm)
         atomic_write(path, encode_results(s.table))
         written[f"results:{arm}"] = path
     write_json(metrics, metrics_json(result))

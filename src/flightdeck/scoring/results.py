@@ -47,7 +47,7 @@ def load_results(
     import polars as pl
 
     from flightdeck.params import load_params
-    from flightdeck.project.paths import ProjectPaths
+    from flightdeck.project.paths import ProjectPaths, results_arms, results_file
 
     suite = Path(suite)
     name = suite.resolve().name
@@ -59,16 +59,16 @@ def load_results(
         raise InputError(
             folder, None, f"no results for suite {name!r}; run `flightdeck knowledge score` first"
         )
-    found = sorted(p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl"))
+    found = results_arms(folder)
     for arm in arms or ():
         if arm not in found:
             raise InputError(
-                folder / f"{arm}.jsonl",
+                results_file(folder, arm),
                 None,
                 f"no results for arm {arm!r}; arms scored: {', '.join(found) or 'none'}",
             )
     frames = [
-        frame_from_rows(_rows(folder / f"{arm}.jsonl")).select(pl.lit(arm).alias("arm"), pl.all())
+        frame_from_rows(_rows(results_file(folder, arm))).select(pl.lit(arm).alias("arm"), pl.all())
         for arm in arms or found
     ]
     if not frames:

@@ -19,7 +19,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.project.names import CACHE_FOLDER  # a RepoSet made without a cache: the cwd's
 
 
 def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -38,7 +37,7 @@ def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
 class Repository:
     """One named repository: a clone (work tree or bare) or a bundle file."""
 
-    def __init__(self, name: str, location: Path, cache_dir: Path = CACHE_FOLDER) -> None:
+    def __init__(self, name: str, location: Path, cache_dir: Path) -> None:
         self.name = name
         self.location = location
         self.git_dir = _resolve_git_dir(location, cache_dir)
@@ -243,7 +242,7 @@ class RepoSet:
     ``cache_dir`` is where bundles are cloned: the project's ``ProjectPaths.cache``.
     """
 
-    def __init__(self, locations: Mapping[str, Path], cache_dir: Path = CACHE_FOLDER) -> None:
+    def __init__(self, locations: Mapping[str, Path], cache_dir: Path) -> None:
         self.locations = dict(locations)
         self.cache_dir = cache_dir
         self._open: dict[str, Repository] = {}

@@ -11,9 +11,14 @@ import re
 from pathlib import Path
 
 from flightdeck.errors import InputError
-from flightdeck.files.jsonl import sha256_bytes, sha256_file
+from flightdeck.files.jsonl import canonical_json, sha256_bytes, sha256_file
 from flightdeck.project.names import SEALED_FILES
 from flightdeck.suite.records import Manifest
+
+
+def registered_sha256(manifest: Manifest) -> str:
+    """The SHA-256 the holdouts registry keeps of a suite's seal: of its canonical JSON."""
+    return sha256_bytes(canonical_json(manifest.to_json()))
 
 
 def changed_files(root: Path, manifest: Manifest) -> list[str]:

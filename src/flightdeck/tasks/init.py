@@ -30,8 +30,8 @@ from flightdeck.version import DISTRIBUTION
 WORKFLOW = Path(".github") / "workflows" / "knowledge-evals.yml"
 # target -> template in flightdeck/templates
 TEMPLATES = {
-    Path("params.yaml"): "params.yaml.tmpl",
-    Path("dvc.yaml"): "dvc.yaml.tmpl",
+    Path(names.PARAMS_FILE): "params.yaml.tmpl",
+    Path(names.PIPELINE_FILE): "dvc.yaml.tmpl",
     Path(".gitattributes"): "gitattributes.tmpl",
     WORKFLOW: "knowledge-evals.yml.tmpl",
 }

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from flightdeck.errors import InputError
 from flightdeck.files.clock import utc_now
 from flightdeck.files.jsonl import (
-    sha256_bytes,
     sha256_file,
     write_json,
     write_jsonl,
@@ -198,13 +197,13 @@ def _hashed_sources(
 
 
 def _register(holdouts: Path, suite: SuiteFolder, manifest: Manifest, keys: Sequence[Key]) -> None:
-    from flightdeck.files.jsonl import canonical_json
     from flightdeck.holdouts.registry import register_suite
+    from flightdeck.suite.sealed import registered_sha256
 
     register_suite(
         holdouts,
         suite=suite.name,
-        manifest_sha256=sha256_bytes(canonical_json(manifest.to_json())),
+        manifest_sha256=registered_sha256(manifest),
         canaries={k.id: k.canary for k in keys if k.canary},
     )
 

@@ -48,11 +48,6 @@ def _base_name(name: str) -> str:
     return name
 
 
-def is_markdown(name: str) -> bool:
-    """Whether a file name is markdown's, also as a docs site's template (``x.html.md.erb``)."""
-    return _base_name(name).endswith(MARKDOWN_SUFFIXES)
-
-
 def markup(name: str) -> str | None:
     """The heading markup of a file name: ``"markdown"``, ``"rst"``, ``"asciidoc"`` or none."""
     base = _base_name(name)
