@@ -242,7 +242,8 @@ def test_the_agent_refuses_a_task_that_is_not_json(runner: CliRunner, tmp_path: 
     )
     assert result.exit_code == 2
     assert result.stderr == (
-        "error: <stdin>: the task is not JSON (Expecting value); pass the question record as JSON\n"
+        "error: <stdin>: the task is not JSON (Expecting value at column 1); pass the question "
+        "record as JSON\n"
     )
 
 

@@ -256,6 +256,17 @@ FAILURES = [
     pytest.param("outside-repo", "names repository 'elsewhere', outside", id="outside-repo"),
     pytest.param("dotdot", "has '..', '.' or an empty segment", id="dotdot"),
     pytest.param("bad-sha", "needs a sha256 of 64 hex digits", id="bad-sha"),
+    pytest.param(
+        "dup-key",
+        "stdout is not the result JSON: it has a duplicate key 'answer' in one object",
+        id="dup-key",
+    ),
+    pytest.param("no-answer", "result needs an 'answer' string", id="no-answer"),
+    pytest.param("bad-uri", "citation 'a.md' is not <repo>/<path>[#L<a>[-L<b>]]", id="bad-uri"),
+    pytest.param("extra-field", "each citation must be {uri, sha256}, got", id="extra-field"),
+    pytest.param(
+        "bad-usage", "usage 'input_tokens' must be a non-negative integer", id="bad-usage"
+    ),
 ]
 # A timeout no trial that ends by itself comes near, however loaded the machine: a busy
 # 2-core CI box once let a 1 s timeout win the race against a harness's own exit.
@@ -357,6 +368,13 @@ def test_a_torn_last_line_is_dropped_and_that_question_rerun(tmp_path: Path) -> 
         pytest.param(b'{"a":1}\n', None, b'{"a":1}\n', id="whole"),
         pytest.param(b'{"a":1}\n{"b"', "dropped", b'{"a":1}\n', id="torn"),
         pytest.param(b'{"a":1}', "added the missing newline", b'{"a":1}\n', id="no-newline"),
+        pytest.param(  # a whole line the answers reader names; it crashed json.loads
+            b'{"a":1}\n{"n":' + b"9" * 5000 + b"}",
+            "added the missing newline",
+            b'{"a":1}\n{"n":' + b"9" * 5000 + b"}\n",
+            id="huge-integer",
+        ),
+        pytest.param(b'{"a":1,"a":2}', "added the missing newline", b'{"a":1,"a":2}\n', id="dup"),
     ],
 )
 def test_repair_torn_line(
@@ -509,7 +527,8 @@ def test_check_result(value: Any, expected: Any) -> None:
         with pytest.raises(ProtocolError, match=re.escape(expected)):
             check_result(value, QUESTION)
     else:
-        assert check_result(value, QUESTION).citations == expected
+        cited = check_result(value, QUESTION).citations
+        assert tuple((c.uri, c.sha256) for c in cited) == expected
 
 
 @pytest.mark.parametrize(

@@ -34,12 +34,17 @@ Two optional fields are not part of the answer; the runner keeps them beside it:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from flightdeck.errors import JSONProblem, ProtocolError
+import msgspec
+from msgspec import Meta, Struct
+
+from flightdeck.errors import InternalError, JSONProblem, ProtocolError
 from flightdeck.files.strict_json import loads_strict
-from flightdeck.suite.records import OPAQUE_RE, SHA256_RE, Question, parse_source_uri
+from flightdeck.suite.decoding import SURROGATE, Schema, first_message
+from flightdeck.suite.explanations import either
+from flightdeck.suite.problems import Problem
+from flightdeck.suite.records import OPAQUE_RE, Question, Source, parse_source_uri
 
 ENV_TASK = "FLIGHTDECK_TASK"
 ENV_WORKSPACE = "FLIGHTDECK_WORKSPACE"
@@ -50,13 +55,22 @@ _MAX_QUOTED = 80
 _MAX_USAGE_FIELDS = 32
 _MAX_PROVENANCE_BYTES = 16 << 10
 
+Count = Annotated[int, Meta(ge=0)]
+Usage = Annotated[dict[str, Count], Meta(max_length=_MAX_USAGE_FIELDS)]
 
-@dataclass(frozen=True)
-class HarnessResult:
+
+class HarnessResult(Struct, frozen=True):
+    """What a harness gives back, as the protocol reads it: the field types are the rules.
+
+    A citation is the answers file's :class:`~flightdeck.suite.schema.Source` (its uri and
+    hash rules are the suite's); other fields a harness prints are ignored. What no type can
+    hold is checked after: a citation within the question's ``as_of``, the provenance's size.
+    """
+
     answer: str
-    citations: tuple[tuple[str, str], ...]  # (uri, sha256)
+    citations: tuple[Source, ...] = ()
     read: tuple[str, ...] | None = None  # files the harness says it read, if it says
-    usage: dict[str, int] | None = None  # token counts, for the ledger and the summary
+    usage: Usage | None = None  # token counts, for the ledger and the summary
     provenance: dict[str, Any] | None = None  # the same for every trial; goes into the meta
 
     def record(self, question_id: str) -> dict[str, Any]:
@@ -64,7 +78,7 @@ class HarnessResult:
         return {
             "id": question_id,
             "answer": self.answer,
-            "citations": [{"uri": uri, "sha256": sha} for uri, sha in self.citations],
+            "citations": [{"uri": c.uri, "sha256": c.sha256} for c in self.citations],
         }
 
 
@@ -88,9 +102,11 @@ def _quote(text: str) -> str:
 def read_task() -> dict[str, Any]:
     """The task a harness is given (the question record): ``FLIGHTDECK_TASK``, else stdin.
 
-    The one reader of the task, for flightdeck's own agents: an :class:`InputError` names
-    where the task came from when it is missing, not JSON, or lacks a ``question`` string;
-    ``as_of`` defaults to no repositories and must map repositories to commits.
+    The one reader of the task, for flightdeck's own agents, as strict as every reader of
+    what a person or a harness gives (:func:`~flightdeck.files.strict_json.loads_strict`):
+    an :class:`InputError` names where the task came from when it is missing, not JSON
+    (a key given twice, a number too long for Python included), or lacks a ``question``
+    string; ``as_of`` defaults to no repositories and must map repositories to commits.
     """
     import os
     import sys
@@ -98,26 +114,50 @@ def read_task() -> dict[str, Any]:
     from flightdeck.errors import InputError
 
     source = ENV_TASK
-    raw = os.environ.get(ENV_TASK)
+    raw = os.environb.get(ENV_TASK.encode())
     if raw is None:
         source = "<stdin>"
         if sys.stdin.isatty():
             raise InputError(
                 source, None, "no task; pipe the question record in, or pass --question"
             )
-        raw = sys.stdin.read()
+        raw = sys.stdin.buffer.read()
     try:
-        task = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            source, None, f"the task is not JSON ({exc.msg}); pass the question record as JSON"
-        ) from None
+        task = loads_strict(raw)
+    except JSONProblem as exc:
+        if exc.kind == "syntax":
+            message = f"the task is not JSON ({_syntax(exc)}); pass the question record as JSON"
+        else:
+            message = f"the task {_said(exc)}; {_TASK_FIX[exc.kind]}"
+        raise InputError(source, None, message) from None
     if not isinstance(task, dict) or not isinstance(task.get("question"), str):
         raise InputError(source, None, 'the task needs a "question" string; pass the record')
     as_of = task.setdefault("as_of", {})
     if not isinstance(as_of, dict):
         raise InputError(source, None, 'the task\'s "as_of" must map repositories to commits')
     return task
+
+
+# How to fix a task that is no strict JSON, by the kind of problem (syntax is said apart).
+_TASK_FIX = {
+    "encoding": "pass the question record as UTF-8",
+    "bom": "pass the question record without a byte-order mark",
+    "depth": "pass the question record as JSON",
+    "number": "write a smaller number, or the number as a string",
+    "duplicate": "keep one (JSON readers disagree on which of two equal keys wins)",
+    "surrogate": "write valid Unicode",
+}
+# What a problem's words need before them to follow "it" or a noun.
+_VERB = {"encoding": "is ", "depth": "is ", "duplicate": "has a "}
+
+
+def _said(problem: JSONProblem) -> str:
+    """A problem's words as a predicate: ``holds ...``, ``has a duplicate key ...``."""
+    return _VERB.get(problem.kind, "") + problem.what
+
+
+def _syntax(problem: JSONProblem) -> str:
+    return problem.what.removeprefix("not JSON (").removesuffix(")")
 
 
 def decode_result(text: str, where: str) -> Any:
@@ -136,66 +176,76 @@ def decode_result(text: str, where: str) -> Any:
     # A log line before the result makes the whole a syntax error; say what the last one is.
     problem = next((p for p in problems if p.kind != "syntax"), problems[0])
     if problem.kind == "syntax":
-        detail = problem.what.removeprefix("not JSON (").removesuffix(")")
-        raise ProtocolError(f"{where} is not the result JSON ({detail}): {_quote(last)}")
-    raise ProtocolError(f"{where} is not the result JSON: it {problem.what}")
+        raise ProtocolError(f"{where} is not the result JSON ({_syntax(problem)}): {_quote(last)}")
+    raise ProtocolError(f"{where} is not the result JSON: it {_said(problem)}")
 
 
 def check_result(value: Any, question: Question) -> HarnessResult:
-    """Validate a decoded result against the protocol and the question's ``as_of``."""
+    """Validate a decoded result against the protocol and the question's ``as_of``.
+
+    The result's Struct says what is wrong in the words of :data:`RESULT` (the first fault,
+    field by field, as the suite readers say theirs); then each citation must name a
+    repository of the question's ``as_of`` by a clean path, and the provenance be small.
+    """
     if not isinstance(value, dict):
         raise ProtocolError(f"result must be a JSON object, got {type(value).__name__}")
-    if not isinstance(value.get("answer"), str):
-        raise ProtocolError("result needs an 'answer' string")
-    citations = value.get("citations", [])
-    if not isinstance(citations, list):
-        raise ProtocolError("result 'citations' must be a list of {uri, sha256}")
-    checked = []
-    for item in citations:
-        if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
-            raise ProtocolError(f"each citation must be {{uri, sha256}}, got {_quote(repr(item))}")
-        uri, digest = item["uri"], item.get("sha256")
-        check_citation_uri(uri, question)
-        if not isinstance(digest, str) or not SHA256_RE.match(digest):
-            raise ProtocolError(f"citation {_quote(uri)} needs a sha256 of 64 hex digits")
-        checked.append((uri, digest.lower()))
-    read = value.get("read")
-    if read is not None and (
-        not isinstance(read, list) or not all(isinstance(r, str) for r in read)
-    ):
-        raise ProtocolError("result 'read' must be a list of <repo>/<path> strings")
-    usage = _check_usage(value.get("usage"))
-    provenance = _check_provenance(value.get("provenance"))
-    return HarnessResult(
-        value["answer"],
-        tuple(checked),
-        None if read is None else tuple(read),
-        usage,
-        provenance,
-    )
-
-
-def _check_usage(value: Any) -> dict[str, int] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict) or len(value) > _MAX_USAGE_FIELDS:
-        raise ProtocolError(
-            f"result 'usage' must be an object of at most {_MAX_USAGE_FIELDS} counts"
-        )
-    for name, count in value.items():
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ProtocolError(f"usage {_quote(name)} must be a non-negative integer")
-    return dict(value)
-
-
-def _check_provenance(value: Any) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise ProtocolError("result 'provenance' must be a JSON object")
-    if len(json.dumps(value)) > _MAX_PROVENANCE_BYTES:
+    message = first_message(value, RESULT)
+    if message is not None:
+        raise ProtocolError(f"result {message}" if message == SURROGATE else message)
+    try:
+        result = msgspec.convert(value, HarnessResult)
+    except msgspec.ValidationError as exc:  # a refusal no field's walk found
+        raise ProtocolError(f"result: {exc}; fix the result") from None
+    if not RESULT.accepts([result]):
+        raise InternalError("a rule of HarnessResult has no words")
+    for citation in result.citations:
+        check_citation_uri(citation.uri, question)
+    provenance = result.provenance
+    if provenance is not None and len(json.dumps(provenance)) > _MAX_PROVENANCE_BYTES:
         raise ProtocolError(f"result 'provenance' is over {_MAX_PROVENANCE_BYTES >> 10} KiB")
-    return value
+    lower = tuple(Source(c.uri, c.sha256.lower()) for c in result.citations)
+    return msgspec.structs.replace(result, citations=lower)
+
+
+# --- the words for what the result's Struct refuses, field by field ------------------------
+
+
+def _citations(p: Problem) -> str | None:
+    if not p.kind:
+        return None  # only a surrogate: the result's
+    if not p.path:
+        return "result 'citations' must be a list of {uri, sha256}"
+    entry = p.root[p.path[0]]
+    uri = entry.get("uri") if isinstance(entry, dict) else None
+    if not isinstance(uri, str) or (len(p.path) == 1 and p.detail != "missing field 'sha256'"):
+        return f"each citation must be {{uri, sha256}}, got {_quote(repr(entry))}"
+    if p.path[1:] == ("uri",):
+        if p.kind == "check":
+            return f"citation {_quote(uri)} has a span that ends before it starts"
+        return f"citation {_quote(uri)} is not <repo>/<path>[#L<a>[-L<b>]]"
+    return f"citation {_quote(uri)} needs a sha256 of 64 hex digits"
+
+
+def _usage(p: Problem) -> str | None:
+    if not p.kind:
+        return None
+    if not p.path:
+        return f"result 'usage' must be an object of at most {_MAX_USAGE_FIELDS} counts"
+    return f"usage {_quote(p.path[0])} must be a non-negative integer"
+
+
+_ANSWER = "result needs an 'answer' string"
+RESULT = Schema(
+    HarnessResult,
+    {
+        "answer": either(lambda _: _ANSWER),
+        "citations": _citations,
+        "read": either(lambda _: "result 'read' must be a list of <repo>/<path> strings"),
+        "usage": _usage,
+        "provenance": either(lambda _: "result 'provenance' must be a JSON object"),
+    },
+    missing={"answer": _ANSWER},
+)
 
 
 def is_url(uri: str) -> bool:

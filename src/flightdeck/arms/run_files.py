@@ -15,12 +15,17 @@ import os
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, JSONProblem
 from flightdeck.files.jsonl import atomic_write, dumps_line, writing_to
+from flightdeck.files.strict_json import loads_strict
 from flightdeck.project.suite_folder import SuiteFolder
 
 if TYPE_CHECKING:
     from flightdeck.arms.trial import TrialOutcome
+
+
+# What a line cut short by a kill reads as: bad syntax, a character cut in two, an open nest.
+_TORN = frozenset({"syntax", "encoding", "depth"})
 
 
 def repair_torn_line(path: Path) -> str | None:
@@ -34,9 +39,9 @@ def repair_torn_line(path: Path) -> str | None:
         cut = data.rfind(b"\n") + 1
         tail = data[cut:]
         try:
-            complete = isinstance(json.loads(tail), dict)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            complete = False
+            complete = isinstance(loads_strict(tail), dict)
+        except JSONProblem as exc:  # a whole line the readers name (a key twice, a big number)
+            complete = exc.kind not in _TORN
         if complete:
             handle.write(b"\n")
             message = "added the missing newline at the end"

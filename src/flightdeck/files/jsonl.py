@@ -64,10 +64,15 @@ def read_json(path: Path, data: bytes | None = None) -> dict[str, Any]:
     try:
         obj = loads_strict(read_bytes(path) if data is None else data)
     except JSONProblem as exc:
-        raise InputError(path, exc.line, f"{exc.what}; {_DOCUMENT[exc.kind]}") from None
+        raise document_error(path, exc) from None
     if not isinstance(obj, dict):
         raise InputError(path, 1, f"expected a JSON object, got {_json_type(obj)}")
     return obj
+
+
+def document_error(path: Path, problem: JSONProblem) -> InputError:
+    """The error :func:`read_json` gives for a JSON document that is not strict JSON."""
+    return InputError(path, problem.line, f"{problem.what}; {_DOCUMENT[problem.kind]}")
 
 
 # How to fix each kind of problem, in a JSON Lines file and in a JSON document.

@@ -1,8 +1,9 @@
 """A harness that misbehaves in one chosen way: ``misbehave.py MODE [ARG]``.
 
 Modes: ok, sleep S (then answer), crash, garbage, half-result, silent, not-object,
-outside-repo, dotdot, bad-sha, orphan PIDFILE (starts a child that outlives it, then
-sleeps), leave-child PIDFILE (starts a child and answers at once), segfault, tamper
+outside-repo, dotdot, bad-sha, dup-key (a key given twice), no-answer, bad-uri, extra-field
+(a citation with a third field), bad-usage (a negative count), orphan PIDFILE (starts a
+child that outlives it, then sleeps), leave-child PIDFILE (starts a child and answers at once), segfault, tamper
 (rewrites a workspace file, chmod-ing it writable first), check-pristine (exit 4 when a
 workspace file was tampered with); and by-id,
 which takes the mode from the question's id (so one run can hold every kind of failure).
@@ -142,6 +143,18 @@ elif mode in ("fork-500", "fork-500-quiet"):
     print(json.dumps({**good, "answer": f"started {len(started)}"}))
 elif mode == "bigint":
     sys.stdout.write('{"answer": "x", "citations": [], "usage": {"n": ' + "9" * 5000 + "}}\n")
+elif mode == "dup-key":
+    sys.stdout.write('{"answer": "x", "answer": "y", "citations": []}\n')
+elif mode == "no-answer":
+    print(json.dumps({"citations": []}))
+elif mode == "bad-uri":
+    print(json.dumps({"answer": "x", "citations": [{"uri": "a.md", "sha256": sha}]}))
+elif mode == "extra-field":
+    repo = sorted(task["as_of"])[0]
+    cited = {"uri": f"{repo}/a.md", "sha256": sha, "title": "A"}
+    print(json.dumps({"answer": "x", "citations": [cited]}))
+elif mode == "bad-usage":
+    print(json.dumps({**good, "usage": {"input_tokens": -1}}))
 elif mode == "surrogate":
     sys.stdout.write('{"answer": "\\ud800", "citations": []}\n')
 elif mode == "bad-utf8":

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import shlex
 import shutil
 import tempfile
@@ -254,13 +253,24 @@ def parse_mcp_commands(commands: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def load_snapshot(path: Path) -> dict[str, Any]:
-    """``--snapshot FILE``: its JSON object when it is one, and always its name and sha256."""
+    """``--snapshot FILE``: its JSON object when it is one, and always its name and sha256.
+
+    A file that is no JSON at all (an archive, a list of names) is recorded by its name and
+    hash; one that is JSON but not strict JSON (a key given twice, a number too long for
+    Python, nesting too deep) is an :class:`InputError` naming it, as any JSON file.
+    """
+    from flightdeck.errors import JSONProblem
+    from flightdeck.files.jsonl import document_error
+    from flightdeck.files.strict_json import loads_strict
+
     data = path.read_bytes()
     record: dict[str, Any] = {"file": path.name, "sha256": hashlib.sha256(data).hexdigest()}
     try:
-        value = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return record
+        value = loads_strict(data)
+    except JSONProblem as exc:
+        if exc.kind in ("syntax", "encoding"):  # not JSON: any file may be the snapshot
+            return record
+        raise document_error(path, exc) from None
     if isinstance(value, dict):
         record = {**value, **record}
     return record

@@ -92,10 +92,18 @@ async def _read_snapshot(command: str, env: Mapping[str, str]) -> Any:
         if match is None:
             return None
         contents = (await client.read_resource(str(match.uri))).contents
-    text = "".join(getattr(item, "text", "") for item in contents)
+    return snapshot_value("".join(getattr(item, "text", "") for item in contents))
+
+
+def snapshot_value(text: str) -> Any:
+    """A server's ``knowledge_snapshot`` text as its strict JSON value, else the text itself
+    (a key given twice, a number too long for Python: kept whole as text, never a crash)."""
+    from flightdeck.errors import JSONProblem
+    from flightdeck.files.strict_json import loads_strict
+
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return loads_strict(text.encode("utf-8", "surrogatepass"))
+    except JSONProblem:
         return text
 
 
