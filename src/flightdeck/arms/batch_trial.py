@@ -297,7 +297,7 @@ class _Batch:
         spec = self.spec
         if reason is not None and spec.policy.network_allow:
             reason = net_relay.with_relay_failure(reason, self.etc)
-        seconds = _sample_seconds(folder) if folder is not None else None
+        seconds = sample_seconds(folder) if folder is not None else None
         if seconds is None:
             seconds = time.monotonic() - self.started
         trace = spec.traces_dir / trace_file_name(question.id)
@@ -328,8 +328,10 @@ class _Batch:
         )
 
 
-def _sample_seconds(folder: Path) -> float | None:
-    """The question's own time, as the harness measured its sample (``timing.json``)."""
+def sample_seconds(folder: Path) -> float | None:
+    """The question's own time, as the harness measured its sample (``timing.json``); None
+    when the harness wrote none, or anything but a finite number of seconds (the file is
+    the harness's: a 4,000-digit integer or JSON nested 2,000 deep is its fault, not ours)."""
     try:
         fd = os.open(folder / "timing.json", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -337,9 +339,15 @@ def _sample_seconds(folder: Path) -> float | None:
     with os.fdopen(fd, "rb") as handle:
         try:
             value = json.loads(handle.read(4096)).get("sample_seconds")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             return None
-    return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+    if not isinstance(value, (int, float)):
+        return None
+    try:
+        seconds = float(value)
+    except OverflowError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 @contextlib.contextmanager
