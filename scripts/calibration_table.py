@@ -30,7 +30,7 @@ OUT = Path(levels.__file__).with_name(levels.TABLE_FILE)
 def rows(side: str, threshold: float, max_n: int) -> list[list[object]]:
     out = []
     for n in range(1, max_n + 1):
-        out.append(levels.table_row(levels.compute(n, threshold, ALPHA, side)))
+        out.append(levels.table_row(levels.compute(n, threshold, alpha=ALPHA, side=side)))
         if n % 50 == 0:
             print(f"{side} {threshold:g}: n = {n}", file=sys.stderr, flush=True)
     return out
@@ -46,7 +46,7 @@ def main() -> int:
         for side, threshold in SHIPPED:
             shipped = levels._shipped(side, threshold, ALPHA)
             for n in args.check:
-                fresh = levels.table_row(levels.compute(n, threshold, ALPHA, side))
+                fresh = levels.table_row(levels.compute(n, threshold, alpha=ALPHA, side=side))
                 same = shipped.get(n) is not None and levels.table_row(shipped[n]) == fresh
                 bad += not same
                 print(f"{side} {threshold:g} n = {n}: {'same' if same else 'DIFFERENT'}")
