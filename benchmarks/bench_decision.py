@@ -29,9 +29,9 @@ def calibration_seconds(n: int) -> float:
     from flightdeck.scoring import calibrated_levels as levels
 
     start = time.perf_counter()
-    levels.compute(n, 15.0, 0.025, "shown")
-    levels.compute(n, 15.0, 0.025, "ruled_out")
-    levels.compute(n, -10.0, 0.025, "shown_by_score")
+    levels.compute(n, 15.0, alpha=0.025, side="shown")
+    levels.compute(n, 15.0, alpha=0.025, side="ruled_out")
+    levels.compute(n, -10.0, alpha=0.025, side="shown_by_score")
     return time.perf_counter() - start
 
 
@@ -40,7 +40,7 @@ def percentile_seconds(n: int) -> float:
 
     seeded_claims.cache_clear()
     start = time.perf_counter()
-    rule_size(n, 15.0, seeded_claims(n, 15.0, 10_000, 0.025, "shown"))
+    rule_size(n, 15.0, seeded_claims(n, 15.0, resamples=10_000, alpha=0.025, side="shown"))
     return time.perf_counter() - start
 
 

@@ -31,7 +31,13 @@ READERS = ("questions", "keys", "answers", "labels")
 
 def _time_once(suite: Path) -> dict[str, float]:
     """Seconds each reader takes, in this process (whatever ``flightdeck`` it imports)."""
-    from flightdeck.suite.records import read_answers, read_keys, read_labels, read_questions
+    from flightdeck.suite.records import (
+        Canaries,
+        read_answers,
+        read_keys,
+        read_labels,
+        read_questions,
+    )
 
     arm = sorted((suite / "answers").glob("*.jsonl"))[0].stem
     paths = {
@@ -45,7 +51,7 @@ def _time_once(suite: Path) -> dict[str, float]:
     ids = [f"q{i}" for i in range(n)]
     calls = {
         "questions": lambda: read_questions(paths["questions"], data=blobs["questions"]),
-        "keys": lambda: read_keys(paths["keys"], sealed=True, data=blobs["keys"]),
+        "keys": lambda: read_keys(paths["keys"], canaries=Canaries.REQUIRED, data=blobs["keys"]),
         "answers": lambda: read_answers(paths["answers"], ids, data=blobs["answers"]),
         "labels": lambda: read_labels(paths["labels"], ids, data=blobs["labels"]),
     }

@@ -23,6 +23,7 @@ from flightdeck.errors import InputError
 from flightdeck.suite.records import (
     CANARY_PREFIX,
     KINDS,
+    Canaries,
     read_answers,
     read_keys,
     read_labels,
@@ -95,7 +96,7 @@ def main() -> None:
         root = Path(tmp)
         readers: dict[str, Callable[[Path], object]] = {
             "questions": read_questions,
-            "keys": lambda p: read_keys(p, sealed=True),
+            "keys": lambda p: read_keys(p, canaries=Canaries.REQUIRED),
             "answers": lambda p: read_answers(p, ids),
             "labels": lambda p: read_labels(p, ids),
         }

@@ -35,6 +35,7 @@ ARMS = ["search", "projects", "retrieval"]
 
 def make_suite(root: Path, n: int, *, seed: int = 1) -> Path:
     """A sealed suite of n questions with three arms, two raters each, real-looking spread."""
+    from flightdeck.project.modes import ReposNotAtHand
     from flightdeck.project.suite_folder import SuiteFolder
     from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
@@ -74,7 +75,7 @@ def make_suite(root: Path, n: int, *, seed: int = 1) -> Path:
         SuiteFolder(suite),
         repos=RepoSet({}, root / "cache"),
         holdouts=root / "holdouts",
-        unchecked=True,
+        repos_not_at_hand=ReposNotAtHand.SKIP,
     )
     for a, arm in enumerate(ARMS):
         p_right = 0.4 + 0.2 * a
@@ -234,10 +235,10 @@ def phases(suite: Path) -> None:
     from flightdeck.scoring import tables
     from flightdeck.scoring.results import encode_results
     from flightdeck.scoring.rules import score_arm
-    from flightdeck.suite.records import load_suite_files, read_answers, read_labels
+    from flightdeck.suite.records import Canaries, load_suite_files, read_answers, read_labels
 
     paths = SuiteFolder(suite).opened()
-    questions, key_list = load_suite_files(paths, sealed=True)
+    questions, key_list = load_suite_files(paths, canaries=Canaries.REQUIRED)
     keys = {k.id: k for k in key_list}
     ids = [q.id for q in questions]
     arms = {

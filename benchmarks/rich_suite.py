@@ -53,6 +53,7 @@ def _canonical_sha(record: dict[str, object]) -> str:
 
 def make_rich_suite(root: Path, n: int, arms: list[str], *, seed: int = 7) -> Path:
     """A sealed suite of ``n`` questions, answers and two raters' labels for each arm."""
+    from flightdeck.project.modes import ReposNotAtHand
     from flightdeck.project.suite_folder import SuiteFolder
     from flightdeck.suite.repos import RepoSet
     from flightdeck.tasks.knowledge import seal
@@ -102,7 +103,7 @@ def make_rich_suite(root: Path, n: int, arms: list[str], *, seed: int = 7) -> Pa
         SuiteFolder(suite),
         repos=RepoSet({}, root / "cache"),
         holdouts=root / "holdouts",
-        unchecked=True,
+        repos_not_at_hand=ReposNotAtHand.SKIP,
     )
     for a, arm in enumerate(arms):
         p_right = 0.45 + 0.15 * a

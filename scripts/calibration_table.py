@@ -36,7 +36,7 @@ def row(cal: levels.Calibration) -> list[object]:
 def rows(side: str, threshold: float, max_n: int) -> list[list[object]]:
     out = []
     for n in range(1, max_n + 1):
-        out.append(row(levels.compute(n, threshold, ALPHA, side)))
+        out.append(row(levels.compute(n, threshold, alpha=ALPHA, side=side)))
         if n % 50 == 0:
             print(f"{side} {threshold:g}: n = {n}", file=sys.stderr, flush=True)
     return out
@@ -52,7 +52,7 @@ def main() -> int:
         for side, threshold in SHIPPED:
             shipped = levels._shipped(side, threshold, ALPHA)
             for n in args.check:
-                same = shipped.get(n) == levels.compute(n, threshold, ALPHA, side)
+                same = shipped.get(n) == levels.compute(n, threshold, alpha=ALPHA, side=side)
                 bad += not same
                 print(f"{side} {threshold:g} n = {n}: {'same' if same else 'DIFFERENT'}")
         return 1 if bad else 0

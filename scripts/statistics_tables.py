@@ -30,7 +30,12 @@ def levels(ns: tuple[int, ...], *, fresh: bool = False) -> None:
     print("| claim | " + " | ".join(str(n) for n in ns) + " |")
     print("|---" * (len(ns) + 1) + "|")
     for side, t, words in CLAIMS:
-        cals = [compute(n, t, 0.025, side) if fresh else calibrate(n, t, 0.025, side) for n in ns]
+        cals = [
+            compute(n, t, alpha=0.025, side=side)
+            if fresh
+            else calibrate(n, t, alpha=0.025, side=side)
+            for n in ns
+        ]
         level = [("tie" if c.cut == 0.0 and c.size else pct(c.level)) if c.size else "none"
                  for c in cals]  # fmt: skip
         print(f"| {words}: α′, % | " + " | ".join(level) + " |")
@@ -44,7 +49,7 @@ def old_rule() -> None:
     for n in (101, 150, 200):
         n10, n01 = cells(n)
         q = tail_below(n, n10, n01, threshold_index(n, 15.0))
-        row.append(pct(rule_size(n, 15.0, (q < 0.025).astype(float))[0]))
+        row.append(pct(rule_size(n, 15.0, (q < 0.025).astype(float)).size))
     print('| false "shown" of "q < 2.5%", % | ' + " | ".join(row) + " |")
 
 
@@ -66,7 +71,9 @@ def main() -> None:
     levels(NS)
     print()
     for side, t, words in CLAIMS:
-        print(f"- {words}: smallest n with a claim: {smallest_claiming_n(t, 0.025, side)}")
+        print(
+            f"- {words}: smallest n with a claim: {smallest_claiming_n(t, alpha=0.025, side=side)}"
+        )
     print()
     old_rule()
     print()

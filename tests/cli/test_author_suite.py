@@ -106,14 +106,14 @@ def test_a_sealed_key_without_sha256_is_refused(runner: CliRunner, project: Proj
     result = invoke(runner, "knowledge", "status", str(project.suite))
     # the seal no longer matches, and the keys reader never takes a sealed key without a hash
     from flightdeck.errors import InputError
-    from flightdeck.suite.records import read_keys
+    from flightdeck.suite.records import Canaries, read_keys
 
     with pytest.raises(InputError, match=r"keys.jsonl:3: each entry of valid_sources must be"):
-        read_keys(project.suite / "keys.jsonl", sealed=True)
+        read_keys(project.suite / "keys.jsonl", canaries=Canaries.REQUIRED)
     with pytest.raises(
         InputError, match=r"keys.jsonl:3: valid source '.*' has no sha256, but the key has a canary"
     ):
-        read_keys(project.suite / "keys.jsonl", sealed=None)  # it has a canary: sealed
+        read_keys(project.suite / "keys.jsonl", canaries=Canaries.EITHER)  # it has a canary: sealed
     assert result.exit_code == 1
 
 

@@ -35,7 +35,7 @@ ROOT = Path(__file__).parents[2]
 def test_the_calibration_equals_the_oracle_from_the_definitions(
     n: int, side: str, threshold: float
 ) -> None:
-    cal = calibrate(n, threshold, 0.025, side)
+    cal = calibrate(n, threshold, alpha=0.025, side=side)
     n10, n01 = cells(n)
     held = claims(cal, n10, n01)[0]
     mine = {(int(b), int(c)) for b, c, h in zip(n10, n01, held, strict=True) if h}
@@ -63,17 +63,17 @@ def test_the_bootstrap_tail_equals_the_oracle() -> None:
 def test_the_old_rule_broke_the_guarantee_above_100(n: int, published: float) -> None:
     n10, n01 = cells(n)
     q = tail_below(n, n10, n01, threshold_index(n, 15.0))
-    old, _ = rule_size(n, 15.0, (q < 0.025).astype(float))
+    old = rule_size(n, 15.0, (q < 0.025).astype(float)).size
     assert old == pytest.approx(published, abs=5e-6)
-    cal = calibrate(n, 15.0, 0.025, "shown")
+    cal = calibrate(n, 15.0, alpha=0.025, side="shown")
     assert cal.size is not None
     assert cal.size <= 0.025
-    new, _ = rule_size(n, 15.0, claims(cal, n10, n01)[0].astype(float))
+    new = rule_size(n, 15.0, claims(cal, n10, n01)[0].astype(float)).size
     assert new <= cal.size + 1e-12
 
 
 def _dominance_violations(n: int, side: str, threshold: float) -> list[tuple[int, int]]:
-    cal = calibrate(n, threshold, 0.025, side)
+    cal = calibrate(n, threshold, alpha=0.025, side=side)
     n10, n01 = cells(n)
     pairs = zip(n10.tolist(), n01.tolist(), strict=True)
     held = dict(zip(pairs, claims(cal, n10, n01)[0].tolist(), strict=True))
@@ -138,7 +138,7 @@ def test_random_tables_to_n_500_never_get_a_weaker_claim(data: st.DataObject) ->
 def test_a_1e15_change_of_any_statistic_changes_no_claim(
     n: int, side: str, threshold: float
 ) -> None:
-    cal = calibrate(n, threshold, 0.025, side)
+    cal = calibrate(n, threshold, alpha=0.025, side=side)
     n10, n01 = cells(n)
     held, stat = claims(cal, n10, n01)
     edge = (n01 - n10) if side == "ruled_out" else (n10 - n01)
@@ -150,7 +150,7 @@ def test_the_table_at_alpha_prime_is_not_claimed_and_would_break_the_guarantee()
     # The first table left out has a statistic equal to alpha' exactly; lowered by 1e-15 it
     # still does not claim, and claiming it would lift the worst case over 2.5%.
     for n in (16, 40):
-        cal = calibrate(n, 15.0, 0.025, "shown")
+        cal = calibrate(n, 15.0, alpha=0.025, side="shown")
         n10, n01 = cells(n)
         held, stat = claims(cal, n10, n01)
         at = np.flatnonzero(stat == cal.level)
@@ -158,7 +158,7 @@ def test_the_table_at_alpha_prime_is_not_claimed_and_would_break_the_guarantee()
         assert not cal.rule.claims(stat[at] - 1e-15, n10[at] - n01[at]).any()
         more = held.copy()
         more[at] = True
-        assert rule_size(n, 15.0, more.astype(float))[0] > 0.025
+        assert rule_size(n, 15.0, more.astype(float)).size > 0.025
 
 
 def test_the_shipped_table_covers_every_n_and_keeps_the_guarantee() -> None:
@@ -166,7 +166,7 @@ def test_the_shipped_table_covers_every_n_and_keeps_the_guarantee() -> None:
     for side, threshold in SHIPPED:
         listed = [row[0] for row in table["levels"][f"{side} {threshold:g}"]]
         assert listed == list(range(1, TABLE_MAX_N + 1))
-        rows = [calibrate(n, threshold, 0.025, side) for n in listed]
+        rows = [calibrate(n, threshold, alpha=0.025, side=side) for n in listed]
         assert all(r.source == "table" for r in rows)
         assert all(r.size is not None and r.size <= 0.025 for r in rows)
         assert all(r.below <= r.level or r.level == 0.0 for r in rows)
@@ -175,9 +175,9 @@ def test_the_shipped_table_covers_every_n_and_keeps_the_guarantee() -> None:
 @pytest.mark.parametrize("n", [1, 16, 40, 101, 233])
 def test_the_shipped_table_is_recomputed_from_scratch(n: int) -> None:
     for side, threshold in SHIPPED:
-        shipped = calibrate(n, threshold, 0.025, side)
+        shipped = calibrate(n, threshold, alpha=0.025, side=side)
         assert shipped.source == "table"
-        fresh = levels.compute(n, threshold, 0.025, side)
+        fresh = levels.compute(n, threshold, alpha=0.025, side=side)
         assert fresh == shipped, (side, n)  # every field but where it came from
 
 
@@ -192,12 +192,14 @@ def test_the_smallest_n_that_can_pass_each_margin() -> None:
     from flightdeck.scoring.calibrated_levels import needed_wins, smallest_claiming_n
 
     for margin in (5.0, 10.0, 15.0):
-        first = smallest_claiming_n(-margin, 0.025, "shown_by_score")
+        first = smallest_claiming_n(-margin, alpha=0.025, side="shown_by_score")
         assert first is not None
-        assert not calibrate(first - 1, -margin, 0.025, "shown_by_score").claims_somewhere
-        assert calibrate(first, -margin, 0.025, "shown_by_score").claims_somewhere
+        assert not calibrate(
+            first - 1, -margin, alpha=0.025, side="shown_by_score"
+        ).claims_somewhere
+        assert calibrate(first, -margin, alpha=0.025, side="shown_by_score").claims_somewhere
     # At the demo's n = 16 a 10-point margin needs 9 wins against 3 losses: 8 and 3 fail.
-    cal = calibrate(16, -10.0, 0.025, "shown_by_score")
+    cal = calibrate(16, -10.0, alpha=0.025, side="shown_by_score")
     assert needed_wins(cal, 3) == 9
     n10, n01 = cells(16)
     held = claims(cal, n10, n01)[0]

@@ -168,7 +168,7 @@ AUDIT_TOO_HIGH = {39: 1.52, 41: 2.14, 80: 1.73}
 
 @pytest.mark.parametrize("n", sorted(AUDIT_LEVELS))
 def test_calibrated_level_matches_the_audit(n: int) -> None:
-    cal = calibrate(n, 15.0, 0.025, "shown")
+    cal = calibrate(n, 15.0, alpha=0.025, side="shown")
     # Published to 0.01%; at n = 20 the level is 0.8249%, printed by the audit as 0.83%.
     assert abs(100 * cal.level - AUDIT_LEVELS[n]) <= 0.006
     assert cal.exact
@@ -178,19 +178,19 @@ def test_calibrated_level_matches_the_audit(n: int) -> None:
 
 @pytest.mark.parametrize("n", sorted(AUDIT_TOO_HIGH))
 def test_where_the_audit_level_is_higher_it_breaks_the_guarantee(n: int) -> None:
-    cal = calibrate(n, 15.0, 0.025, "shown")
+    cal = calibrate(n, 15.0, alpha=0.025, side="shown")
     assert cal.size is not None
     assert cal.size <= 0.025
     assert 100 * cal.level < AUDIT_TOO_HIGH[n]
     stat = all_stat(n)
-    size, worst = rule_size(n, 15.0, (stat < AUDIT_TOO_HIGH[n] / 100).astype(float))
-    assert size > 0.025
-    assert worst >= 0.41  # p00 = 1 - 2 p01 - t <= 0.03
+    audit = rule_size(n, 15.0, (stat < AUDIT_TOO_HIGH[n] / 100).astype(float))
+    assert audit.size > 0.025
+    assert audit.worst_p01 >= 0.41  # p00 = 1 - 2 p01 - t <= 0.03
 
 
 def test_n40_calibration_interval_and_size() -> None:
     # Any level in (1.2916%, 1.3244%] gives the same rule, with a worst case of 2.47%.
-    cal = calibrate(40, 15.0, 0.025, "shown")
+    cal = calibrate(40, 15.0, alpha=0.025, side="shown")
     assert cal.below == pytest.approx(0.012916, abs=5e-7)
     assert cal.level == pytest.approx(0.013244, abs=5e-7)
     assert round(100 * cal.size, 2) == 2.47
@@ -204,20 +204,26 @@ def test_sizes_of_the_plain_rules_at_n40() -> None:
     assert exact_rule[np.isclose(grid, 0.05)][0] == pytest.approx(0.04263, abs=5e-5)
     assert exact_rule.max() == pytest.approx(0.04300, abs=5e-6)
     assert grid[exact_rule.argmax()] == pytest.approx(0.0625, abs=0.001)
-    seeded, at = rule_size(40, 15.0, seeded_claims(40, 15.0, 10_000, 0.025, "shown"))
-    assert (round(100 * seeded, 3), at) == (4.311, pytest.approx(0.065))
-    ruled, at = rule_size(40, 15.0, seeded_claims(40, 15.0, 10_000, 0.025, "ruled_out"))
-    assert (round(100 * ruled, 2), at) == (4.86, 0.0)  # P(Bin(40, 0.15) <= 2)
-    assert ruled == pytest.approx(scipy.stats.binom.cdf(2, 40, 0.15), abs=1e-6)
-    gate, _ = rule_size(40, -10.0, seeded_claims(40, -10.0, 10_000, 0.025, "shown"))
-    assert round(100 * gate, 2) == 8.17
+    seeded = rule_size(
+        40, 15.0, seeded_claims(40, 15.0, resamples=10_000, alpha=0.025, side="shown")
+    )
+    assert (round(100 * seeded.size, 3), seeded.worst_p01) == (4.311, pytest.approx(0.065))
+    ruled = rule_size(
+        40, 15.0, seeded_claims(40, 15.0, resamples=10_000, alpha=0.025, side="ruled_out")
+    )
+    assert (round(100 * ruled.size, 2), ruled.worst_p01) == (4.86, 0.0)  # P(Bin(40, 0.15) <= 2)
+    assert ruled.size == pytest.approx(scipy.stats.binom.cdf(2, 40, 0.15), abs=1e-6)
+    gate = rule_size(
+        40, -10.0, seeded_claims(40, -10.0, resamples=10_000, alpha=0.025, side="shown")
+    )
+    assert round(100 * gate.size, 2) == 8.17
 
 
 def test_calibrated_gate_and_ruled_out_keep_their_guarantee() -> None:
     sides = ((-10.0, "shown"), (-10.0, "shown_by_score"), (15.0, "ruled_out"), (15.0, "shown"))
     for threshold, side in sides:
         for n in (8, 16, 40):
-            cal = calibrate(n, threshold, 0.025, side)
+            cal = calibrate(n, threshold, alpha=0.025, side=side)
             assert cal.size is not None
             assert cal.size <= 0.025, (threshold, side, n)
 
@@ -256,7 +262,7 @@ def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
     # 2.5% of the time, up to Monte Carlo error (3 SE = 0.23 points), and as often as its
     # exact size says; the plain reading (q < 2.5%) on the same suites does not.
     rng = np.random.default_rng(20261201)
-    cal = calibrate(40, 15.0, 0.025, "shown")
+    cal = calibrate(40, 15.0, alpha=0.025, side="shown")
     grid, weights = null_weights(40)
     draws = 40_000
     se = math.sqrt(0.025 * 0.975 / draws)
@@ -275,7 +281,7 @@ def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
 
 
 def test_one_table_alone_claims_as_among_all_tables() -> None:
-    cal = calibrate(40, 15.0, 0.025, "shown")
+    cal = calibrate(40, 15.0, alpha=0.025, side="shown")
     n10, n01 = cells(40)
     every = claims(cal, n10, n01)[0]
     for i in range(0, len(n10), 37):
@@ -334,7 +340,7 @@ def test_ties_at_a_zero_tail_are_broken_by_the_observed_difference() -> None:
     # resample can win). Taken as one tie group it is too likely under the null at n = 16 and
     # nothing could be ruled out; broken by n01 - n10, the tables the candidate loses most
     # claim: (0, 5) is ruled out, identical arms (0, 0) are not.
-    cal = calibrate(16, 15.0, 0.025, "ruled_out")
+    cal = calibrate(16, 15.0, alpha=0.025, side="ruled_out")
     assert cal.level == 0.0
     assert cal.size is not None
     assert 0.0 < cal.size <= 0.025
@@ -361,7 +367,7 @@ if refuse == "refuse":
     levels.compute = compute
 for alpha in alphas:
     try:
-        cal = levels.calibrate(30, 12.0, float(alpha), "shown", cache_dir=Path(cache))
+        cal = levels.calibrate(30, 12.0, alpha=float(alpha), side="shown", cache_dir=Path(cache))
     except AssertionError as refused:
         print(json.dumps(str(refused)))
     else:
@@ -383,7 +389,7 @@ def test_the_calibration_is_cached_per_n_threshold_alpha(tmp_path: Path) -> None
     # by the next process; each step is a process of its own, so no memo of this one helps.
     [(source, row)] = calibrate_in_a_process(tmp_path, "compute", 0.025)  # type: ignore[misc]
     assert source == "computed"
-    computed = dataclasses.asdict(levels.compute(30, 12.0, 0.025, "shown"))
+    computed = dataclasses.asdict(levels.compute(30, 12.0, alpha=0.025, side="shown"))
     assert row == {k: v for k, v in computed.items() if k != "source"}
     files = list(tmp_path.iterdir())
     assert [f.suffix for f in files] == [".json"]  # no temporary file left behind
@@ -395,11 +401,11 @@ def test_the_calibration_is_cached_per_n_threshold_alpha(tmp_path: Path) -> None
     broken = calibrate_in_a_process(tmp_path, "refuse", 0.025)
     assert broken == ["recomputed instead of read from the cache"]  # a broken entry is not trusted
     # The shipped thresholds come from the package's table, never computed.
-    assert calibrate(300, 15.0, 0.025, "shown").source == "table"
+    assert calibrate(300, 15.0, alpha=0.025, side="shown").source == "table"
 
 
 def test_above_the_exact_limit_nothing_is_claimed() -> None:
-    cal = calibrate(EXACT_MAX_N + 1, 15.0, 0.025, "shown")
+    cal = calibrate(EXACT_MAX_N + 1, 15.0, alpha=0.025, side="shown")
     assert (cal.refused, cal.size, cal.claims_somewhere) == (True, None, False)
     d, _ = decision(EXACT_MAX_N + 1, 1500, 0)  # +75 points: would be shown at any level
     assert d.shown.refused
@@ -421,7 +427,7 @@ def test_above_the_exact_limit_nothing_is_claimed() -> None:
 @pytest.mark.slow  # a cold calibration at n = 700
 def test_between_the_table_and_the_limit_the_level_is_exact() -> None:
     # n = 700 is above the shipped table: calibrated on demand, its size exact and <= 2.5%.
-    cal = calibrate(700, 15.0, 0.025, "shown")
+    cal = calibrate(700, 15.0, alpha=0.025, side="shown")
     assert cal.source == "computed"
     assert cal.size is not None
     assert 0.02 < cal.size <= 0.025
@@ -475,8 +481,8 @@ def test_the_decision_does_not_import_scipy_stats() -> None:
 def test_the_gate_reads_tango_calibrated_not_the_bootstrap() -> None:
     # The audit: calibrating the bootstrap for the gate "would need alpha' = 0.14%" at n = 40;
     # read off Tango's score statistic the calibrated level is 2.39%, worst case 2.47%.
-    boot = calibrate(40, -10.0, 0.025, "shown")
-    score = calibrate(40, -10.0, 0.025, "shown_by_score")
+    boot = calibrate(40, -10.0, alpha=0.025, side="shown")
+    score = calibrate(40, -10.0, alpha=0.025, side="shown_by_score")
     assert round(100 * boot.level, 2) == 0.14
     assert round(100 * score.level, 2) == 2.39
     assert score.size is not None

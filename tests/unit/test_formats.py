@@ -13,6 +13,7 @@ from flightdeck.errors import InputError
 from flightdeck.suite.records import (
     CANARY_PREFIX,
     KINDS,
+    Canaries,
     read_answers,
     read_keys,
     read_labels,
@@ -353,13 +354,13 @@ CASES = {
     "keys": (
         K | {"canary": None},
         [],
-        lambda p: read_keys(p, sealed=False),
+        lambda p: read_keys(p, canaries=Canaries.FORBIDDEN),
         lambda p: reference.keys(p, sealed=False),
     ),
     "sealed-keys": (
         K | {"canary": CANARY_PREFIX + "1" * 32},
         [],
-        lambda p: read_keys(p, sealed=True),
+        lambda p: read_keys(p, canaries=Canaries.REQUIRED),
         lambda p: reference.keys(p, sealed=True),
     ),
     "answers": (

@@ -163,7 +163,7 @@ def test_an_unknown_field_in_a_canary_entry_is_read_and_not_written(tmp_path: Pa
     value["canaries"][canary(1)]["seen"] = 3
     holdouts = tmp_path / "holdouts"
     path = write(holdouts, value)
-    assert load_manifest(path, missing_ok=False).canaries[canary(1)].question_id == "q1"
+    assert load_manifest(path).canaries[canary(1)].question_id == "q1"
     register_suite(holdouts, suite="s2", manifest_sha256="b" * 64, canaries={"q1": canary(2)})
     assert json.loads(path.read_text())["canaries"][canary(1)] == {
         "question_id": "q1",
@@ -183,7 +183,7 @@ def test_a_rewrite_of_a_manifest_this_version_wrote_changes_only_the_new_lines(
     kept = {line.rstrip(",") for line in after}
     assert all(line.rstrip(",") in kept for line in before)  # a comma added, nothing else
     assert len(after) == len(before) + 3  # a canary, a suite and an event
-    manifest = load_manifest(path, missing_ok=False)
+    manifest = load_manifest(path)
     assert msgspec.json.decode(manifest.history_json[0])["suite"] == "s1"
     assert [e.suite for e in manifest.history] == ["s1", "s2"]
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from flightdeck.cli import cli
+from flightdeck.project.modes import ReposNotAtHand
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.knowledge import seal
@@ -88,7 +89,12 @@ def build(root: Path, n: int = 2500) -> Path:
         questions.append(question)
     _write(suite / "questions.jsonl", [json.dumps(q, ensure_ascii=False) for q in questions])
     _write(suite / "keys.jsonl", [json.dumps(k) for k in keys], blanks=True)
-    seal(SuiteFolder(suite), repos=RepoSet({}, root / "cache"), holdouts=None, unchecked=True)
+    seal(
+        SuiteFolder(suite),
+        repos=RepoSet({}, root / "cache"),
+        holdouts=None,
+        repos_not_at_hand=ReposNotAtHand.SKIP,
+    )
     for a, arm in enumerate(ARMS):
         answers, labels = [], []
         for i in range(n):

@@ -12,7 +12,7 @@ from flightdeck.errors import InputError
 from flightdeck.files.jsonl import read_json, read_jsonl
 from flightdeck.files.strict_json import JSONProblem, loads_strict
 from flightdeck.params import load_params
-from flightdeck.suite.records import read_keys, read_labels, read_meta, read_questions
+from flightdeck.suite.records import Canaries, read_keys, read_labels, read_meta, read_questions
 
 C = "c" * 40
 S = "a" * 64
@@ -103,7 +103,7 @@ def test_a_duplicate_key_in_a_key_record_is_refused_not_last_wins(tmp_path: Path
     text = json.dumps(K)[:-1] + ', "answer_key": "B"}'
     path = lines(tmp_path, "keys.jsonl", json.dumps(K | {"id": "q0"}), text)
     with pytest.raises(InputError) as caught:
-        read_keys(path, sealed=False)
+        read_keys(path, canaries=Canaries.FORBIDDEN)
     assert str(caught.value) == f"{path}:2: duplicate key 'answer_key' in one object; {DUPLICATE}"
 
 

@@ -161,7 +161,7 @@ def test_a_canary_in_anything_a_trial_wrote_fails_it_and_voids_the_suite(
     )
     assert [o.id for o in result.outcomes if o.ok] == ["ok"]  # a clean trace: no false hit
     assert not (project["suite"] / "answers" / "arm1.jsonl").read_text().count(CANARY)
-    manifest = load_manifest(manifest_path(root / "holdouts"), missing_ok=False)
+    manifest = load_manifest(manifest_path(root / "holdouts"))
     entry = manifest.suites["demo-v1"]
     assert entry.status == "void"
     assert entry.evidence is not None

@@ -32,7 +32,7 @@ class LeakCheck:
             if real in seen or not manifest_path(folder).is_file():
                 continue
             seen.add(real)
-            load_manifest(manifest_path(folder), missing_ok=False)  # a broken one: exit 2 now
+            load_manifest(manifest_path(folder))  # a broken one: exit 2 now
             self.registries.append(folder)
         self._lock = threading.Lock()  # one trial's scan and void at a time
 

@@ -47,9 +47,11 @@ def init_command(folder: Path, suite: str, force: bool, no_dvc: bool, install: s
         flightdeck init ../team-evals --suite team-gold-v1 \\
             --install git+https://github.com/OWNER/flightdeck@<40-hex commit>
     """
+    from flightdeck.project.modes import ExistingFiles
     from flightdeck.tasks.init import init_project
 
-    result = init_project(folder, suite=suite, force=force, dvc=not no_dvc, install=install)
+    existing = ExistingFiles.REPLACE if force else ExistingFiles.REFUSE
+    result = init_project(folder, suite=suite, existing=existing, dvc=not no_dvc, install=install)
     for path in result.written:
         click.echo(f"wrote {(folder / path).as_posix()}")
     if result.gitignore_added:

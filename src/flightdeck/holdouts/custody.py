@@ -77,7 +77,7 @@ def custody(holdouts_dir: Path, suite: str) -> Custody:
     path = manifest_path(holdouts_dir)
     if not path.exists():
         return Custody("no-manifest", None, None)
-    manifest = load_manifest(path, missing_ok=False)
+    manifest = load_manifest(path)
     entry = manifest.suites.get(suite)
     state: SuiteState = "unregistered" if entry is None else entry.status
     evidence = entry.evidence if entry is not None and state == "void" else None

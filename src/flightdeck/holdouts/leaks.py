@@ -229,7 +229,7 @@ def _current(path: Path, read: ManifestRead | None) -> Manifest:
     """The manifest as it is now (call under the lock): the scan's own read when the file
     has not changed since, else read again."""
     if read is None or read.path != path or not read.unchanged():
-        return load_manifest(path, missing_ok=False)
+        return load_manifest(path)
     return read.manifest
 
 

@@ -123,20 +123,37 @@ def _block(lines: list[str], opening: str, closing: str) -> str:
 
 
 @contextlib.contextmanager
-def locked_manifest(holdouts_dir: Path, *, create: bool = False) -> Iterator[None]:
-    """Hold an exclusive lock on the folder while reading, changing and writing the manifest."""
-    if not create and not holdouts_dir.is_dir():
-        load_manifest(manifest_path(holdouts_dir), missing_ok=False)  # says how to make one
+def locked_manifest(holdouts_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the folder while reading, changing and writing the manifest.
+
+    A missing holdouts folder is refused, saying how to make one; registering a suite, which
+    makes it, holds :func:`locked_manifest_or_new` instead.
+    """
+    if not holdouts_dir.is_dir():
+        raise _missing(manifest_path(holdouts_dir))
     with locked_folder(holdouts_dir):
         yield
 
 
-def load_manifest(path: Path, *, missing_ok: bool) -> Manifest:
-    """Read and check the manifest; a missing one is empty when ``missing_ok``."""
+@contextlib.contextmanager
+def locked_manifest_or_new(holdouts_dir: Path) -> Iterator[None]:
+    """:func:`locked_manifest` for a writer that creates the folder and manifest if missing."""
+    with locked_folder(holdouts_dir):
+        yield
+
+
+def load_manifest(path: Path) -> Manifest:
+    """Read and check the manifest; a missing one is refused, saying how to make one."""
     if not path.exists():
-        if missing_ok:
-            return EMPTY
         raise _missing(path)
+    return read_manifest(path).manifest
+
+
+def load_manifest_or_empty(path: Path) -> Manifest:
+    """:func:`load_manifest`, where a missing manifest is an empty one (registering the first
+    suite creates it)."""
+    if not path.exists():
+        return EMPTY
     return read_manifest(path).manifest
 
 

@@ -23,7 +23,9 @@ from flightdeck.errors import InputError
 from flightdeck.files.clock import utc_now
 from flightdeck.holdouts.manifest import (
     load_manifest,
+    load_manifest_or_empty,
     locked_manifest,
+    locked_manifest_or_new,
     manifest_path,
     require_folder,
     write_manifest,
@@ -54,8 +56,8 @@ def register_suite(
     if len(set(canaries.values())) != len(canaries):
         raise ValueError(f"suite {suite}: two questions share a canary")
     path = manifest_path(holdouts_dir)
-    with locked_manifest(holdouts_dir, create=True):
-        manifest = load_manifest(path, missing_ok=True)
+    with locked_manifest_or_new(holdouts_dir):
+        manifest = load_manifest_or_empty(path)
         known = manifest.suites.get(suite)
         if known is not None and known.manifest_sha256 != manifest_sha256.lower():
             raise InputError(
@@ -109,7 +111,7 @@ def suite_state(holdouts_dir: Path, suite: str) -> SuiteState:
     path = manifest_path(holdouts_dir)
     if not path.exists():
         return "no-manifest"
-    entry = load_manifest(path, missing_ok=False).suites.get(suite)
+    entry = load_manifest(path).suites.get(suite)
     if entry is None:
         return "unregistered"
     return entry.status
@@ -126,7 +128,7 @@ def unvoid(holdouts_dir: Path, suite: str, *, by: str, why: str) -> Evidence:
     if not by.strip() or not why.strip():
         raise InputError(path, None, "unvoiding needs --by WHO and --why TEXT, both non-empty")
     with locked_manifest(holdouts_dir):
-        manifest = load_manifest(path, missing_ok=False)
+        manifest = load_manifest(path)
         entry = manifest.suites.get(suite)
         if entry is None:
             known = ", ".join(sorted(manifest.suites)) or "none"

@@ -231,8 +231,9 @@ class Suite:
         from flightdeck.tasks.knowledge import seal
 
         repos, holdouts = self.project.repos, self.project.holdouts
-        unchecked = repos_not_at_hand is ReposNotAtHand.SKIP
-        return seal(self.folder, repos=repos, holdouts=holdouts, unchecked=unchecked)
+        return seal(
+            self.folder, repos=repos, holdouts=holdouts, repos_not_at_hand=repos_not_at_hand
+        )
 
     def status(self) -> SuiteStatus:
         """``knowledge status``: seal intact, not void, each arm's files."""

@@ -1,7 +1,7 @@
 """The modes a verb can be asked for, each an enum instead of an on/off flag.
 
 The CLI's flags stay as they are and map to these (``--allow-dry-run``, ``--unchecked``,
-``--adjudicate``); a Python caller names the mode it wants, e.g.
+``--adjudicate``, ``init --force``); a Python caller names the mode it wants, e.g.
 ``suite.score(dry_runs=DryRuns.ALLOW)``. They live here, beside the facade whose verbs take
 them, and import nothing, so the facade can name them in its signatures.
 """
@@ -16,6 +16,13 @@ class DryRuns(enum.Enum):
 
     REFUSE = "refuse"  # its answers check a pipeline, never decide
     ALLOW = "allow"  # ``--allow-dry-run``: scored, and the report says what it is
+
+
+class ExistingFiles(enum.Enum):
+    """What ``flightdeck init`` does with a file it writes that is already there."""
+
+    REFUSE = "refuse"  # name it (exit 2): init never overwrites a file
+    REPLACE = "replace"  # ``--force``: write ours over it
 
 
 class ReposNotAtHand(enum.Enum):

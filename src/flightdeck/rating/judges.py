@@ -203,14 +203,14 @@ def run_judge(
     on_progress: Callable[[str], None] | None = None,
 ) -> list[JudgeRun]:
     """Judge each arm's answers on a sealed suite; ``judge_fn`` replaces the declared judge."""
-    from flightdeck.suite.records import load_suite_files, read_answers
+    from flightdeck.suite.records import Canaries, load_suite_files, read_answers
 
     if not arms:
         raise InputError("--arm", None, "name at least one arm to judge")
     spec = resolve_judge(params, judge)
     suite = suite.opened()
     suite.require_sealed()
-    questions, keys = load_suite_files(suite, sealed=True)
+    questions, keys = load_suite_files(suite, canaries=Canaries.REQUIRED)
     keys_by_id = {k.id: k for k in keys}
     loaded = {}
     for arm in arms:

@@ -11,7 +11,7 @@ Levels for the shipped thresholds (t = 15 for "shown" and "ruled out", the gate'
 10 and 15) are a table in the package for n <= `TABLE_MAX_N` (scripts/calibration_table.py
 writes it, tests/unit/test_calibration_exact.py recomputes some of it); any other n up to
 `EXACT_MAX_N` or threshold is computed on demand and kept in the project cache. Above
-`EXACT_MAX_N` no calibrated claim is made (`Calibration.refused`).
+`EXACT_MAX_N` no calibrated claim is made (`CalibratedLevel.refused`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,15 @@ if TYPE_CHECKING:
     FloatArray = npt.NDArray[np.float64]
     IntArray = npt.NDArray[np.int64]
 
-__all__ = ["SIDES", "Calibration", "calibrate", "claim_bounds", "claims", "compute", "needed_wins"]
+__all__ = [
+    "SIDES",
+    "CalibratedLevel",
+    "calibrate",
+    "claim_bounds",
+    "claims",
+    "compute",
+    "needed_wins",
+]
 
 TABLE_MAX_N = 500
 # Above this n the cold calibrations of a score cost more than 20 s on the shared 2-CPU
@@ -59,11 +67,11 @@ TABLE_FILE = "calibration_table.json"
 CLEARANCE = 1e-9
 CLEARANCE_FLOOR = 1e-14
 _BLOCK = 256  # tables weighed at once while calibrating
-_MEMO: dict[tuple[int, float, float, str], Calibration] = {}  # this process's calibrations
+_MEMO: dict[tuple[int, float, float, str], CalibratedLevel] = {}  # this process's calibrations
 
 
 @dataclass(frozen=True)
-class Calibration:
+class CalibratedLevel:
     """The level a claim is read at, and the exact worst-case rate of a false claim.
 
     ``side`` "shown" claims the difference is at least t (false when it is truly t or less);
@@ -100,27 +108,27 @@ class Calibration:
 
 
 def calibrate(
-    n: int, threshold: float, alpha: float, side: str, *, cache_dir: Path | None = None
-) -> Calibration:
+    n: int, threshold: float, *, alpha: float, side: str, cache_dir: Path | None = None
+) -> CalibratedLevel:
     """The calibrated level for a claim at n: the package's table, this process's memo, the
     project cache, or computed now (and cached)."""
     if side not in SIDES:
         raise ValueError(f"side must be one of {SIDES}, got {side!r}")
     if n > EXACT_MAX_N:
-        return Calibration(n, threshold, alpha, side, 0.0, 0.0, 0.0, n + 1, None, None,
-                           exact=False, refused=True)  # fmt: skip
+        return CalibratedLevel(n, threshold, alpha, side, 0.0, 0.0, 0.0, n + 1, None, None,
+                               exact=False, refused=True)  # fmt: skip
     key = (n, float(threshold), float(alpha), side)
     found = _MEMO.get(key) or _shipped(side, float(threshold), float(alpha)).get(n)
     if found is None:
         found = _read_cache(cache_dir, *key)
     if found is None:
-        found = compute(n, threshold, alpha, side)
+        found = compute(n, threshold, alpha=alpha, side=side)
         _write_cache(cache_dir, found)
     _MEMO[key] = found
     return found
 
 
-def compute(n: int, threshold: float, alpha: float, side: str) -> Calibration:
+def compute(n: int, threshold: float, *, alpha: float, side: str) -> CalibratedLevel:
     """Calibrate from scratch: the largest prefix of the tables, in order of their statistic,
     whose worst-case false-claim rate is at most alpha, with its cut kept clear of them."""
     import numpy as np
@@ -147,24 +155,24 @@ def compute(n: int, threshold: float, alpha: float, side: str) -> Calibration:
             raise InternalError(
                 f"the claim region at n = {n}, {side} {threshold:g} is not monotone"
             )
-        size, worst = worst_case(problem, bounds)
-        if size <= alpha:
+        worst = worst_case(problem, bounds)
+        if worst.rate <= alpha:
             break
         if first == 0:  # even the lower bracket is over alpha between grid points
             raise InternalError(f"no calibrated level found at n = {n}, {side} {threshold:g}")
         first -= 1
-    p01 = worst + problem.delta if side == "ruled_out" else worst
-    return Calibration(n, float(threshold), float(alpha), side, level, low, rule.cut, rule.tie,
-                       size, p01)  # fmt: skip
+    p01 = worst.p_c + problem.delta if side == "ruled_out" else worst.p_c
+    return CalibratedLevel(n, float(threshold), float(alpha), side, level, low, rule.cut,
+                           rule.tie, worst.rate, p01)  # fmt: skip
 
 
-def claim_bounds(cal: Calibration) -> IntArray:
+def claim_bounds(cal: CalibratedLevel) -> IntArray:
     """B(c) of the calibrated region, for the power of the rule (oriented counts)."""
     return _bounds(cal.n, cal.threshold, cal.side, cal.cut, cal.tie)
 
 
 def claims(
-    cal: Calibration, n10: npt.ArrayLike, n01: npt.ArrayLike
+    cal: CalibratedLevel, n10: npt.ArrayLike, n01: npt.ArrayLike
 ) -> tuple[npt.NDArray[np.bool_], FloatArray]:
     """(does each table make the claim, its statistic): the calibrated rule on tables given as
     (n10, n01), the one function the verdict and the tests read."""
@@ -179,16 +187,16 @@ def claims(
 
 
 def smallest_claiming_n(
-    threshold: float, alpha: float, side: str, *, cache_dir: Path | None = None
+    threshold: float, *, alpha: float, side: str, cache_dir: Path | None = None
 ) -> int | None:
     """The smallest n at which some table makes the claim (None: none up to `EXACT_MAX_N`)."""
     for n in range(1, EXACT_MAX_N + 1):
-        if calibrate(n, threshold, alpha, side, cache_dir=cache_dir).claims_somewhere:
+        if calibrate(n, threshold, alpha=alpha, side=side, cache_dir=cache_dir).claims_somewhere:
             return n
     return None
 
 
-def needed_wins(cal: Calibration, losses: int) -> int | None:
+def needed_wins(cal: CalibratedLevel, losses: int) -> int | None:
     """The fewest wins (questions only the candidate got right) that make the claim with this
     many losses (only the other arm right), or None when no table with them does."""
     bounds = claim_bounds(cal)
@@ -210,14 +218,14 @@ def _bracket(problem: Problem, alpha: float) -> tuple[float, IntArray, IntArray]
     n = problem.n
     hi = alpha
     hi_bounds = boundary(problem, below(hi, n))
-    while worst_case(problem, hi_bounds)[0] <= alpha:
+    while worst_case(problem, hi_bounds).rate <= alpha:
         if hi > 1.0:
             raise InternalError(f"every table claims within alpha at n = {n}")
         hi *= 2.0
         hi_bounds = boundary(problem, below(hi, n))
     lo = hi / 4.0
     lo_bounds = boundary(problem, below(lo, n))
-    while worst_case(problem, lo_bounds)[0] > alpha:
+    while worst_case(problem, lo_bounds).rate > alpha:
         lo /= 16.0
         if lo < ZERO:
             lo = 0.0
@@ -315,14 +323,14 @@ def _table() -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=16)
-def _shipped(side: str, threshold: float, alpha: float) -> dict[int, Calibration]:
+def _shipped(side: str, threshold: float, alpha: float) -> dict[int, CalibratedLevel]:
     """The package's levels for (side, threshold, alpha), by n; empty when not shipped."""
     data = _table()
     if data.get("version") != CACHE_VERSION or float(data["alpha"]) != alpha:
         return {}
     rows = data["levels"].get(f"{side} {threshold:g}", [])
     return {
-        int(n): Calibration(
+        int(n): CalibratedLevel(
             int(n), threshold, alpha, side, level, low, cut, int(tie), size, p01, source="table"
         )
         for n, level, low, cut, tie, size, p01 in rows
@@ -336,21 +344,21 @@ def _cache_path(cache_dir: Path, n: int, threshold: float, alpha: float, side: s
 
 def _read_cache(
     cache_dir: Path | None, n: int, threshold: float, alpha: float, side: str
-) -> Calibration | None:
+) -> CalibratedLevel | None:
     if cache_dir is None:
         return None
     path = _cache_path(cache_dir, n, threshold, alpha, side)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
         record.pop("source", None)
-        result = Calibration(**{**record, "source": "cache"})
+        result = CalibratedLevel(**{**record, "source": "cache"})
     except (OSError, ValueError, TypeError):
         return None  # absent or unreadable: a cache entry is recomputed, never trusted blindly
     key = (result.n, result.threshold, result.alpha, result.side)
     return result if key == (n, threshold, alpha, side) else None
 
 
-def _write_cache(cache_dir: Path | None, result: Calibration) -> None:
+def _write_cache(cache_dir: Path | None, result: CalibratedLevel) -> None:
     if cache_dir is None:
         return
     from flightdeck.files.jsonl import atomic_write

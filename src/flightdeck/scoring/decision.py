@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flightdeck.scoring.calibrated_levels import Calibration, calibrate, claim_bounds, claims
+from flightdeck.scoring.calibrated_levels import CalibratedLevel, calibrate, claim_bounds, claims
 from flightdeck.scoring.exact import (
     WINDOW_ABOVE_N,
     exact_pmf,
@@ -174,7 +174,7 @@ def decide(
     if power:
         cal = None
         if rule == "calibrated":
-            cal = calibrate(n, threshold, alpha, "shown", cache_dir=cache_dir)
+            cal = calibrate(n, threshold, alpha=alpha, side="shown", cache_dir=cache_dir)
         mdd, mdd_exact = _min_detectable(n, b + c, threshold, confidence, rule, resamples, cal)
     return Decision(
         rule=rule,
@@ -209,7 +209,7 @@ def _calibrated(
     """The calibrated claim ``side``; ``q`` is P*(K* < kt), which `decide` has worked out."""
     import numpy as np
 
-    cal = calibrate(n, threshold, alpha, side, cache_dir=cache_dir)
+    cal = calibrate(n, threshold, alpha=alpha, side=side, cache_dir=cache_dir)
     t = threshold / 100
     if cal.refused:
         p = q if side != "ruled_out" else float(tail_at_least(n, b, c, kt))
@@ -225,7 +225,7 @@ def _calibrated(
     if side == "shown_by_score":
         from scipy.special import ndtri
 
-        bound = tango_bounds(b, c, n, float(ndtri(1.0 - min(level, 0.5))))[0]
+        bound = tango_bounds(b, c, n, float(ndtri(1.0 - min(level, 0.5)))).lo
     elif side == "shown":
         bound = lower_bound(n, b, c, level, kt) / n
     else:
@@ -241,7 +241,7 @@ def _calibrated(
 
 @functools.lru_cache(maxsize=16)
 def seeded_claims(
-    n: int, threshold: float, resamples: int, alpha: float, side: str
+    n: int, threshold: float, *, resamples: int, alpha: float, side: str
 ) -> npt.NDArray[np.float64]:
     """P(the seeded percentile rule claims | cell) for every cell of `calibrated_levels.cells`."""
     n10, n01 = cells(n)
@@ -260,7 +260,8 @@ def _percentile_size(
 ) -> tuple[float | None, bool]:
     if n > PERCENTILE_MAX_N:
         return None, False
-    return rule_size(n, threshold, seeded_claims(n, threshold, resamples, alpha, side))[0], True
+    claims = seeded_claims(n, threshold, resamples=resamples, alpha=alpha, side=side)
+    return rule_size(n, threshold, claims).size, True
 
 
 def cells(n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -271,14 +272,22 @@ def cells(n: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     return n10.astype(np.int64), (n01 - n10).astype(np.int64)
 
 
-def rule_size(n: int, threshold: float, claims: npt.NDArray[np.float64]) -> tuple[float, float]:
-    """(worst-case rate of a false "shown", its p01) of a rule given as P(claim | table) for
-    every table of `cells`, at a true difference of exactly t, on the nuisance grid."""
+@dataclass(frozen=True)
+class RuleSize:
+    """A rule's worst-case rate of a false "shown" (``size``) and the p01 where it is."""
+
+    size: float
+    worst_p01: float
+
+
+def rule_size(n: int, threshold: float, claims: npt.NDArray[np.float64]) -> RuleSize:
+    """The size of a rule given as P(claim | table) for every table of `cells`: its worst-case
+    rate of a false "shown" at a true difference of exactly t, on the nuisance grid."""
     grid = null_grid(Problem(n, threshold, "shown"))
     n10, n01 = cells(n)
     rates = cell_weights(n, n10, n01, grid + threshold / 100, grid) @ claims
     worst = int(rates.argmax())
-    return float(rates[worst]), float(grid[worst])
+    return RuleSize(float(rates[worst]), float(grid[worst]))
 
 
 def _min_detectable(
@@ -288,7 +297,7 @@ def _min_detectable(
     confidence: float,
     rule: str,
     resamples: int,
-    cal: Calibration | None,
+    cal: CalibratedLevel | None,
 ) -> tuple[float | None, bool]:
     """The smallest true gap "shown" with 80% probability at the observed discordance.
 
@@ -319,7 +328,9 @@ def _min_detectable(
 
     else:
         alpha = (1.0 - confidence) / 2.0
-        claims = np.asarray(seeded_claims(n, threshold, resamples, alpha, "shown"))
+        claims = np.asarray(
+            seeded_claims(n, threshold, resamples=resamples, alpha=alpha, side="shown")
+        )
         n10, n01 = cells(n)
 
         def power_at(gap: float) -> float:

@@ -33,6 +33,14 @@ class Interval:
     hi: float
 
 
+@dataclass(frozen=True)
+class ScoreBounds:
+    """Where Tango's score statistic T(delta) crosses z (``lo``) and -z (``hi``), in [-1, 1]."""
+
+    lo: float
+    hi: float
+
+
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
@@ -124,11 +132,11 @@ def tango_pvalues(b: npt.ArrayLike, c: npt.ArrayLike, n: int, delta: float) -> F
 def tango_interval(a: int, b: int, c: int, d: int, *, confidence: float = 0.95) -> Interval:
     """Tango's asymptotic score interval {delta : |T(delta)| < z}, solved with brentq."""
     n = _check(a, b, c, d)
-    lo, hi = tango_bounds(b, c, n, _z(confidence))
-    return Interval("tango", (b - c) / n, lo, hi)
+    bounds = tango_bounds(b, c, n, _z(confidence))
+    return Interval("tango", (b - c) / n, bounds.lo, bounds.hi)
 
 
-def tango_bounds(b: int, c: int, n: int, z: float) -> tuple[float, float]:
+def tango_bounds(b: int, c: int, n: int, z: float) -> ScoreBounds:
     """The roots of T(delta) = z and T(delta) = -z in [-1, 1] (the ends when never reached).
 
     T falls as delta rises, so each root is bracketed and found by bisection to the last
@@ -151,4 +159,4 @@ def tango_bounds(b: int, c: int, n: int, z: float) -> tuple[float, float]:
 
     lo = -1.0 if tango_statistic(b, c, n, -1.0 + edge) <= z else root(z, -1.0 + edge, theta)
     hi = 1.0 if tango_statistic(b, c, n, 1.0 - edge) >= -z else root(-z, theta, 1.0 - edge)
-    return lo, hi
+    return ScoreBounds(lo, hi)

@@ -179,8 +179,16 @@ def null_rates(problem: Problem, bounds: IntArray, p_c: npt.ArrayLike) -> FloatA
     return claim_probability(problem.n, bounds, pc + problem.delta, pc)
 
 
-def worst_case(problem: Problem, bounds: IntArray) -> tuple[float, float]:
-    """(largest chance of a false claim, the nuisance p_c where it is), over the null edge.
+@dataclass(frozen=True)
+class WorstCase:
+    """The largest chance of a false claim over the null edge, and the nuisance p_c where it is."""
+
+    rate: float
+    p_c: float
+
+
+def worst_case(problem: Problem, bounds: IntArray) -> WorstCase:
+    """The largest chance of a false claim over the null edge, and where on it.
 
     The grid's local maxima (ends included), largest first, are each refined by golden-section
     search between their neighbours, to 1e-9 in p_c.
@@ -188,7 +196,7 @@ def worst_case(problem: Problem, bounds: IntArray) -> tuple[float, float]:
     import numpy as np
 
     if not np.any(bounds <= problem.n - np.arange(problem.n + 1)):
-        return 0.0, problem.span[0]  # the region is empty: no claim is ever made
+        return WorstCase(0.0, problem.span[0])  # the region is empty: no claim is ever made
     grid = null_grid(problem)
     rates = null_rates(problem, bounds, grid)
     padded = np.concatenate([[-1.0], rates, [-1.0]])
@@ -200,7 +208,7 @@ def worst_case(problem: Problem, bounds: IntArray) -> tuple[float, float]:
         value, where = _golden(problem, bounds, left, right)
         if value > best:
             best, at = value, where
-    return best, at
+    return WorstCase(best, at)
 
 
 def _golden(problem: Problem, bounds: IntArray, left: float, right: float) -> tuple[float, float]:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import read_bytes
 from flightdeck.suite.checks import Problem
-from flightdeck.suite.records import Key, Question, read_keys, read_questions
+from flightdeck.suite.records import Canaries, Key, Question, read_keys, read_questions
 from flightdeck.suite.repos import RepoSet
 
 T = TypeVar("T")
@@ -47,7 +47,7 @@ def read_gold_lines(questions_path: Path, keys_path: Path, repos: RepoSet) -> Go
         questions_path, lambda path, data: read_questions(path, data=data)
     )
     keys, k_problems, k_broken = every_line(
-        keys_path, lambda path, data: read_keys(path, sealed=None, data=data)
+        keys_path, lambda path, data: read_keys(path, canaries=Canaries.EITHER, data=data)
     )
     problems = [_with_full_commit(p, questions_path, repos) for p in q_problems] + k_problems
     return GoldLines(questions, keys, problems, frozenset(q_broken | k_broken))

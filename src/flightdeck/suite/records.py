@@ -12,6 +12,7 @@ are re-exported here, where the rest of flightdeck has always imported them.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
@@ -63,6 +64,7 @@ __all__ = [
     "SOURCE_URI_RE",
     "Answer",
     "ArmMeta",
+    "Canaries",
     "Key",
     "Label",
     "Manifest",
@@ -120,24 +122,34 @@ def read_questions(path: Path, *, data: bytes | None = None) -> list[Question]:
     return questions
 
 
-def read_keys(path: Path, *, sealed: bool | None = None, data: bytes | None = None) -> list[Key]:
-    """Read keys; ``sealed=True`` requires canaries, ``False`` forbids them, None allows both.
+class Canaries(enum.Enum):
+    """What :func:`read_keys` asks of the keys' canaries."""
+
+    REQUIRED = "required"  # a sealed suite: every key has its canary
+    FORBIDDEN = "forbidden"  # before sealing: seal writes them
+    EITHER = "either"  # sealed or not (``knowledge check`` reads both)
+
+
+def read_keys(
+    path: Path, *, canaries: Canaries = Canaries.EITHER, data: bytes | None = None
+) -> list[Key]:
+    """Read keys, every one with a canary, none, or either (:class:`Canaries`).
 
     ``data`` is the file's bytes when the caller has read them.
     """
+    canaries = Canaries(canaries)  # a bool or None here is a bug, not a mode
     data = read_bytes(path) if data is None else data
     keys, error = decode_lines(path, data, KEY)
-    if error is not None and sealed is not True:
+    if error is not None and canaries is not Canaries.REQUIRED:
         keys, error = _unsealed_keys(path, data)  # (#15) a source's sha256 may be left out
-    canaries = [k.canary for k in keys]
-    given = [c for c in canaries if c is not None]
+    given = [k.canary for k in keys if k.canary is not None]
     if (
         not _all_distinct([k.id for k in keys])
         or not _all_distinct(given)
-        or (sealed is True and len(given) != len(keys))
-        or (sealed is False and given)
+        or (canaries is Canaries.REQUIRED and len(given) != len(keys))
+        or (canaries is Canaries.FORBIDDEN and given)
     ):
-        _check_keys_one_by_one(path, keys, sealed=sealed)
+        _check_keys_one_by_one(path, keys, canaries=canaries)
     if error is not None:
         raise error
     if not keys:
@@ -145,20 +157,20 @@ def read_keys(path: Path, *, sealed: bool | None = None, data: bytes | None = No
     return keys
 
 
-def _check_keys_one_by_one(path: Path, keys: list[Key], *, sealed: bool | None) -> None:
+def _check_keys_one_by_one(path: Path, keys: list[Key], *, canaries: Canaries) -> None:
     """The first key, in file order, that repeats an id or a canary or has the wrong canary."""
     seen: dict[str, int] = {}
-    canaries: dict[str, int] = {}
+    first_line: dict[str, int] = {}
     for k in keys:
         if seen.setdefault(k.id, k.line) != k.line:
             raise _duplicate(path, k.line, seen[k.id], f"id {k.id!r}", "make ids unique")
-        if k.canary is not None and canaries.setdefault(k.canary, k.line) != k.line:
+        if k.canary is not None and first_line.setdefault(k.canary, k.line) != k.line:
             fix = "remove the canaries and seal again"
-            raise _duplicate(path, k.line, canaries[k.canary], "canary", fix)
-        if sealed is True and k.canary is None:
+            raise _duplicate(path, k.line, first_line[k.canary], "canary", fix)
+        if canaries is Canaries.REQUIRED and k.canary is None:
             message = "missing canary; this suite was not sealed by `flightdeck knowledge seal`"
             raise InputError(path, k.line, message)
-        if sealed is False and k.canary is not None:
+        if canaries is Canaries.FORBIDDEN and k.canary is not None:
             message = "has a canary before sealing; remove it, `knowledge seal` writes canaries"
             raise InputError(path, k.line, message)
 
@@ -262,10 +274,10 @@ class GoldFiles(Protocol):
     def keys(self) -> Path: ...
 
 
-def load_suite_files(suite: GoldFiles, *, sealed: bool | None) -> tuple[list[Question], list[Key]]:
+def load_suite_files(suite: GoldFiles, *, canaries: Canaries) -> tuple[list[Question], list[Key]]:
     """Questions and keys, with the cross-file checks: same ids, sources within ``as_of``."""
     questions = read_questions(suite.questions)
-    keys = read_keys(suite.keys, sealed=sealed)
+    keys = read_keys(suite.keys, canaries=canaries)
     by_id = {q.id: q for q in questions}
     key_ids = {k.id for k in keys}
     for key in keys:

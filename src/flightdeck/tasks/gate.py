@@ -110,9 +110,9 @@ def small_n_note(n: int, params: Params, *, losses: tuple[int, ...] = ()) -> str
             f"n = {n} is above {EXACT_MAX_N:,}, where this version's calibration stops: the "
             "calibrated gate passes nothing there (docs/statistics.md, Above 2,000 questions)"
         )
-    cal = calibrate(n, -margin, alpha, "shown_by_score", cache_dir=store)
+    cal = calibrate(n, -margin, alpha=alpha, side="shown_by_score", cache_dir=store)
     if not cal.claims_somewhere:
-        first = smallest_claiming_n(-margin, alpha, "shown_by_score", cache_dir=store)
+        first = smallest_claiming_n(-margin, alpha=alpha, side="shown_by_score", cache_dir=store)
         where = f"the smallest n at which one can is {first}" if first else "no n up to 2,000"
         return (
             f"at n = {n} no table can pass a {margin:g}-point margin with a false pass of at "

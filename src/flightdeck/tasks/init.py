@@ -25,6 +25,7 @@ from pathlib import Path
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import atomic_write
 from flightdeck.project import names
+from flightdeck.project.modes import ExistingFiles
 from flightdeck.version import DISTRIBUTION
 
 WORKFLOW = Path(".github") / "workflows" / "knowledge-evals.yml"
@@ -92,14 +93,17 @@ def init_project(
     root: Path,
     *,
     suite: str = "knowledge-gold-v1",
-    force: bool = False,
+    existing: ExistingFiles = ExistingFiles.REFUSE,
     dvc: bool = True,
     install: str | None = None,
 ) -> InitResult:
     """Write the project's files into ``root`` (a folder of a git work tree).
 
-    ``install`` pins what CI installs (see :func:`install_requirement`).
+    A file already there is refused unless ``existing=ExistingFiles.REPLACE`` (``--force``);
+    ``dvc`` runs ``dvc init`` when .dvc/ is missing. ``install`` pins what CI installs (see
+    :func:`install_requirement`).
     """
+    existing = ExistingFiles(existing)  # a bool here is a bug: it must not turn the check off
     if not SUITE_NAME.match(suite):
         raise InputError("--suite", None, f"suite name {suite!r} must be letters, digits and . _ -")
     toplevel = git_toplevel(root)
@@ -111,7 +115,7 @@ def init_project(
         .replace("__INSTALL__", pinned.requirement)
         for target, name in TEMPLATES.items()
     }
-    if not force:
+    if existing is ExistingFiles.REFUSE:
         for target in TEMPLATES:
             if (root / target).exists():
                 raise InputError(

@@ -32,6 +32,7 @@ from flightdeck.scoring.outcomes import ScoreResult as ScoreResult  # them from 
 from flightdeck.suite.records import (
     CANARY_PREFIX,
     UNHASHED,
+    Canaries,
     Key,
     Manifest,
     Question,
@@ -117,7 +118,7 @@ def seal(
     *,
     repos: RepoSet,
     holdouts: Path | None = None,
-    unchecked: bool = False,
+    repos_not_at_hand: ReposNotAtHand = ReposNotAtHand.REFUSE,
 ) -> SealResult:
     """Validate a suite, give every key a fresh canary, write manifest.json, register canaries.
 
@@ -125,8 +126,8 @@ def seal(
     seals again (with new canaries, none of which was registered yet). The canaries are
     registered last; a sealed, intact suite whose canaries are not yet in ``holdouts`` (a crash
     just before, or a suite sealed without ``--holdouts``) gets them registered by running
-    seal again with ``--holdouts``. Anything else already sealed is refused. ``unchecked`` is
-    ``--unchecked`` (:attr:`ReposNotAtHand.SKIP`; the facade's :meth:`Suite.seal` takes the enum).
+    seal again with ``--holdouts``. Anything else already sealed is refused.
+    ``repos_not_at_hand=ReposNotAtHand.SKIP`` is ``--unchecked``.
     """
     suite = suite.opened()
     if suite.manifest.exists():
@@ -138,9 +139,8 @@ def seal(
     if read.problems:  # the first bad line, a short commit named in full (#21)
         raise sort_problems(read.problems)[0].error()
     questions, keys = read.questions, read.keys
-    absent = ReposNotAtHand.SKIP if unchecked else ReposNotAtHand.REFUSE
     found = check_suite(
-        suite.questions, suite.keys, questions, keys, repos, repos_not_at_hand=absent
+        suite.questions, suite.keys, questions, keys, repos, repos_not_at_hand=repos_not_at_hand
     )
     if found.first is not None:
         raise found.first.error()
@@ -227,7 +227,7 @@ def _register_sealed(suite: SuiteFolder, holdouts: Path | None) -> SealResult:
         "no-manifest",
         "unregistered",
     ):
-        keys = read_keys(suite.keys, sealed=True)
+        keys = read_keys(suite.keys, canaries=Canaries.REQUIRED)
         _register(holdouts, suite, manifest, keys)
         questions = len(read_questions(suite.questions))
         return SealResult(suite.name, manifest, questions, 0, (), registered_only=True)

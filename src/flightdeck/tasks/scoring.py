@@ -31,6 +31,7 @@ from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare
 from flightdeck.suite.records import (
     Answer,
     ArmMeta,
+    Canaries,
     Key,
     Manifest,
     Question,
@@ -150,7 +151,7 @@ def read_arms(
             "are spent, so seal a new suite version",
         )
     refuse_void_elsewhere(params, suite.name)
-    questions, keys = load_suite_files(suite, sealed=True)
+    questions, keys = load_suite_files(suite, canaries=Canaries.REQUIRED)
     keys_by_id = {k.id: k for k in keys}
     judge = _calibrated_judge(suite, params)
     from flightdeck.scoring.tables import suite_tables
