@@ -20,7 +20,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final
 
 from flightdeck.suite.citations import CitationClass
-from flightdeck.suite.records import Answer, Key, Label, Question
+from flightdeck.suite.records import Key, Question
 
 if TYPE_CHECKING:
     import polars as pl
@@ -103,45 +103,6 @@ def _flat(records: Sequence[Any], name: str, ids: list[str]) -> tuple[list[str],
 def _repeated(values: Iterable[Any], parts: Sequence[Sequence[Any]]) -> list[Any]:
     """Each value once per item of its part: the column that goes beside the parts flattened."""
     return list(chain.from_iterable(map(repeat, values, map(len, parts))))
-
-
-def citation_frame(answers: Iterable[Answer]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(answered: id, one row per answer; citations: id, uri, sha256, one row per citation)."""
-    import polars as pl
-
-    answers = list(answers)
-    answered = _field(answers, "id")
-    ids, cited = _flat(answers, "citations", answered)
-    strings = {"id": pl.String, "uri": pl.String, "sha256": pl.String}
-    return (
-        pl.DataFrame({"id": answered}, schema={"id": pl.String}),
-        pl.DataFrame(
-            {"id": ids, "uri": _field(cited, "uri"), "sha256": _field(cited, "sha256")},
-            schema=strings,
-        ),
-    )
-
-
-def label_frames(labels: Sequence[Label]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(labels: id, rater, correct in file order; flags: id, entry, one per unsupported entry)."""
-    import polars as pl
-
-    frame = pl.DataFrame(
-        {
-            "id": _field(labels, "id"),
-            "rater": _field(labels, "rater"),
-            "correct": _field(labels, "correct"),
-        },
-        schema={"id": pl.String, "rater": pl.String, "correct": pl.Boolean},
-    )
-    # The few labels with entries, read as they are: quicker than a pass per field here.
-    flagging = [label for label in labels if label.unsupported]
-    flag_ids = [label.id for label in flagging for _ in label.unsupported]
-    entries = [entry for label in flagging for entry in label.unsupported]
-    flags = pl.DataFrame(
-        {"id": flag_ids, "entry": entries}, schema={"id": pl.String, "entry": pl.String}
-    )
-    return frame, flags
 
 
 def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) -> pl.DataFrame:
