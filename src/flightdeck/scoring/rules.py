@@ -27,8 +27,7 @@ from flightdeck.suite.records import Answer, ArmMeta, Key, Label, Question
 if TYPE_CHECKING:
     import polars as pl
 
-    from flightdeck.scoring.arm_frames import ArmFrames
-    from flightdeck.scoring.tables import SuiteTables
+    from flightdeck.scoring.tables import ArmFrames, SuiteTables
 
 METRICS = ("correctness", "citation_validity")
 METRIC_WORDS = {"correctness": "correctness", "citation_validity": "citation validity"}
@@ -115,9 +114,9 @@ def check_labels(
     entry that flags none of the answer's citations, and a rater name that differs from
     another only in case or surrounding spaces (one person under two names would count as two
     raters; we refuse rather than guess which spelling is meant). ``frames`` are the arm's
-    (`scoring/arm_frames.py`) when the caller scores it too: its columns are read once.
+    (`scoring/tables.py`) when the caller scores it too: its columns are read once.
     """
-    from flightdeck.scoring.arm_frames import arm_frames
+    from flightdeck.scoring.tables import arm_frames
 
     if frames is None:
         frames = arm_frames(answers.values(), labels)
@@ -191,11 +190,11 @@ def _picked(
     answer's, a rater spelled otherwise or an id this arm did not answer.
 
     Each kind is found by a pass in C: the entries by a polars plan over every entry and
-    citation at once (`scoring/arm_frames.py`), the hashes by ``compress`` over the records'
+    citation at once (`scoring/tables.py`), the hashes by ``compress`` over the records'
     attributes, the names and ids by set differences; the few picked are put back in file
     order by their positions.
     """
-    from flightdeck.scoring.arm_frames import unflagging_labels
+    from flightdeck.scoring.tables import unflagging_labels
 
     where = range(len(labels))
     picked = set(unflagging_labels(frames))
@@ -237,15 +236,14 @@ def score_arm(
 
     The rules run as polars joins and group-bys (`scoring/tables.py`); ``suite`` is the
     questions' and keys' frames when the caller scores several arms of one suite; ``frames``
-    the arm's answers and labels as frames (`scoring/arm_frames.py`) when already built.
+    the arm's answers and labels as frames (`scoring/tables.py`) when already built.
     """
     from flightdeck.scoring import tables
-    from flightdeck.scoring.arm_frames import arm_frames
 
     if suite is None:
         suite = tables.suite_tables(questions, keys)
     if frames is None:
-        frames = arm_frames(answers.values(), labels)
+        frames = tables.arm_frames(answers.values(), labels)
     citations = frames.citations
     results = tables.scored_frame(suite, frames.answered, frames.labels, citations, frames.flags)
     first_two = tables.first_two_raters(frames.labels)

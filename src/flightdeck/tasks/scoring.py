@@ -26,9 +26,9 @@ from flightdeck.params import Params
 from flightdeck.params.arm_names import check_arm_name
 from flightdeck.project.modes import DryRuns
 from flightdeck.project.suite_folder import SuiteFolder
-from flightdeck.scoring.arm_frames import arm_frames
 from flightdeck.scoring.outcomes import ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
+from flightdeck.scoring.tables import arm_frames
 from flightdeck.suite.records import (
     Answer,
     ArmMeta,

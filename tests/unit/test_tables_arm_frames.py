@@ -1,4 +1,4 @@
-"""An arm's frames (scoring/arm_frames.py): the columns as the records hold them, and the
+"""An arm's frames (scoring/tables.arm_frames): the columns as the records hold them, and the
 entries that flag no citation as ``first_unflagging`` reads them, label by label."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flightdeck.scoring.arm_frames import arm_frames, unflagging_labels
+from flightdeck.scoring.tables import arm_frames, unflagging_labels
 from flightdeck.suite.citations import first_unflagging
 from flightdeck.suite.records import Answer, Label, Source
 
