@@ -27,7 +27,7 @@ from flightdeck.suite.records import Answer, ArmMeta, Key, Label, Question
 if TYPE_CHECKING:
     import polars as pl
 
-    from flightdeck.scoring.tables import SuiteTables
+    from flightdeck.scoring.tables import ArmFrames, SuiteTables
 
 METRICS = ("correctness", "citation_validity")
 METRIC_WORDS = {"correctness": "correctness", "citation_validity": "citation validity"}
@@ -106,22 +106,28 @@ def check_labels(
     labels: Sequence[Label],
     *,
     min_raters: int,
+    frames: ArmFrames | None = None,
 ) -> None:
     """Every label rates an existing, unchanged answer; every answer has enough raters.
 
     Two typos that would change results are refused on the label's line: an ``unsupported``
     entry that flags none of the answer's citations, and a rater name that differs from
     another only in case or surrounding spaces (one person under two names would count as two
-    raters; we refuse rather than guess which spelling is meant).
+    raters; we refuse rather than guess which spelling is meant). ``frames`` are the arm's
+    (`scoring/tables.py`) when the caller scores it too: its columns are read once.
     """
+    from flightdeck.scoring.tables import arm_frames
+
+    if frames is None:
+        frames = arm_frames(answers.values(), labels)
     # The first spelling of each name, in file order: a label whose rater is written
     # otherwise is refused. Only the few distinct raters are compared one by one.
-    names = dict.fromkeys(map(attrgetter("rater"), labels))  # distinct, in file order
+    names = dict.fromkeys(frames.raters)  # distinct, in file order
     spelled: dict[str, str] = {}
     for rater in names:
         spelled.setdefault(rater.strip().casefold(), rater)
     respelled = {rater for rater in names if spelled[rater.strip().casefold()] != rater}
-    raters_by_id = Counter(map(attrgetter("id"), labels))
+    raters_by_id = Counter(frames.label_ids)
     covered = answers.keys() <= raters_by_id.keys()
     # Every label rates an answer when the ids rated are the answers' ids.
     rated_all = covered and len(raters_by_id) == len(answers)
@@ -129,7 +135,7 @@ def check_labels(
     # One cheap pass picks the labels any rule could refuse; the rules below run on them
     # alone, in file order, so the first label refused and its message are as if every
     # label had been read (a label outside the pick passes every rule).
-    for label in _picked(labels, answers, respelled, odd_ids):
+    for label in _picked(labels, answers, frames, respelled, odd_ids):
         first = spelled[label.rater.strip().casefold()]
         if first != label.rater:
             raise InputError(
@@ -173,26 +179,25 @@ def check_labels(
 
 
 def _picked(
-    labels: Sequence[Label], answers: Mapping[str, Answer], respelled: set[str], odd_ids: set[str]
+    labels: Sequence[Label],
+    answers: Mapping[str, Answer],
+    frames: ArmFrames,
+    respelled: set[str],
+    odd_ids: set[str],
 ) -> list[Label]:
     """The labels a rule of check_labels could refuse, in file order: those with an
     ``unsupported`` entry that flags none of the answer's citations, a hash other than their
     answer's, a rater spelled otherwise or an id this arm did not answer.
 
-    Each kind is found by a pass in C (``compress`` over the records' attributes, set
-    differences) but the entries, which are read in Python on the few labels that have
-    them; the few picked are put back in file order by their positions.
+    Each kind is found by a pass in C: the entries by a polars plan over every entry and
+    citation at once (`scoring/tables.py`), the hashes by ``compress`` over the records'
+    attributes, the names and ids by set differences; the few picked are put back in file
+    order by their positions.
     """
+    from flightdeck.scoring.tables import unflagging_labels
+
     where = range(len(labels))
-    picked: set[int] = set()
-    for i in compress(where, map(attrgetter("unsupported"), labels)):
-        label = labels[i]
-        answer = answers.get(label.id)
-        if answer is None:
-            picked.add(i)
-            continue
-        if first_unflagging(label.unsupported, [c.uri for c in answer.citations]) is not None:
-            picked.add(i)
+    picked = set(unflagging_labels(frames))
     hashes = map(attrgetter("answer_sha256"), labels)
     bound = list(compress(where, map(is_not, hashes, repeat(None))))
     if bound:
@@ -225,20 +230,23 @@ def score_arm(
     confidence: float,
     meta: ArmMeta | None = None,
     suite: SuiteTables | None = None,
+    frames: ArmFrames | None = None,
 ) -> ArmScore:
     """Apply the spec's rules to one arm's validated answers and labels.
 
     The rules run as polars joins and group-bys (`scoring/tables.py`); ``suite`` is the
-    questions' and keys' frames when the caller scores several arms of one suite.
+    questions' and keys' frames when the caller scores several arms of one suite; ``frames``
+    the arm's answers and labels as frames (`scoring/tables.py`) when already built.
     """
     from flightdeck.scoring import tables
 
     if suite is None:
         suite = tables.suite_tables(questions, keys)
-    answered, citations = tables.citation_frame(answers.values())
-    label_table, flags = tables.label_frames(labels)
-    results = tables.scored_frame(suite, answered, label_table, citations, flags)
-    first_two = tables.first_two_raters(label_table)
+    if frames is None:
+        frames = tables.arm_frames(answers.values(), labels)
+    citations = frames.citations
+    results = tables.scored_frame(suite, frames.answered, frames.labels, citations, frames.flags)
+    first_two = tables.first_two_raters(frames.labels)
     raters = first_two.raters
     if len(raters) < 2:
         kappa = Kappa(None, None, 0, "undefined: only one rater labelled this arm")

@@ -105,43 +105,94 @@ def _repeated(values: Iterable[Any], parts: Sequence[Sequence[Any]]) -> list[Any
     return list(chain.from_iterable(map(repeat, values, map(len, parts))))
 
 
-def citation_frame(answers: Iterable[Answer]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(answered: id, one row per answer; citations: id, uri, sha256, one row per citation)."""
+@dataclass(frozen=True)
+class ArmFrames:
+    """One arm's answers and labels, each field read once, for ``check_labels`` and
+    ``score_arm`` both (`scoring/rules.py`)."""
+
+    answered: pl.DataFrame  # id: one row per answer, in the answers' order
+    citations: pl.DataFrame  # id, uri, sha256: one row per citation, in the answers' order
+    labels: pl.DataFrame  # id, rater, correct: one row per label, in file order
+    flags: pl.DataFrame  # label (its position in the labels), id, entry: one per entry
+    label_ids: list[str]  # the labels' ids, in file order
+    raters: list[str]  # the labels' raters, in file order
+
+
+def arm_frames(answers: Iterable[Answer], labels: Sequence[Label]) -> ArmFrames:
+    """The frames and columns of :class:`ArmFrames`, from validated answers and labels.
+
+    Each field is read in one list comprehension (which measured quicker than ``map`` and
+    ``attrgetter`` on these Structs); the id beside each citation and each entry is repeated
+    by polars from the column it repeats, not built as a Python list of strings.
+    """
     import polars as pl
 
     answers = list(answers)
-    answered = _field(answers, "id")
-    ids, cited = _flat(answers, "citations", answered)
-    strings = {"id": pl.String, "uri": pl.String, "sha256": pl.String}
-    return (
-        pl.DataFrame({"id": answered}, schema={"id": pl.String}),
-        pl.DataFrame(
-            {"id": ids, "uri": _field(cited, "uri"), "sha256": _field(cited, "sha256")},
-            schema=strings,
-        ),
+    answered = pl.DataFrame({"id": [a.id for a in answers]}, schema={"id": pl.String})
+    parts = [a.citations for a in answers]
+    cited = list(chain.from_iterable(parts))
+    citations = _each_repeated(answered, list(map(len, parts))).with_columns(
+        pl.Series("uri", [c.uri for c in cited], dtype=pl.String),
+        pl.Series("sha256", [c.sha256 for c in cited], dtype=pl.String),
     )
-
-
-def label_frames(labels: Sequence[Label]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(labels: id, rater, correct in file order; flags: id, entry, one per unsupported entry)."""
-    import polars as pl
-
+    label_ids = [label.id for label in labels]
+    raters = [label.rater for label in labels]
     frame = pl.DataFrame(
-        {
-            "id": _field(labels, "id"),
-            "rater": _field(labels, "rater"),
-            "correct": _field(labels, "correct"),
-        },
+        {"id": label_ids, "rater": raters, "correct": [label.correct for label in labels]},
         schema={"id": pl.String, "rater": pl.String, "correct": pl.Boolean},
     )
-    # The few labels with entries, read as they are: quicker than a pass per field here.
-    flagging = [label for label in labels if label.unsupported]
-    flag_ids = [label.id for label in flagging for _ in label.unsupported]
-    entries = [entry for label in flagging for entry in label.unsupported]
-    flags = pl.DataFrame(
-        {"id": flag_ids, "entry": entries}, schema={"id": pl.String, "entry": pl.String}
+    where = [i for i, label in enumerate(labels) if label.unsupported]  # the few with entries
+    entries = [labels[i].unsupported for i in where]
+    flagging = pl.DataFrame(
+        {"label": where, "id": frame["id"].gather(where)},
+        schema={"label": pl.UInt32, "id": pl.String},
     )
-    return frame, flags
+    flags = _each_repeated(flagging, list(map(len, entries))).with_columns(
+        pl.Series("entry", list(chain.from_iterable(entries)), dtype=pl.String)
+    )
+    return ArmFrames(answered, citations, frame, flags, label_ids, raters)
+
+
+def _each_repeated(frame: pl.DataFrame, counts: list[int]) -> pl.DataFrame:
+    """Each row of ``frame`` ``counts`` times, in order (a row of count 0 is left out)."""
+    import polars as pl
+
+    names = frame.columns
+    return (
+        frame.with_columns(pl.Series("_n", counts, dtype=pl.UInt32))
+        .filter(pl.col("_n") > 0)
+        .select(pl.col(name).repeat_by("_n") for name in names)
+        .explode(names)
+    )
+
+
+def unflagging_labels(frames: ArmFrames) -> list[int]:
+    """The positions of the labels with an ``unsupported`` entry that flags none of their
+    answer's citations (or whose id has no answer), in file order.
+
+    The rule of ``suite.citations.first_unflagging``, for every entry at once: an entry flags
+    a citation when equal to its uri, or spanless and equal to its uri without the span.
+    """
+    import polars as pl
+
+    cites = frames.citations.lazy()
+    missed = frames.flags.lazy().join(
+        cites.select("id", pl.col("uri").alias("entry")), on=["id", "entry"], how="anti"
+    )
+    # The files cited, of the answers with an entry not cited as written.
+    files = (
+        cites.join(missed.select("id").unique(), on="id", how="semi")
+        .select("id", strip_span("uri").alias("entry"), pl.lit(True).alias("_file"))
+        .unique()
+    )
+    spanless = strip_span("entry") == pl.col("entry")
+    unflagging = (
+        missed.join(files, on=["id", "entry"], how="left")
+        .filter(~spanless | pl.col("_file").is_null())
+        .select(pl.col("label").unique().sort())
+    )
+    positions: list[int] = unflagging.collect(engine=ENGINE)["label"].to_list()
+    return positions
 
 
 def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) -> pl.DataFrame:

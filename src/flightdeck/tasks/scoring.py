@@ -28,6 +28,7 @@ from flightdeck.project.modes import DryRuns
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.outcomes import ScoreResult
 from flightdeck.scoring.rules import ArmScore, Comparison, check_labels, compare_arms, score_arm
+from flightdeck.scoring.tables import arm_frames
 from flightdeck.suite.records import (
     Answer,
     ArmMeta,
@@ -98,14 +99,23 @@ def load_arm(
     labels_path = suite.labels(arm)
     labels_data = read_bytes(labels_path) if labels_path.is_file() else None
     labels = [] if labels_data is None else read_labels(labels_path, ids, data=labels_data)
+    min_raters = params.min_raters
     if judge is not None and not labels:
-        labels = judge.labels(suite, arm, answers)
-        check_labels(labels_path, answers, labels, min_raters=1)
-    else:
-        check_labels(labels_path, answers, labels, min_raters=params.min_raters)
+        labels, min_raters = judge.labels(suite, arm, answers), 1
+    # The answers' and labels' columns, read once for the checks and the scoring.
+    frames = arm_frames(answers.values(), labels)
+    check_labels(labels_path, answers, labels, min_raters=min_raters, frames=frames)
     meta: ArmMeta | None = read_meta(suite.meta(arm)) if suite.meta(arm).is_file() else None
     scored = score_arm(
-        arm, questions, keys, answers, labels, confidence=params.confidence, meta=meta, suite=tables
+        arm,
+        questions,
+        keys,
+        answers,
+        labels,
+        confidence=params.confidence,
+        meta=meta,
+        suite=tables,
+        frames=frames,
     )
     labels_sha = "" if labels_data is None else sha256_bytes(labels_data)
     return _with_hashes(scored, sha256_bytes(answers_data), labels_sha)
