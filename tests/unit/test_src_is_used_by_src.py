@@ -18,9 +18,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "flightdeck"
-# Rewritten on another branch (scoring/tables.py, #23); drop them here when that lands.
 LAZY = re.compile(r"[\w.:]+")
-PENDING = {"scoring/tables.py:classify", "scoring/tables.py:results_frame"}
 
 
 def _used_names(sources: list[str]) -> Counter[str]:
@@ -69,7 +67,7 @@ def test_no_public_code_of_src_is_unused_by_src() -> None:
         path.relative_to(PACKAGE).as_posix(): path.read_text(encoding="utf-8")
         for path in sorted(PACKAGE.rglob("*.py"))
     }
-    found = [f for f in unused(sources) if f not in PENDING]
+    found = unused(sources)
     assert found == [], "move to tests/ (only tests use it) or delete:\n" + "\n".join(found)
 
 

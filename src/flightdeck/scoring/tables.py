@@ -195,19 +195,14 @@ def unflagging_labels(frames: ArmFrames) -> list[int]:
     return positions
 
 
-def classify(citations: pl.DataFrame, valid: pl.DataFrame, flags: pl.DataFrame) -> pl.DataFrame:
-    """Each citation's class, in the spec's order; rows keep the citations' order.
+def _classify(citations: pl.LazyFrame, valid: pl.LazyFrame, flags: pl.LazyFrame) -> pl.LazyFrame:
+    """Each citation's class, in the spec's order; rows keep the citations' order (a plan).
 
     fabricated: its uri without span is none of the question's valid sources (also without
     span); stale: it is one, but with none of that source's hashes; unsupported: a rater of the
     answer lists it (an entry equal to the uri, or a spanless entry equal to the uri without its
     span); valid: none of these.
     """
-    return _classify(citations.lazy(), valid.lazy(), flags.lazy()).collect(engine=ENGINE)
-
-
-def _classify(citations: pl.LazyFrame, valid: pl.LazyFrame, flags: pl.LazyFrame) -> pl.LazyFrame:
-    """:func:`classify` as a plan, to be collected with what is built on it."""
     import polars as pl
 
     cites = _flagged(citations.with_columns(strip_span("uri").alias("base")), flags, on=["id"])
@@ -271,24 +266,17 @@ def scored_frame(
     citations: pl.DataFrame,
     flags: pl.DataFrame,
 ) -> pl.DataFrame:
-    """:func:`results_frame` of the citations classed (:func:`classify`), as one plan."""
+    """One row per question in suite order, with the columns of :func:`result_schema`: the
+    citations classed (:func:`_classify`) and the votes counted, as one plan."""
     classified = _classify(citations.lazy(), tables.valid.lazy(), flags.lazy())
     plan = _results(tables.questions.lazy(), answered.lazy(), labels.lazy(), classified)
     return plan.collect(engine=ENGINE)
 
 
-def results_frame(
-    tables: SuiteTables, answered: pl.DataFrame, labels: pl.DataFrame, classified: pl.DataFrame
-) -> pl.DataFrame:
-    """One row per question in suite order, with the columns of :func:`result_schema`."""
-    lazy = _results(tables.questions.lazy(), answered.lazy(), labels.lazy(), classified.lazy())
-    return lazy.collect(engine=ENGINE)
-
-
 def _results(
     questions: pl.LazyFrame, answered: pl.LazyFrame, labels: pl.LazyFrame, classified: pl.LazyFrame
 ) -> pl.LazyFrame:
-    """:func:`results_frame` as a plan."""
+    """:func:`scored_frame`'s rows from the citations already classed, as a plan."""
     import polars as pl
 
     # Groups come out in any order (the joins below put them in suite order: each keeps the
