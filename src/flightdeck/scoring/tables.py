@@ -19,15 +19,16 @@ from itertools import chain, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Final
 
-from flightdeck.suite.citations import CitationClass
+from flightdeck.suite.citations import OPAQUE_RE, CitationClass
 from flightdeck.suite.records import Answer, Key, Label, Question
 
 if TYPE_CHECKING:
     import polars as pl
 
 CLASSES = tuple(str(c) for c in CitationClass)  # fabricated, stale, unsupported, valid
-# A uri that starts with a scheme and a colon is opaque (records.OPAQUE_RE, anchored).
-_OPAQUE = r"^[A-Za-z][A-Za-z0-9+.-]*:"
+# A uri that starts with a scheme and a colon is opaque: citations.OPAQUE_RE, anchored (it
+# holds nothing Python's re and polars' regex read differently: ASCII classes, no escapes).
+_OPAQUE = "^" + OPAQUE_RE.pattern
 # The span: from the last "#" to the end, when what follows it starts with "L".
 _SPAN = r"#L[^#]*$"
 
