@@ -39,12 +39,12 @@ QUESTIONS = [
     ("q4", "What changed in 2.0?", "what-changed", "CHANGELOG.md", ["Python 3.9"]),
 ]
 
-# What a right answer to each of QUESTIONS says (Project.write_arm cites the question's source).
+# What a right answer to each of QUESTIONS says (BuiltProject.write_arm cites the question's source).
 RIGHT_ANSWERS = ["Postgres, for JSONB.", "make release, then tag.", "@ada", "Dropped Python 3.9."]
 
 
 @dataclass
-class Project:
+class BuiltProject:
     root: Path
     suite: Path
     repo: Path
@@ -97,7 +97,7 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
-def build_project(root: Path, *, name: str = "demo-v1") -> Project:
+def build_project(root: Path, *, name: str = "demo-v1") -> BuiltProject:
     """A project folder with params.yaml, the sdlc repo and an unsealed suite."""
     repo = root / "repos" / "sdlc"
     as_of, later = make_git_repo(repo, [FILES_AS_OF, FILES_LATER])
@@ -121,10 +121,10 @@ def build_project(root: Path, *, name: str = "demo-v1") -> Project:
         "seed: 0\nresamples: 2000\nconfidence: 0.95\nthreshold: 15\nmin_raters: 2\n"
         "gate_margin: 10\nholdouts: holdouts\nrepos:\n  sdlc: repos/sdlc\n"
     )
-    return Project(root, suite, repo, as_of, later)
+    return BuiltProject(root, suite, repo, as_of, later)
 
 
-def copy_project(template: Project, root: Path) -> Project:
+def copy_project(template: BuiltProject, root: Path) -> BuiltProject:
     """``template``'s files (the repository's .git too) copied into ``root``: the same
     commits, for the price of a copy instead of a ``git init`` and two commits."""
     shutil.copytree(template.root, root, symlinks=True, dirs_exist_ok=True)
@@ -132,10 +132,10 @@ def copy_project(template: Project, root: Path) -> Project:
         name: root / getattr(template, name).relative_to(template.root)
         for name in ("suite", "repo")
     }
-    return Project(root, moved["suite"], moved["repo"], template.as_of, template.later)
+    return BuiltProject(root, moved["suite"], moved["repo"], template.as_of, template.later)
 
 
-def answer(project: Project, qid: str, text: str, paths: list[str]) -> dict[str, Any]:
+def answer(project: BuiltProject, qid: str, text: str, paths: list[str]) -> dict[str, Any]:
     """An answer citing files as they were at as_of."""
     return {"id": qid, "answer": text, "citations": [project.source(p) for p in paths]}
 

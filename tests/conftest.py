@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project, build_project, copy_project
+from tests.builders import BuiltProject, build_project, copy_project
 from tests.tree import gen
 
 FOLDER_MARKS = {"browser": "browser", "pipeline": "slow"}
@@ -45,14 +45,16 @@ def runner() -> CliRunner:
 
 
 @pytest.fixture(scope="session")
-def project_template(tmp_path_factory: pytest.TempPathFactory) -> Project:
+def project_template(tmp_path_factory: pytest.TempPathFactory) -> BuiltProject:
     """``build_project`` once a session (once a worker under xdist); never changed: each
     test's ``project`` is a copy of it."""
     return build_project(tmp_path_factory.mktemp("project-template"))
 
 
 @pytest.fixture
-def project(project_template: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+def project(
+    project_template: BuiltProject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> BuiltProject:
     """An unsealed suite over a real two-commit repository; cwd is the project root."""
     built = copy_project(project_template, tmp_path)
     monkeypatch.chdir(tmp_path)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
+from tests.builders import FILES_AS_OF, FILES_LATER, BuiltProject, sha
 from tests.citations_reference import classify_citation
 from tests.model_stub import Stub, message_text
 
@@ -72,7 +72,7 @@ def harness(model: str, folder: Path, *extra: str) -> str:
 
 
 def run(
-    runner: CliRunner, project: Project, command: str, *extra: str, arm: str = "projects-api"
+    runner: CliRunner, project: BuiltProject, command: str, *extra: str, arm: str = "projects-api"
 ) -> Result:
     args = ["experiment", "run", str(project.suite), "--arm", arm, "--harness", command]
     # The sandbox passes no network and no variable unless named: the stub is a server on
@@ -84,18 +84,18 @@ def run(
 STUB_VARIABLES = ("STUB_BASE_URL", "STUB_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
 
 
-def answers(project: Project) -> dict[str, dict[str, Any]]:
+def answers(project: BuiltProject) -> dict[str, dict[str, Any]]:
     path = project.suite / "answers" / "projects-api.jsonl"
     return {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
 
 
-def ledger(project: Project, arm: str = "projects-api") -> list[dict[str, Any]]:
+def ledger(project: BuiltProject, arm: str = "projects-api") -> list[dict[str, Any]]:
     path = project.root / "runs" / project.suite.name / f"{arm}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def test_the_api_run_scores_stale_and_outside_attachments_for_what_they_are(
-    runner: CliRunner, project: Project, stub: Stub
+    runner: CliRunner, project: BuiltProject, stub: Stub
 ) -> None:
     folder = attachments(project.root)
     command = harness("openai-api/stub/m1", folder, "--context-window", "20000")
@@ -157,7 +157,7 @@ def test_the_api_run_scores_stale_and_outside_attachments_for_what_they_are(
     assert "tokens per question (input, of them cached, output):" in result.output
 
 
-def keep_questions(project: Project, *ids: str) -> None:
+def keep_questions(project: BuiltProject, *ids: str) -> None:
     """Keep only these questions (and keys): fewer harness processes for a failure test."""
     for name in ("questions.jsonl", "keys.jsonl"):
         path = project.suite / name
@@ -166,7 +166,7 @@ def keep_questions(project: Project, *ids: str) -> None:
 
 
 def test_a_folder_too_large_for_the_context_is_refused_before_any_call(
-    runner: CliRunner, project: Project, stub: Stub
+    runner: CliRunner, project: BuiltProject, stub: Stub
 ) -> None:
     keep_questions(project, "q1")
     folder = attachments(project.root)
@@ -193,7 +193,7 @@ def test_a_folder_too_large_for_the_context_is_refused_before_any_call(
 
 
 def test_mockllm_is_a_dry_run_whose_window_is_checked_only_when_given(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     keep_questions(project, "q1")
     folder = attachments(project.root)
@@ -221,7 +221,7 @@ def test_mockllm_is_a_dry_run_whose_window_is_checked_only_when_given(
 
 
 def test_a_resumed_arm_refuses_changed_attachments(
-    runner: CliRunner, project: Project, stub: Stub
+    runner: CliRunner, project: BuiltProject, stub: Stub
 ) -> None:
     keep_questions(project, "q1", "q4")
     folder = attachments(project.root)
@@ -264,7 +264,7 @@ def test_a_resumed_arm_refuses_changed_attachments(
 
 
 def test_a_model_given_to_experiment_run_must_be_the_harnesss(
-    runner: CliRunner, project: Project, stub: Stub
+    runner: CliRunner, project: BuiltProject, stub: Stub
 ) -> None:
     folder = attachments(project.root)
     command = harness("openai-api/stub/m1", folder, "--context-window", "20000")
@@ -288,7 +288,7 @@ def anthropic_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stub]:
 
 
 def test_through_anthropic_the_count_is_the_providers_and_the_documents_are_cached(
-    runner: CliRunner, project: Project, anthropic_stub: Stub
+    runner: CliRunner, project: BuiltProject, anthropic_stub: Stub
 ) -> None:
     keep_questions(project, "q1", "q2")
     folder = attachments(project.root)
@@ -320,7 +320,7 @@ def test_through_anthropic_the_count_is_the_providers_and_the_documents_are_cach
 
 
 def test_through_anthropic_the_window_comes_from_inspects_model_database(
-    runner: CliRunner, project: Project, anthropic_stub: Stub
+    runner: CliRunner, project: BuiltProject, anthropic_stub: Stub
 ) -> None:
     keep_questions(project, "q1")
     folder = attachments(project.root)

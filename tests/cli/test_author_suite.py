@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import FILES_AS_OF, QUESTIONS, Project, sha, write_jsonl
+from tests.builders import FILES_AS_OF, QUESTIONS, BuiltProject, sha, write_jsonl
 from tests.gitrepo import git_env
 
 from flightdeck.cli import cli
@@ -21,7 +21,7 @@ def invoke(runner: CliRunner, *args: str) -> Result:
     return runner.invoke(cli, list(args))
 
 
-def keys(project: Project) -> list[dict]:  # type: ignore[type-arg]
+def keys(project: BuiltProject) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(x) for x in (project.suite / "keys.jsonl").read_text().splitlines()]
 
 
@@ -33,7 +33,7 @@ def files(root: Path) -> dict[str, bytes]:
     }
 
 
-def drop_hashes(project: Project) -> None:
+def drop_hashes(project: BuiltProject) -> None:
     records = keys(project)
     for record in records:
         for source in record["valid_sources"]:
@@ -42,7 +42,9 @@ def drop_hashes(project: Project) -> None:
     write_jsonl(project.suite / "keys.jsonl", records)
 
 
-def test_seal_computes_the_sha256_an_author_left_out(runner: CliRunner, project: Project) -> None:
+def test_seal_computes_the_sha256_an_author_left_out(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     drop_hashes(project)
     check = invoke(runner, "knowledge", "check", str(project.suite))
     assert check.exit_code == 0, check.output
@@ -64,7 +66,7 @@ def test_seal_computes_the_sha256_an_author_left_out(runner: CliRunner, project:
 
 
 def test_a_wrong_sha256_is_still_refused_when_others_are_left_out(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     drop_hashes(project)
     records = keys(project)
@@ -83,7 +85,7 @@ def test_a_wrong_sha256_is_still_refused_when_others_are_left_out(
 
 
 def test_a_missing_sha256_without_its_repository_is_refused_even_unchecked(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     drop_hashes(project)
     (project.root / "params.yaml").write_text("holdouts: holdouts\n")
@@ -98,7 +100,7 @@ def test_a_missing_sha256_without_its_repository_is_refused_even_unchecked(
     assert files(project.root) == before
 
 
-def test_a_sealed_key_without_sha256_is_refused(runner: CliRunner, project: Project) -> None:
+def test_a_sealed_key_without_sha256_is_refused(runner: CliRunner, project: BuiltProject) -> None:
     assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
     records = keys(project)
     del records[2]["valid_sources"][0]["sha256"]
@@ -134,7 +136,7 @@ REVS = [
 
 @pytest.mark.parametrize("rev", REVS)
 def test_new_resolves_the_revision_to_the_full_commit(
-    runner: CliRunner, project: Project, rev
+    runner: CliRunner, project: BuiltProject, rev
 ) -> None:  # type: ignore[no-untyped-def]
     tag(project.repo, "v1", project.as_of)
     given = rev(project)
@@ -153,7 +155,7 @@ def test_new_resolves_the_revision_to_the_full_commit(
     assert check.exit_code == 0, check.output
 
 
-def test_new_cites_a_readme_when_there_is_one(runner: CliRunner, project: Project) -> None:
+def test_new_cites_a_readme_when_there_is_one(runner: CliRunner, project: BuiltProject) -> None:
     suite = project.root / "suites" / "team-v1"
     assert invoke(runner, "knowledge", "new", str(suite), "--as-of", "sdlc=main").exit_code == 0
     key = json.loads((suite / "keys.jsonl").read_text())
@@ -188,7 +190,7 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("args", "line"), REFUSED)
-def test_new_refusals(runner: CliRunner, project: Project, args: list[str], line: str) -> None:
+def test_new_refusals(runner: CliRunner, project: BuiltProject, args: list[str], line: str) -> None:
     suite = project.root / "suites" / "team-v1"
     before = files(project.root)
     result = invoke(runner, "knowledge", "new", str(suite), *args)
@@ -199,7 +201,7 @@ def test_new_refusals(runner: CliRunner, project: Project, args: list[str], line
     assert not suite.exists()
 
 
-def test_new_never_overwrites_a_suite(runner: CliRunner, project: Project) -> None:
+def test_new_never_overwrites_a_suite(runner: CliRunner, project: BuiltProject) -> None:
     before = files(project.root)
     result = invoke(runner, "knowledge", "new", str(project.suite), "--as-of", "sdlc=main")
     assert result.exit_code == 2

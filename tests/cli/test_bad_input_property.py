@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.builders import FILES_AS_OF, Project, answer, build_project, labels_for
+from tests.builders import FILES_AS_OF, BuiltProject, answer, build_project, labels_for
 
 from flightdeck.cli import cli
 from flightdeck.suite.repos import RepoSet
@@ -148,7 +148,7 @@ def _keys(valid: bytes) -> list[bytes]:
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Project:
+def template(tmp_path_factory: pytest.TempPathFactory) -> BuiltProject:
     """A sealed suite, an arm ready to score, a person's exports and their attachments; the
     suite's files as they were before sealing are kept in ``unsealed/``."""
     root = tmp_path_factory.mktemp("template")
@@ -173,7 +173,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Project:
     return project
 
 
-def fresh(template: Project, tmp_path_factory: pytest.TempPathFactory, *, sealed: bool) -> Path:
+def fresh(
+    template: BuiltProject, tmp_path_factory: pytest.TempPathFactory, *, sealed: bool
+) -> Path:
     """A new copy of the template project; ``sealed=False``: its suite as before sealing."""
     root = tmp_path_factory.mktemp("example") / "p"
     # the repository is only read: shared by a symlink, not copied
@@ -245,7 +247,7 @@ SETTINGS = settings(
 @given(data=st.data())
 def test_any_bytes_exit_0_or_2_with_one_line(
     reader: str,
-    template: Project,
+    template: BuiltProject,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     data: st.DataObject,
@@ -266,7 +268,7 @@ def test_any_bytes_exit_0_or_2_with_one_line(
 @SETTINGS
 @given(data=st.data())
 def test_any_params_yaml_exits_0_or_2_with_one_line(
-    template: Project,
+    template: BuiltProject,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     data: st.DataObject,

@@ -7,11 +7,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import FILES_AS_OF, Project, sha, write_jsonl
+from tests.builders import FILES_AS_OF, BuiltProject, sha, write_jsonl
 from tests.cli.test_seal_checks import assert_refused, edit, invoke, snapshot
 
 
-def test_check_reads_on_past_bad_lines(runner: CliRunner, project: Project) -> None:
+def test_check_reads_on_past_bad_lines(runner: CliRunner, project: BuiltProject) -> None:
     questions, keys = project.suite / "questions.jsonl", project.suite / "keys.jsonl"
     edit(questions, 0, kind="decison-why")  # a kind typo on line 1
     edit(questions, 3, scope=["docs/*.md"])  # and a scope problem after it
@@ -43,7 +43,9 @@ def test_check_reads_on_past_bad_lines(runner: CliRunner, project: Project) -> N
     assert snapshot(project) == before
 
 
-def test_a_duplicate_id_and_a_bad_line_are_both_listed(runner: CliRunner, project: Project) -> None:
+def test_a_duplicate_id_and_a_bad_line_are_both_listed(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     questions = project.suite / "questions.jsonl"
     records = [json.loads(x) for x in questions.read_text().splitlines()]
     records[1]["kind"] = "nope"
@@ -60,7 +62,7 @@ def test_a_duplicate_id_and_a_bad_line_are_both_listed(runner: CliRunner, projec
     )
 
 
-def test_check_counts_every_bad_line_past_the_cap(runner: CliRunner, project: Project) -> None:
+def test_check_counts_every_bad_line_past_the_cap(runner: CliRunner, project: BuiltProject) -> None:
     questions = project.suite / "questions.jsonl"
     first = json.loads(questions.read_text().splitlines()[0])
     bad = [dict(first, id=f"x{i}", kind="nope") for i in range(70)]
@@ -82,7 +84,7 @@ def test_check_counts_every_bad_line_past_the_cap(runner: CliRunner, project: Pr
     ],
 )
 def test_a_span_past_the_end_of_the_file_is_refused(
-    runner: CliRunner, project: Project, uri: str, refused: bool
+    runner: CliRunner, project: BuiltProject, uri: str, refused: bool
 ) -> None:
     # CODEOWNERS at as_of has 2 lines ("docs/ @ada\nsrc/ @grace\n")
     digest = sha(FILES_AS_OF["CODEOWNERS"])
@@ -99,7 +101,7 @@ def test_a_span_past_the_end_of_the_file_is_refused(
     )
 
 
-def test_a_short_commit_is_named_in_full(runner: CliRunner, project: Project) -> None:
+def test_a_short_commit_is_named_in_full(runner: CliRunner, project: BuiltProject) -> None:
     short = project.as_of[:7]
     edit(project.suite / "questions.jsonl", 0, as_of={"sdlc": short})
     assert_refused(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project
+from tests.builders import BuiltProject
 
 from flightdeck.cli import EXIT_BROKEN_PIPE, cli
 from flightdeck.holdouts.registry import register_suite
@@ -53,7 +53,7 @@ def test_bad_input_exits_2_in_one_line(runner: CliRunner, tmp_path: Path) -> Non
     ],
 )
 def test_a_bug_keeps_its_traceback_and_exits_3(
-    runner: CliRunner, project: Project, monkeypatch: pytest.MonkeyPatch, error: Exception
+    runner: CliRunner, project: BuiltProject, monkeypatch: pytest.MonkeyPatch, error: Exception
 ) -> None:
     def broken(*args: object, **kwargs: object) -> None:
         raise error
@@ -72,7 +72,7 @@ def test_a_bug_keeps_its_traceback_and_exits_3(
 
 
 def test_ctrl_c_exits_130(
-    runner: CliRunner, project: Project, monkeypatch: pytest.MonkeyPatch
+    runner: CliRunner, project: BuiltProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -110,7 +110,7 @@ def run_into_closed_pipe(args: list[str], cwd: Path) -> subprocess.CompletedProc
         pytest.param([], id="bare-group"),
     ],
 )
-def test_a_broken_pipe_exits_quietly(project: Project, args: list[str]) -> None:
+def test_a_broken_pipe_exits_quietly(project: BuiltProject, args: list[str]) -> None:
     done = run_into_closed_pipe(args, project.root)
     assert done.stderr == b""
     assert done.returncode == EXIT_BROKEN_PIPE == 141
@@ -149,7 +149,9 @@ def test_a_dead_scan_worker_is_a_bug_not_bad_input(tmp_path: Path) -> None:
     assert "check the path" not in done.stderr
 
 
-def test_an_unwritable_project_folder_is_bad_input(runner: CliRunner, project: Project) -> None:
+def test_an_unwritable_project_folder_is_bad_input(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     (project.root / "runs").write_text("a file where experiment run keeps its ledgers\n")
     harness = f"{sys.executable} -c pass"
     result = runner.invoke(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import FILES_AS_OF, Project, sha
+from tests.builders import FILES_AS_OF, BuiltProject, sha
 from tests.processes import live_command_lines
 
 from flightdeck.cli import cli
@@ -35,7 +35,7 @@ def invoke(runner: CliRunner, *args: str) -> Result:
     return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
-def run(runner: CliRunner, project: Project, command: str, *extra: str) -> Result:
+def run(runner: CliRunner, project: BuiltProject, command: str, *extra: str) -> Result:
     return invoke(
         runner,
         "experiment",
@@ -49,23 +49,23 @@ def run(runner: CliRunner, project: Project, command: str, *extra: str) -> Resul
     )
 
 
-def answer_lines(project: Project, arm: str = "arm1") -> list[dict[str, Any]]:
+def answer_lines(project: BuiltProject, arm: str = "arm1") -> list[dict[str, Any]]:
     path = project.suite / "answers" / f"{arm}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def seal_suite(project: Project) -> None:
+def seal_suite(project: BuiltProject) -> None:
     seal(project.folder, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
 
 
-def unsealed_warning(project: Project) -> str:
+def unsealed_warning(project: BuiltProject) -> str:
     return (
         f"warning: {project.suite} is not sealed; answers to an unsealed suite cannot be "
         "scored until it is\n"
     )
 
 
-def test_run_with_the_repo_search_agent(runner: CliRunner, project: Project) -> None:
+def test_run_with_the_repo_search_agent(runner: CliRunner, project: BuiltProject) -> None:
     result = run(runner, project, REPO_SEARCH, "--jobs", "2")
     assert result.exit_code == 0, result.output
     assert result.stdout == (
@@ -88,7 +88,7 @@ def test_run_with_the_repo_search_agent(runner: CliRunner, project: Project) -> 
     assert "==> FLIGHTDECK_TRACE <==\nrepo-search: 5 files read, 0 skipped" in trace
 
 
-def test_failures_exit_1_with_a_summary(runner: CliRunner, project: Project) -> None:
+def test_failures_exit_1_with_a_summary(runner: CliRunner, project: BuiltProject) -> None:
     control = project.root / "fail"
     control.mkdir()
     (control / "q3").touch()
@@ -135,7 +135,7 @@ def test_failures_exit_1_with_a_summary(runner: CliRunner, project: Project) -> 
     ],
 )
 def test_bad_input_exits_2_with_one_line(
-    runner: CliRunner, project: Project, args: list[str], message: str
+    runner: CliRunner, project: BuiltProject, args: list[str], message: str
 ) -> None:
     seal_suite(project)  # a sealed suite: no warning, and the seal is no obstacle
     result = runner.invoke(cli, ["experiment", "run", str(project.suite), "--arm", "a", *args])
@@ -145,7 +145,7 @@ def test_bad_input_exits_2_with_one_line(
 
 
 def test_a_sealed_suite_that_changed_is_refused_before_any_trial(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal_suite(project)
     with (project.suite / "questions.jsonl").open("a") as questions:
@@ -162,7 +162,7 @@ def test_a_sealed_suite_that_changed_is_refused_before_any_trial(
     assert not (project.suite / "answers").exists()
 
 
-def test_an_unsealed_suite_is_run_with_a_warning(runner: CliRunner, project: Project) -> None:
+def test_an_unsealed_suite_is_run_with_a_warning(runner: CliRunner, project: BuiltProject) -> None:
     result = run(runner, project, harness("answer.py"), "--json")
     assert result.exit_code == 0, result.output
     assert result.stderr == unsealed_warning(project)
@@ -170,7 +170,7 @@ def test_an_unsealed_suite_is_run_with_a_warning(runner: CliRunner, project: Pro
 
 
 def test_the_meta_says_who_ran_the_arm(
-    runner: CliRunner, project: Project, monkeypatch: pytest.MonkeyPatch
+    runner: CliRunner, project: BuiltProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--by, else git's user.name of the project repository, else the login name."""
     import getpass
@@ -264,7 +264,7 @@ def wait_for(condition: Any, what: str) -> None:
         time.sleep(0.02)
 
 
-def held_trials(project: Project) -> list[str]:
+def held_trials(project: BuiltProject) -> list[str]:
     """The "holding <id>" lines of running trials' FLIGHTDECK_TRACE files."""
     logs = (project.root / ".flightdeck" / "workspaces").glob("run-*/trial-*/out/trace.log")
     lines = []
@@ -275,7 +275,7 @@ def held_trials(project: Project) -> list[str]:
 
 
 def test_sigkill_mid_run_loses_no_finished_trial_and_a_rerun_does_the_rest(
-    project: Project,
+    project: BuiltProject,
 ) -> None:
     """Kill the runner with SIGKILL after two answers landed; the sandboxed harness dies
     with it (bubblewrap's --die-with-parent) and the rerun runs only the rest."""
@@ -327,7 +327,7 @@ def alive(pid: int) -> bool:
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
-    project: Project, signum: signal.Signals, sandbox: str
+    project: BuiltProject, signum: signal.Signals, sandbox: str
 ) -> None:
     pidfile = project.root / "child.pid"
     command = harness("misbehave.py", "orphan", str(pidfile))
@@ -354,7 +354,7 @@ def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
 
 
 def test_params_give_an_arm_its_network_and_variables_and_flags_override(
-    runner: CliRunner, project: Project, monkeypatch: pytest.MonkeyPatch
+    runner: CliRunner, project: BuiltProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FD_KEY", "k-123")
     with (project.root / "params.yaml").open("a") as params:
@@ -392,7 +392,9 @@ def test_params_give_an_arm_its_network_and_variables_and_flags_override(
     assert meta["note"] == "arm ran without a sandbox"
 
 
-def test_a_bad_sandbox_setting_in_params_is_one_line(runner: CliRunner, project: Project) -> None:
+def test_a_bad_sandbox_setting_in_params_is_one_line(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     with (project.root / "params.yaml").open("a") as params:
         params.write("harness_sandbox:\n  arm1: {network: yes-please}\n")
     result = runner.invoke(
@@ -405,7 +407,7 @@ def test_a_bad_sandbox_setting_in_params_is_one_line(runner: CliRunner, project:
 
 
 def test_bind_paths_from_params_and_flags_are_readable_and_recorded(
-    runner: CliRunner, project: Project, tmp_path: Path
+    runner: CliRunner, project: BuiltProject, tmp_path: Path
 ) -> None:
     shared, extra = project.root / "config" / "llm", tmp_path / "extra"
     shared.mkdir(parents=True)
@@ -426,7 +428,7 @@ def test_bind_paths_from_params_and_flags_are_readable_and_recorded(
     assert json.loads(result.stdout)["sandbox"]["bind"] == sorted([str(shared), str(extra)])
 
 
-def test_a_bind_over_the_suite_is_one_line_exit_2(runner: CliRunner, project: Project) -> None:
+def test_a_bind_over_the_suite_is_one_line_exit_2(runner: CliRunner, project: BuiltProject) -> None:
     result = runner.invoke(
         cli,
         ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", "true"]
@@ -440,7 +442,7 @@ def test_a_bind_over_the_suite_is_one_line_exit_2(runner: CliRunner, project: Pr
 
 
 def test_a_harness_s_terminal_escapes_never_reach_the_terminal(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     result = run(runner, project, harness("misbehave.py", "escape-stderr"), "--jobs", "1")
     assert result.exit_code == 1, result.output
@@ -450,7 +452,7 @@ def test_a_harness_s_terminal_escapes_never_reach_the_terminal(
 
 
 def test_an_output_cap_is_an_option_and_named_in_the_failure(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     command = harness("misbehave.py", "big-stdout")
     result = run(runner, project, command, "--jobs", "1", "--max-output-mb", "1")
@@ -464,7 +466,7 @@ def test_an_output_cap_is_an_option_and_named_in_the_failure(
 
 
 def test_a_disk_that_refuses_a_trace_fails_that_trial_alone_and_a_rerun_retries_it(
-    project: Project,
+    project: BuiltProject,
 ) -> None:
     """The runner's own writes refused, as on a full disk: RLIMIT_FSIZE on the runner makes
     writing a 3 MiB trace fail (EFBIG) where the old runner died with exit 3."""
@@ -490,7 +492,7 @@ def test_a_disk_that_refuses_a_trace_fails_that_trial_alone_and_a_rerun_retries_
 
 
 def test_a_scored_arm_runs_again_only_to_the_same_answers(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal_suite(project)
     assert run(runner, project, REPO_SEARCH).exit_code == 0

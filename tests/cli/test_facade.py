@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project, answer, write_jsonl
+from tests.builders import BuiltProject, answer, write_jsonl
 
 import flightdeck.project.suite_folder
 import flightdeck.tasks.knowledge  # every module that reads a suite's manifest by name
@@ -59,7 +59,7 @@ HARNESS = shlex.join([sys.executable, "-c", 'print(\'{"answer": "Postgres.", "ci
 
 
 def test_every_command_on_a_suite_opens_it_once(
-    runner: CliRunner, project: Project, counts: Counts
+    runner: CliRunner, project: BuiltProject, counts: Counts
 ) -> None:
     suite = str(project.suite)
     assert run(runner, "knowledge", "check", suite) == 0
@@ -144,7 +144,7 @@ def test_every_command_on_a_suite_opens_it_once(
 
 
 def test_a_suite_is_bound_to_its_project_and_named_by_folder_or_name(
-    project: Project, monkeypatch: pytest.MonkeyPatch
+    project: BuiltProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(project.root)
     opened = Facade.open()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import Project
+from tests.builders import BuiltProject
 
 from flightdeck.cli import cli
 from flightdeck.cli.holdout import scan_lines
@@ -232,7 +232,7 @@ def test_help_examples_scan_the_traces_folder(runner: CliRunner, command: tuple[
 
 
 def test_scanning_the_whole_project_skips_the_sealed_keys(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal = invoke(runner, "knowledge", "seal", project.suite, "--holdouts", "holdouts")
     assert seal.exit_code == 0, seal.output

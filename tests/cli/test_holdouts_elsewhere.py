@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner, Result
-from tests.builders import Project
+from tests.builders import BuiltProject
 
 from flightdeck.cli import cli
 
@@ -15,7 +15,7 @@ def invoke(runner: CliRunner, *args: str) -> Result:
     return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
-def voided(runner: CliRunner, project: Project) -> Path:
+def voided(runner: CliRunner, project: BuiltProject) -> Path:
     """Seal into params' holdouts/, score-ready arm, then a leaked canary voids the suite."""
     assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
     project.write_arm("search", [True, True])
@@ -31,7 +31,7 @@ def voided(runner: CliRunner, project: Project) -> Path:
 
 
 def test_another_holdouts_folder_cannot_score_a_suite_params_holdouts_void(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     trace = voided(runner, project)
     args = ["knowledge", "score", str(project.suite), "--arm", "search"]
@@ -52,14 +52,14 @@ def test_another_holdouts_folder_cannot_score_a_suite_params_holdouts_void(
     assert "is void: a canary leaked" in same.stderr
 
 
-def score_elsewhere(runner: CliRunner, project: Project, reason: str) -> Result:
+def score_elsewhere(runner: CliRunner, project: BuiltProject, reason: str) -> Result:
     """Score the voided suite against the empty registry, giving ``reason``."""
     args = ["--arm", "search", "--holdouts", "other-holdouts", "--holdouts-reason", reason]
     return invoke(runner, "knowledge", "score", str(project.suite), *args)
 
 
 def test_a_stated_reason_scores_and_the_report_records_it(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     trace = voided(runner, project)
     reason = "the leak was a test trace, reviewed by grace"

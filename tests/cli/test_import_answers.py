@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
+from tests.builders import FILES_AS_OF, FILES_LATER, BuiltProject, sha
 
 from flightdeck.cli import FlightdeckGroup, cli
 from flightdeck.cli.knowledge_import import import_answers_command
@@ -42,23 +42,23 @@ def attachments(root: Path, files: dict[str, str]) -> Path:
     return root / "attachments"
 
 
-def seal_suite(project: Project) -> None:
+def seal_suite(project: BuiltProject) -> None:
     seal(project.folder, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
 
 
-def common(project: Project, source: Path) -> list[str]:
+def common(project: BuiltProject, source: Path) -> list[str]:
     return [str(project.suite), "--arm", "projects", "--from", str(source), "--by", "ada"]
 
 
 def import_from(
-    runner: CliRunner, project: Project, source: Path, folder: Path, *, model: str = "m"
+    runner: CliRunner, project: BuiltProject, source: Path, folder: Path, *, model: str = "m"
 ) -> Result:
     """``import-answers`` of ``source`` by ada on 2026-11-20, the snapshot in ``folder``."""
     args = ["--model", model, "--date", "2026-11-20", "--snapshot", str(folder)]
     return invoke(runner, *common(project, source), *args)
 
 
-def test_import_from_csv_with_a_folder_snapshot(runner: CliRunner, project: Project) -> None:
+def test_import_from_csv_with_a_folder_snapshot(runner: CliRunner, project: BuiltProject) -> None:
     folder = attachments(project.root, FILES_AS_OF | FILES_LATER)  # one stale attachment
     source = project.root / "answers.csv"
     source.write_text(
@@ -88,7 +88,9 @@ def test_import_from_csv_with_a_folder_snapshot(runner: CliRunner, project: Proj
     assert meta.fields["knowledge_snapshot"]["folder"] == folder.as_posix()
 
 
-def test_import_with_snapshot_commits_and_json_output(runner: CliRunner, project: Project) -> None:
+def test_import_with_snapshot_commits_and_json_output(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     source = project.root / "answers.jsonl"
     source.write_text(json.dumps({"id": "q1", "answer": "x", "citations": [f"sdlc/{ADR}"]}) + "\n")
     result = invoke(
@@ -127,7 +129,7 @@ def test_import_with_snapshot_commits_and_json_output(runner: CliRunner, project
     ],
 )
 def test_bad_options_exit_2_with_one_line(
-    runner: CliRunner, project: Project, extra: list[str], line: str
+    runner: CliRunner, project: BuiltProject, extra: list[str], line: str
 ) -> None:
     seal_suite(project)
     source = project.root / "answers.jsonl"
@@ -140,7 +142,7 @@ def test_bad_options_exit_2_with_one_line(
     assert "Traceback" not in result.output
 
 
-def test_a_bad_row_exits_2_naming_file_and_line(runner: CliRunner, project: Project) -> None:
+def test_a_bad_row_exits_2_naming_file_and_line(runner: CliRunner, project: BuiltProject) -> None:
     seal_suite(project)
     folder = attachments(project.root, FILES_AS_OF)
     source = project.root / "answers.jsonl"
@@ -152,7 +154,7 @@ def test_a_bad_row_exits_2_naming_file_and_line(runner: CliRunner, project: Proj
     )
 
 
-def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, project: Project) -> None:
+def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, project: BuiltProject) -> None:
     seal_suite(project)
     keys = project.suite / "keys.jsonl"
     keys.write_text(keys.read_text().replace("@ada", "@bob"))
@@ -168,7 +170,7 @@ def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, project: Proj
     assert not (project.suite / "answers").exists()
 
 
-def sealed_with_one_answer(project: Project) -> tuple[Path, Path]:
+def sealed_with_one_answer(project: BuiltProject) -> tuple[Path, Path]:
     """Seal the suite; an export answering q1 and the files at as_of to import it with."""
     seal_suite(project)
     source = project.root / "answers.jsonl"
@@ -177,7 +179,7 @@ def sealed_with_one_answer(project: Project) -> tuple[Path, Path]:
 
 
 def test_a_scored_arm_is_not_reimported_with_other_answers(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     source, folder = sealed_with_one_answer(project)
     args = [*common(project, source), "--model", "m", "--date", "2026-11-20"]
@@ -208,7 +210,7 @@ def test_a_scored_arm_is_not_reimported_with_other_answers(
 
 
 def test_a_scored_arm_keeps_its_provenance_when_reimported(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     """The same answers by another person or model would rewrite what the report says."""
     source, folder = sealed_with_one_answer(project)
@@ -242,7 +244,9 @@ def test_a_scored_arm_keeps_its_provenance_when_reimported(
     assert result.exit_code == 0, result.output
 
 
-def import_csv(runner: CliRunner, project: Project, answer: str, name: str = "long.csv") -> Result:
+def import_csv(
+    runner: CliRunner, project: BuiltProject, answer: str, name: str = "long.csv"
+) -> Result:
     folder = attachments(project.root, FILES_AS_OF)
     source = project.root / name
     quoted = '"' + answer.replace('"', '""') + '"'
@@ -250,7 +254,9 @@ def import_csv(runner: CliRunner, project: Project, answer: str, name: str = "lo
     return import_from(runner, project, source, folder, model="chat-model-1")
 
 
-def test_a_one_mebibyte_csv_answer_is_imported_whole(runner: CliRunner, project: Project) -> None:
+def test_a_one_mebibyte_csv_answer_is_imported_whole(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     # (#25) the csv module's default cell limit is 128 KiB; a long pasted reply is real
     line = 'Postgres, for "JSONB" support; see the ADR.\n'
     answer = (line * (2**20 // len(line) + 1))[: 2**20]
@@ -265,7 +271,9 @@ def test_a_one_mebibyte_csv_answer_is_imported_whole(runner: CliRunner, project:
     assert records[0]["answer"] == answer
 
 
-def test_an_answer_over_the_limit_is_refused_by_name(runner: CliRunner, project: Project) -> None:
+def test_an_answer_over_the_limit_is_refused_by_name(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     from flightdeck.arms.people_rows import ANSWER_LIMIT
 
     seal_suite(project)

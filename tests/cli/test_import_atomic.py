@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
-from tests.builders import FILES_AS_OF, Project
+from tests.builders import FILES_AS_OF, BuiltProject
 
 from flightdeck.cli import cli
 
@@ -50,7 +50,7 @@ main()
 """
 
 
-def import_killed_at(project: Project, limit: int, by: str, *extra: str) -> int:
+def import_killed_at(project: BuiltProject, limit: int, by: str, *extra: str) -> int:
     """The import's exit status when killed before its ``limit``-th step (-9: killed)."""
     folder = project.root / "attachments" / "sdlc" / "docs" / "adr"
     folder.mkdir(parents=True, exist_ok=True)
@@ -89,7 +89,7 @@ def import_killed_at(project: Project, limit: int, by: str, *extra: str) -> int:
     return done.returncode
 
 
-def state(project: Project) -> tuple[bool, bool, str | None]:
+def state(project: BuiltProject) -> tuple[bool, bool, str | None]:
     """After the next command: (answers there, meta there, who the meta says gave them)."""
     result = CliRunner().invoke(cli, ["knowledge", "status", str(project.suite)])
     assert "Traceback" not in result.output, result.output
@@ -101,7 +101,7 @@ def state(project: Project) -> tuple[bool, bool, str | None]:
     return (folder / "chat.jsonl").is_file(), meta.is_file(), by
 
 
-def test_a_killed_first_import_leaves_both_files_or_neither(project: Project) -> None:
+def test_a_killed_first_import_leaves_both_files_or_neither(project: BuiltProject) -> None:
     outcomes = []
     limit = 1
     while import_killed_at(project, limit, "ada") != 0:
@@ -120,7 +120,7 @@ def test_a_killed_first_import_leaves_both_files_or_neither(project: Project) ->
     assert limit >= 5, limit  # mkdir, the two fsyncs, the commit rename, the two moves
 
 
-def test_a_killed_replace_keeps_the_old_pair_or_the_new(project: Project) -> None:
+def test_a_killed_replace_keeps_the_old_pair_or_the_new(project: BuiltProject) -> None:
     assert import_killed_at(project, 10**6, "ada") == 0  # the old pair, in one piece
     old_answers = (project.suite / "answers" / "chat.jsonl").read_bytes()
     limit = 1

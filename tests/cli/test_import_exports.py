@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import FILES_AS_OF, Project, labels_for, sha
+from tests.builders import FILES_AS_OF, BuiltProject, labels_for, sha
 
 from flightdeck.arms.people_rows import sniff_delimiter
 from flightdeck.cli import cli
@@ -29,7 +29,7 @@ def attachments(root: Path) -> Path:
     return root / "attachments"
 
 
-def import_csv(runner: CliRunner, project: Project, text: str, name: str = "a.csv") -> Result:
+def import_csv(runner: CliRunner, project: BuiltProject, text: str, name: str = "a.csv") -> Result:
     if not (project.suite / "manifest.json").exists():
         seal(
             project.folder,
@@ -60,7 +60,7 @@ def import_csv(runner: CliRunner, project: Project, text: str, name: str = "a.cs
     )
 
 
-def answers(project: Project) -> dict[str, list[dict[str, str]]]:
+def answers(project: BuiltProject) -> dict[str, list[dict[str, str]]]:
     path = project.suite / "answers" / "projects.jsonl"
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     return {r["id"]: r["citations"] for r in lines}
@@ -74,7 +74,9 @@ EXPORTS = [
 
 
 @pytest.mark.parametrize("delimiter", EXPORTS)
-def test_the_csv_delimiter_is_sniffed(runner: CliRunner, project: Project, delimiter: str) -> None:
+def test_the_csv_delimiter_is_sniffed(
+    runner: CliRunner, project: BuiltProject, delimiter: str
+) -> None:
     # answers holding the other delimiters, quoted as spreadsheets write them
     rows = [
         ["id", "answer", "citations"],
@@ -108,7 +110,7 @@ def test_sniff_delimiter_takes_only_comma_semicolon_or_tab(text: str, expected: 
 
 
 def test_a_pipe_separated_file_is_refused_naming_the_column(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     result = import_csv(runner, project, "id|answer|citations\nq1|x|\n")
     assert result.exit_code == 2
@@ -118,7 +120,7 @@ def test_a_pipe_separated_file_is_refused_naming_the_column(
     assert not (project.suite / "answers").exists()
 
 
-def test_url_citations_are_kept_opaque(runner: CliRunner, project: Project) -> None:
+def test_url_citations_are_kept_opaque(runner: CliRunner, project: BuiltProject) -> None:
     result = import_csv(
         runner, project, f"id,answer,citations\nq2,make release,{URL} sdlc/{DEPLOY}\n"
     )
@@ -131,7 +133,7 @@ def test_url_citations_are_kept_opaque(runner: CliRunner, project: Project) -> N
 
 
 def test_a_repository_outside_as_of_is_kept_warned_and_scored_fabricated(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     # the key of q1 lists an opaque URL too, without a sha256: seal gives it the URL's hash
     keys = project.suite / "keys.jsonl"

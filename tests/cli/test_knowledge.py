@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import FILES_LATER, Project, answer, labels_for, sha, write_jsonl
+from tests.builders import FILES_LATER, BuiltProject, answer, labels_for, sha, write_jsonl
 
 from flightdeck.cli import cli
 from flightdeck.scoring.fabricated import SPLIT as FABRICATED_SPLIT
@@ -31,13 +31,13 @@ def assert_error(result: Result, line: str) -> None:
     assert "Traceback" not in result.output
 
 
-def seal(runner: CliRunner, project: Project) -> Result:
+def seal(runner: CliRunner, project: BuiltProject) -> Result:
     result = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
     assert result.exit_code == 0, result.output
     return result
 
 
-def test_seal_writes_canaries_and_manifest(runner: CliRunner, project: Project) -> None:
+def test_seal_writes_canaries_and_manifest(runner: CliRunner, project: BuiltProject) -> None:
     result = seal(runner, project)
     assert result.stdout.startswith("sealed demo-v1: 4 questions, 4 sources checked at as_of")
     keys = [json.loads(line) for line in (project.suite / "keys.jsonl").read_text().splitlines()]
@@ -52,7 +52,7 @@ def test_seal_writes_canaries_and_manifest(runner: CliRunner, project: Project) 
 
 
 def test_a_second_seal_of_an_intact_suite_is_a_no_op_and_a_changed_one_is_refused(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal(runner, project)
     files = ("keys.jsonl", "questions.jsonl", "manifest.json")
@@ -78,7 +78,7 @@ def test_a_second_seal_of_an_intact_suite_is_a_no_op_and_a_changed_one_is_refuse
 
 
 def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
     assert invoke(runner, *seal_elsewhere).exit_code == 0
@@ -94,7 +94,7 @@ def test_seal_again_with_holdouts_registers_a_suite_sealed_without(
 
 
 def test_a_sealed_suite_is_not_registered_afresh_in_a_misspelt_holdouts_folder(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     """A new registry would start the suite clean: the void its real one records is lost."""
     seal(runner, project)
@@ -114,7 +114,9 @@ def test_a_sealed_suite_is_not_registered_afresh_in_a_misspelt_holdouts_folder(
     assert invoke(runner, "knowledge", "status", str(project.suite)).exit_code == 2
 
 
-def test_seal_reads_the_holdouts_folder_from_params(runner: CliRunner, project: Project) -> None:
+def test_seal_reads_the_holdouts_folder_from_params(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     (project.root / "params.yaml").write_text(
         "holdouts: vault/holdouts\nrepos:\n  sdlc: repos/sdlc\n"
     )
@@ -127,7 +129,7 @@ def test_seal_reads_the_holdouts_folder_from_params(runner: CliRunner, project: 
 
 @pytest.mark.parametrize("command", ["score", "gate", "status"])
 def test_a_typo_in_the_holdouts_folder_is_an_error_never_a_pass(
-    runner: CliRunner, project: Project, command: str
+    runner: CliRunner, project: BuiltProject, command: str
 ) -> None:
     seal(runner, project)
     project.write_arm("search", [True] * 4)
@@ -157,7 +159,7 @@ def test_a_typo_in_the_holdouts_folder_is_an_error_never_a_pass(
 
 
 def test_seal_gives_fresh_canaries_and_a_copied_suite_is_refused(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     import shutil
 
@@ -178,7 +180,7 @@ def test_seal_gives_fresh_canaries_and_a_copied_suite_is_refused(
 
 
 def test_seal_refuses_repositories_not_at_hand_unless_unchecked(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     (project.root / "params.yaml").write_text("repos: {}\n")
     keys = (project.suite / "keys.jsonl").read_bytes()
@@ -201,7 +203,7 @@ def test_seal_refuses_repositories_not_at_hand_unless_unchecked(
     assert manifest["unchecked_repos"] == ["sdlc"]
 
 
-def rewrite_key(project: Project, **changes: object) -> None:
+def rewrite_key(project: BuiltProject, **changes: object) -> None:
     path = project.suite / "keys.jsonl"
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     lines[1].update(changes)
@@ -245,7 +247,7 @@ def rewrite_key(project: Project, **changes: object) -> None:
     ],
 )
 def test_seal_checks_sources(
-    runner: CliRunner, project: Project, change: dict, message: str
+    runner: CliRunner, project: BuiltProject, change: dict, message: str
 ) -> None:
     rewrite_key(project, **change)
     result = invoke(runner, "knowledge", "seal", str(project.suite))
@@ -261,7 +263,7 @@ def test_seal_checks_sources(
 
 
 def test_seal_refuses_a_named_repository_that_is_not_there(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     result = invoke(runner, "knowledge", "seal", str(project.suite), "--repo", "sdlc=/nowhere/sdlc")
     assert_error(
@@ -274,7 +276,7 @@ def test_seal_refuses_a_named_repository_that_is_not_there(
 
 def test_commands_find_the_project_params_from_elsewhere(
     runner: CliRunner,
-    project: Project,
+    project: BuiltProject,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -287,7 +289,7 @@ def test_commands_find_the_project_params_from_elsewhere(
 
 
 def test_params_typo_warns_and_range_errors_name_the_flag(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     with (project.root / "params.yaml").open("a") as f:
         f.write("seeed: 3\n")
@@ -303,7 +305,7 @@ def test_params_typo_warns_and_range_errors_name_the_flag(
     assert_error(bad, "--confidence: must be between 0 and 1, got 2.0")
 
 
-def test_seal_checks_commits_exist(runner: CliRunner, project: Project) -> None:
+def test_seal_checks_commits_exist(runner: CliRunner, project: BuiltProject) -> None:
     path = project.suite / "questions.jsonl"
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     lines[2]["as_of"] = {"sdlc": "f" * 40}
@@ -316,7 +318,7 @@ def test_seal_checks_commits_exist(runner: CliRunner, project: Project) -> None:
     )
 
 
-def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
+def test_score_end_to_end(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     project.write_arm("search", [True, False, True, False])
     project.write_arm("rag", [True, True, True, True])
@@ -379,7 +381,7 @@ def test_score_end_to_end(runner: CliRunner, project: Project) -> None:
     assert [json.loads(x)["arm"] for x in ledger] == ["search", "rag"]
 
 
-def test_citation_classes_and_missing_answers(runner: CliRunner, project: Project) -> None:
+def test_citation_classes_and_missing_answers(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     records = [
         {
@@ -426,7 +428,7 @@ def test_citation_classes_and_missing_answers(runner: CliRunner, project: Projec
     assert arm["citation_validity"]["value"] == 0.0
 
 
-def test_score_refuses_a_changed_suite(runner: CliRunner, project: Project) -> None:
+def test_score_refuses_a_changed_suite(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     project.write_arm("search", [True] * 4)
     with (project.suite / "questions.jsonl").open("a") as f:
@@ -440,7 +442,7 @@ def test_score_refuses_a_changed_suite(runner: CliRunner, project: Project) -> N
     )
 
 
-def test_score_refuses_an_unsealed_suite(runner: CliRunner, project: Project) -> None:
+def test_score_refuses_an_unsealed_suite(runner: CliRunner, project: BuiltProject) -> None:
     result = invoke(runner, "knowledge", "score", str(project.suite), "--arm", "x")
     assert_error(
         result,
@@ -448,7 +450,7 @@ def test_score_refuses_an_unsealed_suite(runner: CliRunner, project: Project) ->
     )
 
 
-def test_too_few_raters_names_the_ids(runner: CliRunner, project: Project) -> None:
+def test_too_few_raters_names_the_ids(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     records = project.write_arm("search", [True] * 4)
     project.write_labels(
@@ -469,7 +471,7 @@ def test_too_few_raters_names_the_ids(runner: CliRunner, project: Project) -> No
     )
 
 
-def test_label_bound_to_another_answer(runner: CliRunner, project: Project) -> None:
+def test_label_bound_to_another_answer(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     records = project.write_arm("search", [True] * 4)
     labels = labels_for(records, {"ada": [True] * 4, "bob": [True] * 4})
@@ -483,7 +485,7 @@ def test_label_bound_to_another_answer(runner: CliRunner, project: Project) -> N
     )
 
 
-def test_arm_is_scored_once(runner: CliRunner, project: Project) -> None:
+def test_arm_is_scored_once(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     project.write_arm("search", [True] * 4)
     assert (
@@ -503,7 +505,7 @@ def test_arm_is_scored_once(runner: CliRunner, project: Project) -> None:
 
 
 def test_a_scored_arm_whose_answers_only_got_crlf_line_endings_says_so(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal(runner, project)
     project.write_arm("search", [True] * 4)
@@ -520,7 +522,7 @@ def test_a_scored_arm_whose_answers_only_got_crlf_line_endings_says_so(
     )
 
 
-def test_flags_override_params(runner: CliRunner, project: Project) -> None:
+def test_flags_override_params(runner: CliRunner, project: BuiltProject) -> None:
     with (project.root / "params.yaml").open("a") as f:
         f.write("decision: percentile\n")  # the rule whose verdict is the seeded bound itself
     seal(runner, project)
@@ -572,7 +574,7 @@ def scipy_paired_interval(
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
+def test_status_at_a_glance(runner: CliRunner, project: BuiltProject) -> None:
     result = invoke(runner, "knowledge", "status", str(project.suite))
     assert "!! not sealed" in result.stdout
     seal(runner, project)
@@ -603,7 +605,7 @@ def test_status_at_a_glance(runner: CliRunner, project: Project) -> None:
     assert result.stdout.endswith("\nready to score\n")
 
 
-def test_a_scored_arm_cannot_get_new_answers(runner: CliRunner, project: Project) -> None:
+def test_a_scored_arm_cannot_get_new_answers(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     project.write_arm("search", [True] * 4)
     assert (
@@ -617,7 +619,7 @@ def test_a_scored_arm_cannot_get_new_answers(runner: CliRunner, project: Project
     assert "answers changed since scored: use a new arm name" in result.stdout
 
 
-def test_gate(runner: CliRunner, project: Project) -> None:
+def test_gate(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     project.write_arm("pinned", [True, True, True, True])
     project.write_arm("same", [True, True, True, True])
@@ -667,7 +669,7 @@ def test_errors_never_traceback_on_missing_suite(runner: CliRunner, tmp_path: Pa
 
 
 def test_a_leaked_canary_voids_the_suite_until_unvoided(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal(runner, project)
     project.write_arm("search", [True] * 4)
@@ -746,7 +748,9 @@ def test_usage_errors_are_one_line(runner: CliRunner, args: list[str], line: str
     assert result.stderr == line + "\n"
 
 
-def test_a_suite_sealed_without_holdouts_is_flagged(runner: CliRunner, project: Project) -> None:
+def test_a_suite_sealed_without_holdouts_is_flagged(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     seal_elsewhere = ("knowledge", "seal", str(project.suite), "--holdouts", "elsewhere")
     assert invoke(runner, *seal_elsewhere).exit_code == 0
     (project.root / "holdouts").mkdir()  # the folder params.yaml names, without a manifest
@@ -779,7 +783,7 @@ def test_a_suite_sealed_without_holdouts_is_flagged(runner: CliRunner, project: 
     ],
 )
 def test_gate_refuses_non_finite_settings(
-    runner: CliRunner, project: Project, args: list[str], line: str
+    runner: CliRunner, project: BuiltProject, args: list[str], line: str
 ) -> None:
     seal(runner, project)
     project.write_arm("a", [True] * 4)
@@ -790,7 +794,7 @@ def test_gate_refuses_non_finite_settings(
     assert_error(result, line)
 
 
-def test_gate_refuses_an_arm_changed_since_scored(runner: CliRunner, project: Project) -> None:
+def test_gate_refuses_an_arm_changed_since_scored(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     project.write_arm("a", [True] * 4)
     project.write_arm("z", [True] * 4)
@@ -828,7 +832,7 @@ def test_gate_refuses_an_arm_changed_since_scored(runner: CliRunner, project: Pr
     ],
 )
 def test_score_refuses_odd_arms(
-    runner: CliRunner, project: Project, args: list[str], line: str
+    runner: CliRunner, project: BuiltProject, args: list[str], line: str
 ) -> None:
     seal(runner, project)
     project.write_arm("a", [True] * 4)
@@ -836,7 +840,7 @@ def test_score_refuses_odd_arms(
 
 
 def test_score_refuses_an_svg_report_path_and_writes_nothing(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal(runner, project)
     project.write_arm("a", [True] * 4)
@@ -847,7 +851,7 @@ def test_score_refuses_an_svg_report_path_and_writes_nothing(
     assert not (project.root / "results").exists()
 
 
-def test_unwritable_output_is_one_line(runner: CliRunner, project: Project) -> None:
+def test_unwritable_output_is_one_line(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     project.write_arm("a", [True] * 4)
     result = invoke(
@@ -865,7 +869,7 @@ def test_unwritable_output_is_one_line(runner: CliRunner, project: Project) -> N
     assert not (project.root / "results").exists()
 
 
-def test_outputs_keep_ordinary_file_modes(runner: CliRunner, project: Project) -> None:
+def test_outputs_keep_ordinary_file_modes(runner: CliRunner, project: BuiltProject) -> None:
     import os
 
     seal(runner, project)
@@ -878,7 +882,7 @@ def test_outputs_keep_ordinary_file_modes(runner: CliRunner, project: Project) -
 
 
 def test_status_lists_arms_named_in_params_without_answers(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     with (project.root / "params.yaml").open("a") as f:
         f.write("arms: [repo-search]\n")
@@ -887,7 +891,9 @@ def test_status_lists_arms_named_in_params_without_answers(
     assert "!! repo-search: answers 0/4, meta missing" in result.stdout
 
 
-def test_ids_in_the_raters_error_are_quoted_when_odd(runner: CliRunner, project: Project) -> None:
+def test_ids_in_the_raters_error_are_quoted_when_odd(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     path = project.suite / "questions.jsonl"
     lines = [json.loads(x) for x in path.read_text().splitlines()]
     keys = [json.loads(x) for x in (project.suite / "keys.jsonl").read_text().splitlines()]
@@ -922,7 +928,7 @@ def test_ids_in_the_raters_error_are_quoted_when_odd(runner: CliRunner, project:
     ],
 )
 def test_gate_boundary(
-    runner: CliRunner, project: Project, margin: str, code: int, first_line: str
+    runner: CliRunner, project: BuiltProject, margin: str, code: int, first_line: str
 ) -> None:
     with (project.root / "params.yaml").open("a") as f:
         f.write("decision: percentile\n")  # the gate reads the seeded percentile bound
@@ -959,7 +965,7 @@ def test_gate_boundary(
     ],
 )
 def test_a_proportion_given_for_points_is_refused(
-    runner: CliRunner, project: Project, flag: str, value: str, line: str
+    runner: CliRunner, project: BuiltProject, flag: str, value: str, line: str
 ) -> None:
     seal(runner, project)
     project.write_arm("a", [True] * 4)
@@ -979,7 +985,7 @@ def test_a_proportion_given_for_points_is_refused(
     assert_error(result, line)
 
 
-def test_a_proportion_in_params_names_its_line(runner: CliRunner, project: Project) -> None:
+def test_a_proportion_in_params_names_its_line(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     (project.root / "params.yaml").write_text("holdouts: holdouts\nthreshold: 0.15\n")
     result = invoke(runner, "knowledge", "status", str(project.suite))
@@ -1007,7 +1013,7 @@ def test_a_proportion_in_params_names_its_line(runner: CliRunner, project: Proje
     ],
 )
 def test_label_typos_that_change_results_are_refused_on_their_line(
-    runner: CliRunner, project: Project, edit: dict[str, Any], line: int, message: str
+    runner: CliRunner, project: BuiltProject, edit: dict[str, Any], line: int, message: str
 ) -> None:
     seal(runner, project)
     records = project.write_arm("search", [True] * 4)
@@ -1024,7 +1030,7 @@ def test_label_typos_that_change_results_are_refused_on_their_line(
     assert ok.exit_code == 0, ok.output
 
 
-def test_line_endings_rewritten_by_git_are_named(runner: CliRunner, project: Project) -> None:
+def test_line_endings_rewritten_by_git_are_named(runner: CliRunner, project: BuiltProject) -> None:
     seal(runner, project)
     questions = project.suite / "questions.jsonl"
     questions.write_bytes(questions.read_bytes().replace(b"\n", b"\r\n"))
@@ -1056,7 +1062,7 @@ def test_the_shipped_gitattributes_keep_suite_files_byte_exact() -> None:
         assert out.strip() == f"{path}: text: unset", out
 
 
-def test_output_into_a_closed_pipe_is_no_error(project: Project) -> None:
+def test_output_into_a_closed_pipe_is_no_error(project: BuiltProject) -> None:
     """`flightdeck knowledge status ... | head -1`: the reader leaving is not bad input."""
     import os
     import subprocess
@@ -1096,7 +1102,7 @@ def test_output_into_a_closed_pipe_is_no_error(project: Project) -> None:
     ],
 )
 def test_a_key_given_twice_in_params_is_refused_at_its_second_line(
-    runner: CliRunner, project: Project, extra: str, line: str
+    runner: CliRunner, project: BuiltProject, extra: str, line: str
 ) -> None:
     """YAML would keep the last one silently, and a bad value's error would name the first."""
     params = project.root / "params.yaml"
@@ -1109,7 +1115,7 @@ def test_a_key_given_twice_in_params_is_refused_at_its_second_line(
 
 
 def test_a_threshold_of_zero_points_scores_without_a_crash(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     seal(runner, project)
     project.write_arm("a", [True, True, False, False])

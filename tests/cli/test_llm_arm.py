@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.builders import FILES_AS_OF, Project, sha
+from tests.builders import FILES_AS_OF, BuiltProject, sha
 from tests.standin_model import StandInServer
 
 from flightdeck import __version__
@@ -49,7 +49,7 @@ def harness_env(model: StandInServer, **more: str) -> dict[str, str]:
 
 
 def run_arm(
-    project: Project,
+    project: BuiltProject,
     model: StandInServer,
     arm: str,
     *agent_args: str,
@@ -85,7 +85,7 @@ def run_arm(
     )
 
 
-def answers(project: Project, arm: str) -> dict[str, dict[str, Any]]:
+def answers(project: BuiltProject, arm: str) -> dict[str, dict[str, Any]]:
     path = project.suite / "answers" / f"{arm}.jsonl"
     return {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
 
@@ -95,7 +95,7 @@ def every_file(root: Path) -> Iterator[Path]:
 
 
 def test_the_llm_arm_runs_through_an_openai_compatible_server(
-    project: Project, model: StandInServer
+    project: BuiltProject, model: StandInServer
 ) -> None:
     done = run_arm(project, model, "llm-grep")
     assert done.returncode == 0, done.stderr
@@ -186,7 +186,7 @@ def test_the_llm_arm_runs_through_an_openai_compatible_server(
 
 
 def test_a_pinned_mcp_server_joins_the_tools_and_records_its_snapshot(
-    project: Project, model: StandInServer
+    project: BuiltProject, model: StandInServer
 ) -> None:
     done = run_arm(project, model, "llm-mcp", "--mcp", MCP)
     assert done.returncode == 0, done.stderr
@@ -217,7 +217,7 @@ def test_a_pinned_mcp_server_joins_the_tools_and_records_its_snapshot(
 
 
 def test_a_failing_model_fails_the_trial_and_names_the_model(
-    project: Project, model: StandInServer
+    project: BuiltProject, model: StandInServer
 ) -> None:
     # the stand-in answers 404 off /v1/chat/completions: an error inspect does not retry
     env = dict(
@@ -250,12 +250,14 @@ def test_a_failing_model_fails_the_trial_and_names_the_model(
     assert SECRET not in done.stderr
 
 
-def ledger(project: Project, arm: str) -> list[dict[str, Any]]:
+def ledger(project: BuiltProject, arm: str) -> list[dict[str, Any]]:
     path = project.root / "runs" / "demo-v1" / f"{arm}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_the_operator_can_keep_the_network_closed(project: Project, model: StandInServer) -> None:
+def test_the_operator_can_keep_the_network_closed(
+    project: BuiltProject, model: StandInServer
+) -> None:
     done = run_arm(project, model, "llm-closed", "--max-retries", "0", run_args=("--no-network",))
     assert done.returncode == 1  # every trial failed: the model is out of reach
     meta = read_meta(project.suite / "answers" / "llm-closed.meta.json").fields
@@ -268,7 +270,7 @@ def test_the_operator_can_keep_the_network_closed(project: Project, model: Stand
 
 
 def test_a_variable_missing_in_the_sandbox_names_pass_env(
-    project: Project, model: StandInServer
+    project: BuiltProject, model: StandInServer
 ) -> None:
     env = harness_env(model)
     del env["LOCAL_API_KEY"]  # not exported: the runner has nothing to pass
@@ -297,7 +299,7 @@ class FailsOnDeploy(StandInServer):
         return super().respond(request)
 
 
-def test_one_failed_question_in_a_batch_costs_only_itself(project: Project) -> None:
+def test_one_failed_question_in_a_batch_costs_only_itself(project: BuiltProject) -> None:
     with FailsOnDeploy() as server:
         first = run_arm(project, server, "llm-batch", "--max-retries", "0")
         assert first.returncode == 1

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import Project
+from tests.builders import BuiltProject
 from tests.processes import live_command_lines
 
 from flightdeck.cli import cli
@@ -90,23 +90,23 @@ def forbidden() -> Iterator[Recorder]:
     server.close()
 
 
-def probe(project: Project, plan: dict[str, Any], *extra: str) -> str:
+def probe(project: BuiltProject, plan: dict[str, Any], *extra: str) -> str:
     path = project.root / "plan.json"
     path.write_text(json.dumps(plan))
     return shlex.join([sys.executable, str(HARNESSES / "netprobe.py"), "--plan", str(path), *extra])
 
 
-def run(runner: CliRunner, project: Project, command: str, *extra: str) -> Result:
+def run(runner: CliRunner, project: BuiltProject, command: str, *extra: str) -> Result:
     args = ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", command]
     return runner.invoke(cli, [*args, "--jobs", "1", *extra])
 
 
-def answers(project: Project, arm: str = "arm1") -> list[dict[str, str]]:
+def answers(project: BuiltProject, arm: str = "arm1") -> list[dict[str, str]]:
     lines = (project.suite / "answers" / f"{arm}.jsonl").read_text().splitlines()
     return [json.loads(json.loads(line)["answer"]) for line in lines]
 
 
-def sandbox_meta(project: Project, arm: str = "arm1") -> dict[str, Any]:
+def sandbox_meta(project: BuiltProject, arm: str = "arm1") -> dict[str, Any]:
     return read_meta(project.suite / "answers" / f"{arm}.meta.json").fields["sandbox"]  # type: ignore[no-any-return]
 
 
@@ -152,7 +152,7 @@ def host_sockets(tmp_path: Path) -> Iterator[tuple[str, str]]:
 
 def test_an_allowed_loopback_server_is_reached_and_nothing_else(
     runner: CliRunner,
-    project: Project,
+    project: BuiltProject,
     allowed: Recorder,
     forbidden: Recorder,
     host_sockets: tuple[str, str],
@@ -190,7 +190,7 @@ def test_an_allowed_loopback_server_is_reached_and_nothing_else(
 
 
 def test_the_relay_cannot_be_talked_into_another_target(
-    runner: CliRunner, project: Project, allowed: Recorder, forbidden: Recorder
+    runner: CliRunner, project: BuiltProject, allowed: Recorder, forbidden: Recorder
 ) -> None:
     target = f"127.0.0.1:{allowed.port}"
     other = f"127.0.0.1:{forbidden.port}"
@@ -209,7 +209,7 @@ def test_the_relay_cannot_be_talked_into_another_target(
     assert (f"GET http://{other}/secret HTTP/1.1", other) in allowed.requests
 
 
-def test_bytes_pass_through_unchanged_both_ways(runner: CliRunner, project: Project) -> None:
+def test_bytes_pass_through_unchanged_both_ways(runner: CliRunner, project: BuiltProject) -> None:
     """Raw TCP, so a TLS session (its SNI, its certificate) is the client's and the server's."""
     echo = Recorder(echo=True)
     try:
@@ -223,7 +223,7 @@ def test_bytes_pass_through_unchanged_both_ways(runner: CliRunner, project: Proj
 
 
 def test_localhost_and_a_port_below_1024_are_listened_on_inside(
-    runner: CliRunner, project: Project, allowed: Recorder
+    runner: CliRunner, project: BuiltProject, allowed: Recorder
 ) -> None:
     """``localhost:P`` is 127.0.0.1 and ::1 inside; a port below 1024 is bound in the relay's
     own namespace, as an ordinary user too (the harness itself could not bind it)."""
@@ -252,7 +252,7 @@ def _loopback_alias() -> str | None:
 
 
 def test_a_host_name_gets_its_own_address_and_resolves_to_it_alone(
-    runner: CliRunner, project: Project, allowed: Recorder
+    runner: CliRunner, project: BuiltProject, allowed: Recorder
 ) -> None:
     name = _loopback_alias()
     if name is None:
@@ -279,7 +279,7 @@ def _host_ipv4() -> str | None:
 
 
 def test_an_ip_address_off_loopback_is_listened_on_at_the_same_address(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     address = _host_ipv4()
     if address is None:
@@ -312,7 +312,7 @@ def test_an_ip_address_off_loopback_is_listened_on_at_the_same_address(
 
 
 def test_an_unreachable_allowed_target_fails_the_trial_with_one_line(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     closed = socket.create_server(("127.0.0.1", 0))
     port = closed.getsockname()[1]
@@ -329,7 +329,7 @@ def test_an_unreachable_allowed_target_fails_the_trial_with_one_line(
 
 
 def test_no_relay_outlives_a_killed_trial_or_a_killed_runner(
-    runner: CliRunner, project: Project, allowed: Recorder
+    runner: CliRunner, project: BuiltProject, allowed: Recorder
 ) -> None:
     stubborn = (
         "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
@@ -360,7 +360,7 @@ def test_no_relay_outlives_a_killed_trial_or_a_killed_runner(
 
 
 def test_resuming_with_another_allow_list_is_refused(
-    runner: CliRunner, project: Project, allowed: Recorder
+    runner: CliRunner, project: BuiltProject, allowed: Recorder
 ) -> None:
     target = f"127.0.0.1:{allowed.port}"
     command = probe(project, {"get": [f"http://{target}/"]})

@@ -12,7 +12,7 @@ import json
 import click
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import Project, answer
+from tests.builders import BuiltProject, answer
 
 from flightdeck.cli import FlightdeckGroup
 from flightdeck.cli.rating import agreement_command, rate_command
@@ -34,7 +34,7 @@ root.add_command(agreement_command)
 
 
 @pytest.fixture
-def three_arms(project: Project) -> Project:
+def three_arms(project: BuiltProject) -> BuiltProject:
     for arm in ARMS:
         project.write_answers(
             arm, [answer(project, q, f"{arm} says {q}", [p]) for q, p in PATHS.items()]
@@ -44,7 +44,7 @@ def three_arms(project: Project) -> Project:
     return project
 
 
-def rate(runner: CliRunner, project: Project, text: str, *args: str) -> Result:
+def rate(runner: CliRunner, project: BuiltProject, text: str, *args: str) -> Result:
     return runner.invoke(
         root, ["rate", str(project.suite), "--rater", "ada", "--tui", *args], input=text
     )
@@ -54,7 +54,7 @@ def shown_answers(result: Result) -> list[str]:
     return [line.strip() for line in result.output.splitlines() if " says q" in line]
 
 
-def expected_order(project: Project, arms: tuple[str, ...]) -> list[str]:
+def expected_order(project: BuiltProject, arms: tuple[str, ...]) -> list[str]:
     """ada's blind order over ``arms``, keyed by the project's rating-order secret."""
     secret = order_secret(ProjectPaths(project.root).rating_order_key)
     items = [(arm, q) for arm in arms for q in PATHS]
@@ -63,7 +63,7 @@ def expected_order(project: Project, arms: tuple[str, ...]) -> list[str]:
 
 
 def test_rate_defaults_to_the_arms_params_yaml_scores(
-    runner: CliRunner, three_arms: Project
+    runner: CliRunner, three_arms: BuiltProject
 ) -> None:
     result = rate(runner, three_arms, RATE * 4)
     assert result.exit_code == 0, result.output
@@ -76,7 +76,9 @@ def test_rate_defaults_to_the_arms_params_yaml_scores(
     assert not (three_arms.suite / "labels" / "scratch-gamma.jsonl").exists()
 
 
-def test_arm_adds_an_arm_mixed_blind_with_the_rest(runner: CliRunner, three_arms: Project) -> None:
+def test_arm_adds_an_arm_mixed_blind_with_the_rest(
+    runner: CliRunner, three_arms: BuiltProject
+) -> None:
     result = rate(runner, three_arms, RATE * 6, "--arm", "scratch-gamma")
     assert result.exit_code == 0, result.output
     assert shown_answers(result) == expected_order(three_arms, ARMS)
@@ -84,7 +86,7 @@ def test_arm_adds_an_arm_mixed_blind_with_the_rest(runner: CliRunner, three_arms
     # one blind order over all three arms (the sort above), never one arm after another
 
 
-def test_a_params_arm_with_no_answers_is_named(runner: CliRunner, three_arms: Project) -> None:
+def test_a_params_arm_with_no_answers_is_named(runner: CliRunner, three_arms: BuiltProject) -> None:
     (three_arms.suite / "answers" / "arm-beta.jsonl").unlink()
     result = rate(runner, three_arms, RATE * 2)
     assert result.exit_code == 0, result.output
@@ -92,7 +94,7 @@ def test_a_params_arm_with_no_answers_is_named(runner: CliRunner, three_arms: Pr
     assert "note: params.yaml arms with no answers yet: arm-beta\n" in result.stderr
 
 
-def test_no_params_arm_answered_is_refused(runner: CliRunner, three_arms: Project) -> None:
+def test_no_params_arm_answered_is_refused(runner: CliRunner, three_arms: BuiltProject) -> None:
     for arm in ("arm-alpha", "arm-beta"):
         (three_arms.suite / "answers" / f"{arm}.jsonl").unlink()
     result = rate(runner, three_arms, RATE)
@@ -103,7 +105,7 @@ def test_no_params_arm_answered_is_refused(runner: CliRunner, three_arms: Projec
     )
 
 
-def test_facts_ticked_are_stored_in_the_label(runner: CliRunner, three_arms: Project) -> None:
+def test_facts_ticked_are_stored_in_the_label(runner: CliRunner, three_arms: BuiltProject) -> None:
     # first answer: fact 1 only, then "not correct"; the rest: every fact
     result = rate(runner, three_arms, "1\nn\n\n" + RATE * 3)
     assert result.exit_code == 0, result.output
@@ -122,7 +124,7 @@ def test_facts_ticked_are_stored_in_the_label(runner: CliRunner, three_arms: Pro
     assert label["facts"] == [True] + [False] * (n_facts - 1)
 
 
-def labelled_by(project: Project, arm: str, raters: dict[str, list[bool]]) -> None:
+def labelled_by(project: BuiltProject, arm: str, raters: dict[str, list[bool]]) -> None:
     project.write_labels(
         arm,
         [
@@ -133,7 +135,7 @@ def labelled_by(project: Project, arm: str, raters: dict[str, list[bool]]) -> No
     )
 
 
-def test_agreement_defaults_to_the_params_arms(runner: CliRunner, three_arms: Project) -> None:
+def test_agreement_defaults_to_the_params_arms(runner: CliRunner, three_arms: BuiltProject) -> None:
     for arm in ARMS:
         labelled_by(three_arms, arm, {"ada": [True, False], "bob": [True, True]})
     result = runner.invoke(root, ["agreement", str(three_arms.suite), "--json"])

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import Project, answer
+from tests.builders import BuiltProject, answer
 
 from flightdeck.cli import FlightdeckGroup
 from flightdeck.cli import rating as rating_cli
@@ -36,12 +36,12 @@ def root() -> None:
 root.add_command(rate_command)
 
 
-def seal_suite(project: Project) -> None:
+def seal_suite(project: BuiltProject) -> None:
     seal(project.folder, repos=RepoSet({"sdlc": project.repo}, project.root / "cache"))
 
 
 @pytest.fixture
-def rated(project: Project) -> Project:
+def rated(project: BuiltProject) -> BuiltProject:
     for arm in ARMS:
         project.write_answers(
             arm, [answer(project, q, f"{arm[4:]} says {q}", [p]) for q, p in PATHS.items()]
@@ -49,13 +49,13 @@ def rated(project: Project) -> Project:
     return project
 
 
-def rate(runner: CliRunner, project: Project, text: str, *args: str) -> Result:
+def rate(runner: CliRunner, project: BuiltProject, text: str, *args: str) -> Result:
     return runner.invoke(
         root, ["rate", str(project.suite), "--rater", "ada", "--tui", *args], input=text
     )
 
 
-def labels(project: Project) -> list[dict[str, Any]]:
+def labels(project: BuiltProject) -> list[dict[str, Any]]:
     out = []
     for arm in ARMS:
         path = project.suite / "labels" / f"{arm}.jsonl"
@@ -64,7 +64,7 @@ def labels(project: Project) -> list[dict[str, Any]]:
     return out
 
 
-def order(project: Project) -> list[str]:
+def order(project: BuiltProject) -> list[str]:
     """The answers in ada's order, as the web page would show them."""
     with RatingSession(
         project.folder, "ada", RepoSet({"sdlc": project.repo}, project.root / "cache")
@@ -72,7 +72,7 @@ def order(project: Project) -> list[str]:
         return [s.view(i).answer for i in range(s.total)]
 
 
-def test_rate_every_answer_in_the_terminal(runner: CliRunner, rated: Project) -> None:
+def test_rate_every_answer_in_the_terminal(runner: CliRunner, rated: BuiltProject) -> None:
     result = rate(runner, rated, RATE * 8)
     assert result.exit_code == 0, result.output
     assert "done: all 8 answers rated by ada" in result.output
@@ -94,7 +94,7 @@ def test_rate_every_answer_in_the_terminal(runner: CliRunner, rated: Project) ->
 
 
 def test_the_item_shows_question_key_facts_and_cited_lines(
-    runner: CliRunner, rated: Project
+    runner: CliRunner, rated: BuiltProject
 ) -> None:
     result = rate(runner, rated, "q\n")
     assert result.exit_code == 0, result.output
@@ -110,7 +110,7 @@ def test_the_item_shows_question_key_facts_and_cited_lines(
     assert "stopped: 0 of 8 rated; run again to resume" in result.output
 
 
-def test_quit_then_resume_at_the_fourth(runner: CliRunner, rated: Project) -> None:
+def test_quit_then_resume_at_the_fourth(runner: CliRunner, rated: BuiltProject) -> None:
     result = rate(runner, rated, RATE * 3 + "q\n")
     assert result.exit_code == 0, result.output
     assert "stopped: 3 of 8 rated" in result.output
@@ -122,7 +122,7 @@ def test_quit_then_resume_at_the_fourth(runner: CliRunner, rated: Project) -> No
     assert "[1/8]" not in again.output
 
 
-def test_back_and_change_replaces_the_label(runner: CliRunner, rated: Project) -> None:
+def test_back_and_change_replaces_the_label(runner: CliRunner, rated: BuiltProject) -> None:
     # rate the first as correct, go back from the second, mark it incorrect with citation 1
     text = RATE + "b\n" + "none\n\n1\n" + "q\n"
     result = rate(runner, rated, text)
@@ -133,21 +133,21 @@ def test_back_and_change_replaces_the_label(runner: CliRunner, rated: Project) -
     assert label["unsupported"] == [f"sdlc/{PATHS[label['id']]}"]
 
 
-def test_the_verdict_can_be_overridden(runner: CliRunner, rated: Project) -> None:
+def test_the_verdict_can_be_overridden(runner: CliRunner, rated: BuiltProject) -> None:
     result = rate(runner, rated, "all\nn\n\nq\n")
     assert result.exit_code == 0, result.output
     (label,) = labels(rated)
     assert label["correct"] is False
 
 
-def test_a_bad_fact_number_asks_again(runner: CliRunner, rated: Project) -> None:
+def test_a_bad_fact_number_asks_again(runner: CliRunner, rated: BuiltProject) -> None:
     result = rate(runner, rated, "7\n1\n\n\nq\n")
     assert result.exit_code == 0, result.output
     assert "Error: '7' is not a number from 1 to 1" in result.output
     assert len(labels(rated)) == 1
 
 
-def test_end_of_input_stops_without_losing_labels(runner: CliRunner, rated: Project) -> None:
+def test_end_of_input_stops_without_losing_labels(runner: CliRunner, rated: BuiltProject) -> None:
     result = rate(runner, rated, RATE * 2)
     assert result.exit_code == 130
     assert "stopped: 2 of 8 rated; run again to resume" in result.stderr
@@ -156,7 +156,7 @@ def test_end_of_input_stops_without_losing_labels(runner: CliRunner, rated: Proj
 
 
 def test_no_browser_falls_back_to_the_terminal(
-    runner: CliRunner, rated: Project, monkeypatch: pytest.MonkeyPatch
+    runner: CliRunner, rated: BuiltProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rating_cli, "browser_available", lambda: False)
     result = runner.invoke(root, ["rate", str(rated.suite), "--rater", "ada"], input="q\n")
@@ -165,7 +165,7 @@ def test_no_browser_falls_back_to_the_terminal(
     assert "[1/8]" in result.output
 
 
-def test_nothing_left_to_rate(runner: CliRunner, rated: Project) -> None:
+def test_nothing_left_to_rate(runner: CliRunner, rated: BuiltProject) -> None:
     seal_suite(rated)
     rate(runner, rated, RATE * 8)
     result = rate(runner, rated, "")
@@ -173,7 +173,7 @@ def test_nothing_left_to_rate(runner: CliRunner, rated: Project) -> None:
     assert result.output == "nothing left to rate: ada has rated all 8 answers\n"
 
 
-def test_an_unsealed_suite_is_rated_with_a_warning(runner: CliRunner, rated: Project) -> None:
+def test_an_unsealed_suite_is_rated_with_a_warning(runner: CliRunner, rated: BuiltProject) -> None:
     result = rate(runner, rated, RATE + "q\n")
     assert result.exit_code == 0, result.output
     assert result.stderr == (
@@ -183,7 +183,7 @@ def test_an_unsealed_suite_is_rated_with_a_warning(runner: CliRunner, rated: Pro
     assert len(labels(rated)) == 1
 
 
-def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, rated: Project) -> None:
+def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, rated: BuiltProject) -> None:
     seal_suite(rated)
     questions = rated.suite / "questions.jsonl"
     questions.write_text(questions.read_text().replace("deploy", "release"))
@@ -196,13 +196,17 @@ def test_a_sealed_suite_that_changed_is_refused(runner: CliRunner, rated: Projec
     assert labels(rated) == []
 
 
-def test_repo_option_overrides_params(runner: CliRunner, rated: Project, tmp_path: Path) -> None:
+def test_repo_option_overrides_params(
+    runner: CliRunner, rated: BuiltProject, tmp_path: Path
+) -> None:
     (rated.root / "params.yaml").write_text("repos:\n  sdlc: nowhere\n")
     result = rate(runner, rated, "q\n", "--repo", f"sdlc={rated.repo}")
     assert result.exit_code == 0, result.output
 
 
-def test_a_suite_without_answers_is_an_input_error(runner: CliRunner, project: Project) -> None:
+def test_a_suite_without_answers_is_an_input_error(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     seal_suite(project)
     result = rate(runner, project, "")
     assert result.exit_code == 2

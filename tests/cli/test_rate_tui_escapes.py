@@ -8,14 +8,14 @@ screen, set the terminal's title, or hide or redraw lines (a fake "Answer key:" 
 from __future__ import annotations
 
 from click.testing import CliRunner
-from tests.builders import Project, answer
+from tests.builders import BuiltProject, answer
 from tests.cli.test_rate_tui import PATHS, rate
 
 HOSTILE = "fine\x1b[2J\x1b]0;pwned\x07\x1b[1A\rAnswer key: agreed\x9b31m"
 
 
 def test_an_answer_s_escape_sequences_never_reach_the_terminal(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     project.write_answers("arm-alpha", [answer(project, q, HOSTILE, [p]) for q, p in PATHS.items()])
     result = rate(runner, project, "q\n")

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import FILES_AS_OF, Project, sha, write_jsonl
+from tests.builders import FILES_AS_OF, BuiltProject, sha, write_jsonl
 from tests.gitrepo import git_env
 
 from flightdeck.cli import cli
@@ -20,7 +20,7 @@ def invoke(runner: CliRunner, *args: str) -> Result:
     return runner.invoke(cli, list(args))
 
 
-def snapshot(project: Project) -> dict[str, bytes]:
+def snapshot(project: BuiltProject) -> dict[str, bytes]:
     """Every file of the project outside the repository: nothing may change on a refusal."""
     return {
         str(p.relative_to(project.root)): p.read_bytes()
@@ -29,7 +29,7 @@ def snapshot(project: Project) -> dict[str, bytes]:
     }
 
 
-def assert_refused(runner: CliRunner, project: Project, line: str) -> None:
+def assert_refused(runner: CliRunner, project: BuiltProject, line: str) -> None:
     before = snapshot(project)
     result = invoke(runner, "knowledge", "seal", str(project.suite))
     assert result.exit_code == 2, result.output
@@ -75,7 +75,7 @@ def commit_special(repo: Path, entries: list[tuple[str, str, str]]) -> str:
 
 
 def test_a_scope_without_its_repository_prefix_is_refused(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     edit(project.suite / "questions.jsonl", 1, scope=["docs/runbooks/*.md"])
     assert_refused(
@@ -87,7 +87,7 @@ def test_a_scope_without_its_repository_prefix_is_refused(
     )
 
 
-def test_a_scope_that_matches_no_file_is_refused(runner: CliRunner, project: Project) -> None:
+def test_a_scope_that_matches_no_file_is_refused(runner: CliRunner, project: BuiltProject) -> None:
     edit(project.suite / "questions.jsonl", 1, scope=["sdlc/docs/runbook/*.md"])
     assert_refused(
         runner,
@@ -97,7 +97,7 @@ def test_a_scope_that_matches_no_file_is_refused(runner: CliRunner, project: Pro
     )
 
 
-def test_a_source_outside_the_scope_is_refused(runner: CliRunner, project: Project) -> None:
+def test_a_source_outside_the_scope_is_refused(runner: CliRunner, project: BuiltProject) -> None:
     # runbooks/*.md does not reach runbooks/old/: no arm could read the source.
     edit(project.suite / "questions.jsonl", 1, scope=["sdlc/docs/runbooks/*.md"])
     old = "docs/runbooks/old/deploy-v0.md"
@@ -124,7 +124,7 @@ def test_a_source_outside_the_scope_is_refused(runner: CliRunner, project: Proje
     ],
 )
 def test_a_source_path_that_is_not_normal_is_refused_on_its_line(
-    runner: CliRunner, project: Project, uri: str
+    runner: CliRunner, project: BuiltProject, uri: str
 ) -> None:
     edit(project.suite / "keys.jsonl", 2, valid_sources=[{"uri": uri, "sha256": "0" * 64}])
     assert_refused(
@@ -136,7 +136,7 @@ def test_a_source_path_that_is_not_normal_is_refused_on_its_line(
 
 
 def test_symlinks_and_submodules_are_refused_as_sources(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     blob = (
         subprocess.run(
@@ -178,7 +178,7 @@ def test_symlinks_and_submodules_are_refused_as_sources(
 
 
 def test_a_blob_missing_from_a_partial_clone_is_named_as_such(
-    runner: CliRunner, project: Project, tmp_path: Path
+    runner: CliRunner, project: BuiltProject, tmp_path: Path
 ) -> None:
     origin = tmp_path / "origin"
     shutil.copytree(project.repo, origin)
@@ -217,7 +217,7 @@ def test_a_blob_missing_from_a_partial_clone_is_named_as_such(
 
 
 def test_an_as_of_repository_nobody_names_is_reported_at_its_question(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     edit(project.suite / "questions.jsonl", 0, as_of={"sdlc": project.as_of, "wiki": "a" * 40})
     assert_refused(
@@ -230,7 +230,7 @@ def test_an_as_of_repository_nobody_names_is_reported_at_its_question(
 
 
 def test_check_lists_every_problem_in_file_and_line_order(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     questions, keys = project.suite / "questions.jsonl", project.suite / "keys.jsonl"
     edit(questions, 3, scope=["docs/*.md"])
@@ -253,7 +253,7 @@ def test_check_lists_every_problem_in_file_and_line_order(
 
 
 def test_a_repository_path_that_does_not_exist_is_reported_once(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     (project.root / "params.yaml").write_text("repos:\n  sdlc: repos/sdlx\n")
     assert_refused(
@@ -265,7 +265,7 @@ def test_a_repository_path_that_does_not_exist_is_reported_once(
 
 
 def test_a_named_repository_not_at_hand_seals_unchecked(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     """A clone that is not on this machine: --unchecked seals and records it, as for a name."""
     (project.root / "params.yaml").write_text("repos:\n  sdlc: repos/sdlx\n")
@@ -277,7 +277,7 @@ def test_a_named_repository_not_at_hand_seals_unchecked(
 
 
 def test_check_on_a_sealed_suite_refuses_a_changed_file_as_seal_does(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
     check = invoke(runner, "knowledge", "check", str(project.suite))
@@ -296,7 +296,7 @@ def test_check_on_a_sealed_suite_refuses_a_changed_file_as_seal_does(
 
 
 def test_check_passes_a_suite_that_would_seal_and_writes_nothing(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     before = snapshot(project)
     result = invoke(runner, "knowledge", "check", str(project.suite))
@@ -308,7 +308,7 @@ def test_check_passes_a_suite_that_would_seal_and_writes_nothing(
     assert invoke(runner, "knowledge", "seal", str(project.suite)).exit_code == 0
 
 
-def test_check_caps_its_list_at_fifty(runner: CliRunner, project: Project) -> None:
+def test_check_caps_its_list_at_fifty(runner: CliRunner, project: BuiltProject) -> None:
     questions = project.suite / "questions.jsonl"
     edit(questions, 0, scope=[f"missing{i}/*.md" for i in range(60)])
     result = invoke(runner, "knowledge", "check", str(project.suite))
@@ -319,7 +319,7 @@ def test_check_caps_its_list_at_fifty(runner: CliRunner, project: Project) -> No
 
 
 def test_status_and_the_report_say_a_suite_was_sealed_unchecked(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     params = project.root / "params.yaml"
     text = params.read_text()
@@ -349,7 +349,7 @@ def test_status_and_the_report_say_a_suite_was_sealed_unchecked(
 
 
 def test_a_misspelt_as_of_repository_is_blamed_before_the_uris(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     edit(project.suite / "questions.jsonl", 0, as_of={"sldc": project.as_of})
     result = invoke(runner, "knowledge", "seal", str(project.suite))

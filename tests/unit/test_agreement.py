@@ -9,7 +9,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project, sha
+from tests.builders import BuiltProject, sha
 
 from flightdeck.cli import FlightdeckGroup
 from flightdeck.cli.rating import agreement_command
@@ -45,7 +45,7 @@ LABELS = [
 
 
 @pytest.fixture
-def labelled(project: Project) -> Project:
+def labelled(project: BuiltProject) -> BuiltProject:
     project.write_answers(
         ARM,
         [
@@ -61,7 +61,7 @@ def labelled(project: Project) -> Project:
     return project
 
 
-def test_hand_worked_pairs(labelled: Project) -> None:
+def test_hand_worked_pairs(labelled: BuiltProject) -> None:
     (arm,) = suite_agreement(labelled.folder).arms
     assert arm.raters == ("ada", "bob", "cy")
     assert arm.labels == 10
@@ -89,13 +89,13 @@ def test_hand_worked_pairs(labelled: Project) -> None:
     assert (bc.correct.value, bc.correct.agreement, bc.correct.n) == (0.0, 0.5, 2)
 
 
-def test_prevalence_of_correct(labelled: Project) -> None:
+def test_prevalence_of_correct(labelled: BuiltProject) -> None:
     (arm,) = suite_agreement(labelled.folder).arms
     assert arm.prevalence == 5 / 10
     assert arm.prevalence_by_rater == {"ada": 0.5, "bob": 0.25, "cy": 1.0}
 
 
-def test_disagreements_in_question_order(labelled: Project) -> None:
+def test_disagreements_in_question_order(labelled: BuiltProject) -> None:
     (arm,) = suite_agreement(labelled.folder).arms
     assert arm.disagreements == (
         Disagreement("q1", "sdlc/a.md#L1-L2", {"ada": True, "bob": True, "cy": False}),
@@ -104,7 +104,7 @@ def test_disagreements_in_question_order(labelled: Project) -> None:
     )
 
 
-def test_kappa_matches_scikit_learn(labelled: Project) -> None:
+def test_kappa_matches_scikit_learn(labelled: BuiltProject) -> None:
     from sklearn.metrics import cohen_kappa_score
 
     (arm,) = suite_agreement(labelled.folder).arms
@@ -113,7 +113,7 @@ def test_kappa_matches_scikit_learn(labelled: Project) -> None:
     assert arm.pairs[0].correct.value == pytest.approx(cohen_kappa_score(ada, bob))
 
 
-def test_labels_on_an_older_answer_are_flagged(labelled: Project) -> None:
+def test_labels_on_an_older_answer_are_flagged(labelled: BuiltProject) -> None:
     labels = [dict(label) for label in LABELS]
     labels[0]["answer_sha256"] = "0" * 64
     labelled.write_labels(ARM, labels)
@@ -121,19 +121,19 @@ def test_labels_on_an_older_answer_are_flagged(labelled: Project) -> None:
     assert arm.stale == ("q1 (ada)",)
 
 
-def test_an_arm_without_labels(labelled: Project) -> None:
+def test_an_arm_without_labels(labelled: BuiltProject) -> None:
     labelled.write_answers("arm-y", [{"id": "q1", "answer": "a", "citations": []}])
     result = suite_agreement(labelled.folder, arms=["arm-y"])
     (arm,) = result.arms
     assert (arm.raters, arm.labels, arm.pairs, arm.prevalence) == ((), 0, (), None)
 
 
-def test_an_unknown_arm_is_an_input_error(labelled: Project) -> None:
+def test_an_unknown_arm_is_an_input_error(labelled: BuiltProject) -> None:
     with pytest.raises(InputError, match=r"no labels or answers for arm 'nope'; arms here: arm-x"):
         suite_agreement(labelled.folder, arms=["nope"])
 
 
-def test_a_duplicate_label_is_an_input_error(labelled: Project) -> None:
+def test_a_duplicate_label_is_an_input_error(labelled: BuiltProject) -> None:
     labelled.write_labels(ARM, [*LABELS, LABELS[0]])
     with pytest.raises(InputError, match=r"arm-x.jsonl:11: duplicate label by rater 'ada'"):
         suite_agreement(labelled.folder)
@@ -150,7 +150,7 @@ def root() -> None:
 root.add_command(agreement_command)
 
 
-def test_agreement_text(runner: CliRunner, labelled: Project) -> None:
+def test_agreement_text(runner: CliRunner, labelled: BuiltProject) -> None:
     result = runner.invoke(root, ["agreement", str(labelled.suite)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == [
@@ -170,7 +170,7 @@ def test_agreement_text(runner: CliRunner, labelled: Project) -> None:
     ]
 
 
-def test_agreement_json(runner: CliRunner, labelled: Project) -> None:
+def test_agreement_json(runner: CliRunner, labelled: BuiltProject) -> None:
     result = runner.invoke(
         root, ["agreement", str(labelled.suite), "--arm", ARM, "--json"], catch_exceptions=False
     )
@@ -191,7 +191,7 @@ def test_agreement_json(runner: CliRunner, labelled: Project) -> None:
     }
 
 
-def test_agreement_bad_arm_exits_2(runner: CliRunner, labelled: Project) -> None:
+def test_agreement_bad_arm_exits_2(runner: CliRunner, labelled: BuiltProject) -> None:
     result = runner.invoke(root, ["agreement", str(labelled.suite), "--arm", "nope"])
     assert result.exit_code == 2
     path = Path(labelled.suite) / "labels" / "nope.jsonl"
@@ -207,7 +207,9 @@ def test_agreement_help_has_an_example(runner: CliRunner) -> None:
     )
 
 
-def test_without_answers_citations_are_not_compared(runner: CliRunner, project: Project) -> None:
+def test_without_answers_citations_are_not_compared(
+    runner: CliRunner, project: BuiltProject
+) -> None:
     project.write_labels(ARM, LABELS)
     (arm,) = suite_agreement(project.folder).arms
     unsupported = arm.pairs[0].unsupported

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project
+from tests.builders import BuiltProject
 
 from flightdeck.cli import cli
 from flightdeck.files.jsonl import sha256_file
@@ -39,7 +39,7 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         flightdeck.scroe  # type: ignore[attr-defined]  # noqa: B018
 
 
-def test_score_from_python_writes_what_the_command_writes(project: Project) -> None:
+def test_score_from_python_writes_what_the_command_writes(project: BuiltProject) -> None:
     import flightdeck
 
     runner = CliRunner()
@@ -76,7 +76,7 @@ def test_score_from_python_writes_what_the_command_writes(project: Project) -> N
     assert again_from_python.recorded == ()
 
 
-def test_a_dry_run_arm_is_scored_only_when_asked(project: Project) -> None:
+def test_a_dry_run_arm_is_scored_only_when_asked(project: BuiltProject) -> None:
     """``dry_runs=DryRuns.ALLOW`` is ``--allow-dry-run``: refused without it, scored with it."""
     import flightdeck
     from flightdeck.errors import InputError

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project
+from tests.builders import BuiltProject
 
 import flightdeck
 from flightdeck import errors
@@ -206,7 +206,7 @@ def test_the_table_holds_every_class_of_errors_py() -> None:
 @pytest.mark.parametrize(("error", "code"), EVERY_CLASS)
 def test_the_cli_exits_with_the_class_exit_code(
     runner: CliRunner,
-    project: Project,
+    project: BuiltProject,
     monkeypatch: pytest.MonkeyPatch,
     error: FlightdeckError,
     code: int,
@@ -240,7 +240,7 @@ def test_bad_input_raises_input_error_and_exits_2(runner: CliRunner, tmp_path: P
 
 
 def test_a_suite_not_ready_is_a_negative_verdict_and_exits_1(
-    runner: CliRunner, project: Project
+    runner: CliRunner, project: BuiltProject
 ) -> None:
     result = runner.invoke(cli, ["knowledge", "status", str(project.suite)])
     assert result.exit_code == NegativeVerdict.exit_code == 1, result.output

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.builders import FILES_AS_OF, Project, labels_for, sha
+from tests.builders import FILES_AS_OF, BuiltProject, labels_for, sha
 
 from flightdeck.params import load_params
 from flightdeck.project import score
@@ -26,7 +26,7 @@ CITED = {
 
 
 @pytest.fixture
-def scored_project(project: Project) -> Project:
+def scored_project(project: BuiltProject) -> BuiltProject:
     repos = RepoSet({"sdlc": project.repo}, project.root / "cache")
     seal(project.folder, repos=repos, holdouts=project.root / "holdouts")
     records = [
@@ -50,7 +50,7 @@ def citations_of(root: Path) -> dict[str, int]:
     return got
 
 
-def test_fabricated_is_split_by_what_is_at_as_of(scored_project: Project) -> None:
+def test_fabricated_is_split_by_what_is_at_as_of(scored_project: BuiltProject) -> None:
     root = scored_project.root
     score(scored_project.suite, ["arm"], params=load_params(root / "params.yaml"))
     assert citations_of(root) == {
@@ -70,7 +70,7 @@ def test_fabricated_is_split_by_what_is_at_as_of(scored_project: Project) -> Non
     ) in report
 
 
-def test_without_the_repository_they_are_not_looked_up(scored_project: Project) -> None:
+def test_without_the_repository_they_are_not_looked_up(scored_project: BuiltProject) -> None:
     root = scored_project.root
     (root / "params.yaml").write_text("resamples: 500\nholdouts: holdouts\n")
     score(scored_project.suite, ["arm"], params=load_params(root / "params.yaml"))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project
+from tests.builders import BuiltProject
 
 from flightdeck.arms import net_allow
 from flightdeck.arms.harness_needs import harness_needs, widened
@@ -95,7 +95,7 @@ def test_nsswitch_keeps_the_host_s_lines_but_resolves_names_from_files_only(
     )
 
 
-def run_args(project: Project, *extra: str) -> list[str]:
+def run_args(project: BuiltProject, *extra: str) -> list[str]:
     return ["experiment", "run", str(project.suite), "--arm", "arm1", "--harness", "true", *extra]
 
 
@@ -125,7 +125,7 @@ def run_args(project: Project, *extra: str) -> list[str]:
     ],
 )
 def test_a_bad_allow_list_flag_is_one_line_exit_2(
-    runner: CliRunner, project: Project, extra: list[str], line: str
+    runner: CliRunner, project: BuiltProject, extra: list[str], line: str
 ) -> None:
     result = runner.invoke(cli, run_args(project, *extra))
     assert result.exit_code == 2, result.output
@@ -155,7 +155,7 @@ def test_a_bad_allow_list_flag_is_one_line_exit_2(
     ],
 )
 def test_a_bad_params_network_allow_is_refused_on_its_own_line(
-    runner: CliRunner, project: Project, appended: str, offset: int, message: str
+    runner: CliRunner, project: BuiltProject, appended: str, offset: int, message: str
 ) -> None:
     first = len((project.root / "params.yaml").read_text().splitlines()) + 1
     with (project.root / "params.yaml").open("a") as params:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.builders import Project
+from tests.builders import BuiltProject
 
 from flightdeck.cli import cli
 from flightdeck.errors import InputError
@@ -132,7 +132,7 @@ def test_gate_without_a_pinned_arm_says_where_to_name_it(
     )
 
 
-def test_score_and_gate_take_the_arms_from_params(runner: CliRunner, project: Project) -> None:
+def test_score_and_gate_take_the_arms_from_params(runner: CliRunner, project: BuiltProject) -> None:
     from tests.cli.test_knowledge import seal
 
     seal(runner, project)

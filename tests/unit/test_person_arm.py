@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.builders import FILES_AS_OF, FILES_LATER, Project, sha
+from tests.builders import FILES_AS_OF, FILES_LATER, BuiltProject, sha
 
 from flightdeck.arms.people import ImportOptions, import_answers
 from flightdeck.arms.people_rows import read_rows_with_format
@@ -39,7 +39,7 @@ def jsonl(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r) + "\n" for r in rows)
 
 
-def do_import(project: Project, file: Path, **options: Any) -> Any:
+def do_import(project: BuiltProject, file: Path, **options: Any) -> Any:
     defaults: dict[str, Any] = {
         "by": "ada",
         "model": "chat-model-1",
@@ -52,12 +52,12 @@ def do_import(project: Project, file: Path, **options: Any) -> Any:
     return import_answers(project.folder, "projects", file, how, repos=repos)
 
 
-def read(project: Project) -> dict[str, Any]:
+def read(project: BuiltProject) -> dict[str, Any]:
     path = project.suite / "answers" / "projects.jsonl"
     return {json.loads(line)["id"]: json.loads(line) for line in path.read_text().splitlines()}
 
 
-def test_jsonl_answers_are_hashed_from_the_snapshot_folder(project: Project) -> None:
+def test_jsonl_answers_are_hashed_from_the_snapshot_folder(project: BuiltProject) -> None:
     file = source(
         project.root,
         "answers.jsonl",
@@ -103,7 +103,7 @@ def test_the_folder_hash_is_the_documented_shell_pipeline(tmp_path: Path) -> Non
     assert folder_hash(folder) == (shell.stdout.split()[0], 3)
 
 
-def test_a_stale_attachment_gets_the_stale_hash(project: Project) -> None:
+def test_a_stale_attachment_gets_the_stale_hash(project: BuiltProject) -> None:
     stale = FILES_AS_OF | FILES_LATER
     file = source(
         project.root, "a.jsonl", jsonl([{"id": "q1", "answer": "x", "citations": [f"sdlc/{ADR}"]}])
@@ -114,7 +114,7 @@ def test_a_stale_attachment_gets_the_stale_hash(project: Project) -> None:
     assert digest != sha(FILES_AS_OF[ADR])
 
 
-def test_a_file_behind_a_folder_symlink_is_not_in_the_snapshot(project: Project) -> None:
+def test_a_file_behind_a_folder_symlink_is_not_in_the_snapshot(project: BuiltProject) -> None:
     """What a citation is hashed from is what the meta's snapshot hash covers, nothing else.
 
     The folder hash (like ``find -type f``) does not follow a symlinked folder, so a file
@@ -137,7 +137,7 @@ def test_a_file_behind_a_folder_symlink_is_not_in_the_snapshot(project: Project)
 
 
 @pytest.mark.parametrize("which", ["as_of", "later"])
-def test_snapshot_commits_are_read_through_git(project: Project, which: str) -> None:
+def test_snapshot_commits_are_read_through_git(project: BuiltProject, which: str) -> None:
     commit = getattr(project, which)
     file = source(
         project.root, "a.jsonl", jsonl([{"id": "q1", "answer": "x", "citations": [f"sdlc/{ADR}"]}])
@@ -148,7 +148,7 @@ def test_snapshot_commits_are_read_through_git(project: Project, which: str) -> 
     assert result.knowledge_snapshot == {"sdlc": [commit]}
 
 
-def test_csv_with_separated_uris_and_a_multi_line_answer(project: Project) -> None:
+def test_csv_with_separated_uris_and_a_multi_line_answer(project: BuiltProject) -> None:
     file = source(
         project.root,
         "answers.csv",
@@ -168,7 +168,7 @@ def test_csv_with_separated_uris_and_a_multi_line_answer(project: Project) -> No
     assert got["q2"]["citations"] == []
 
 
-def test_a_url_citation_keeps_its_given_hash(project: Project) -> None:
+def test_a_url_citation_keeps_its_given_hash(project: BuiltProject) -> None:
     url = {"uri": "https://wiki.example.com/db", "sha256": "A" * 64}
     file = source(project.root, "a.jsonl", jsonl([{"id": "q1", "answer": "x", "citations": [url]}]))
     do_import(project, file)
@@ -176,7 +176,7 @@ def test_a_url_citation_keeps_its_given_hash(project: Project) -> None:
 
 
 def test_a_citation_absent_from_the_snapshot_is_recorded_with_the_hash_of_nothing(
-    project: Project,
+    project: BuiltProject,
 ) -> None:
     rows = [
         {"id": "q1", "answer": "x", "citations": [f"sdlc/{ADR}"]},
@@ -196,7 +196,7 @@ def test_a_citation_absent_from_the_snapshot_is_recorded_with_the_hash_of_nothin
         do_import(project, file, on_missing="error", replace=True)
 
 
-def test_a_snapshot_holding_none_of_the_cited_files_is_refused(project: Project) -> None:
+def test_a_snapshot_holding_none_of_the_cited_files_is_refused(project: BuiltProject) -> None:
     file = source(
         project.root, "a.jsonl", jsonl([{"id": "q1", "answer": "x", "citations": [f"sdlc/{ADR}"]}])
     )
@@ -243,7 +243,7 @@ BAD_ROWS = [
 
 
 @pytest.mark.parametrize(("content", "match"), BAD_ROWS)
-def test_bad_rows_name_the_file_and_line(project: Project, content: str, match: str) -> None:
+def test_bad_rows_name_the_file_and_line(project: BuiltProject, content: str, match: str) -> None:
     file = source(project.root, "a.jsonl", content)
     with pytest.raises(InputError, match=match):
         do_import(project, file)
@@ -260,7 +260,7 @@ BAD_CSV = [
 
 
 @pytest.mark.parametrize(("content", "match"), BAD_CSV)
-def test_bad_csv_rows_name_the_line(project: Project, content: str, match: str) -> None:
+def test_bad_csv_rows_name_the_line(project: BuiltProject, content: str, match: str) -> None:
     file = source(project.root, "a.csv", content)
     with pytest.raises(InputError, match=match):
         read_rows_with_format(file) if "not CSV" not in match else do_import(project, file)
@@ -285,7 +285,7 @@ def test_bad_csv_rows_name_the_line(project: Project, content: str, match: str) 
         pytest.param({"arm": "a b"}, r"arm name 'a b' holds ' '; use letters", id="arm"),
     ],
 )
-def test_bad_options(project: Project, options: dict[str, Any], match: str) -> None:
+def test_bad_options(project: BuiltProject, options: dict[str, Any], match: str) -> None:
     file = source(project.root, "a.jsonl", jsonl([{**ROW, "citations": [f"sdlc/{ADR}"]}]))
     arm = options.pop("arm", "projects")
     args: dict[str, Any] = {
@@ -302,7 +302,7 @@ def test_bad_options(project: Project, options: dict[str, Any], match: str) -> N
         )
 
 
-def test_both_snapshot_kinds_at_once_are_refused(project: Project) -> None:
+def test_both_snapshot_kinds_at_once_are_refused(project: BuiltProject) -> None:
     file = source(project.root, "a.jsonl", jsonl([ROW]))
     with pytest.raises(InputError, match="--snapshot DIR or --snapshot-commit"):
         do_import(
@@ -310,7 +310,7 @@ def test_both_snapshot_kinds_at_once_are_refused(project: Project) -> None:
         )
 
 
-def test_an_existing_arm_is_replaced_only_when_asked(project: Project) -> None:
+def test_an_existing_arm_is_replaced_only_when_asked(project: BuiltProject) -> None:
     file = source(project.root, "a.jsonl", jsonl([ROW]))
     do_import(project, file)
     with pytest.raises(InputError, match="projects.jsonl: already exists; use a new arm name"):

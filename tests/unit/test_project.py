@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.builders import Project as Built
+from tests.builders import BuiltProject as Built
 from tests.builders import answer, write_jsonl
 
 from flightdeck.errors import InputError

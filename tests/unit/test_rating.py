@@ -12,7 +12,7 @@ from typing import Any
 from urllib.error import HTTPError
 
 import pytest
-from tests.builders import Project, answer, build_project, sha
+from tests.builders import BuiltProject, answer, build_project, sha
 from tests.gitrepo import make_git_repo
 
 from flightdeck.errors import BadLabel, InputError
@@ -30,7 +30,7 @@ PAGE = Path(__file__).resolve().parents[2] / "src" / "flightdeck" / "rating" / "
 CLOCK = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
 
-def with_answers(project: Project) -> Project:
+def with_answers(project: BuiltProject) -> BuiltProject:
     """Both arms answer all four questions; arm-beta's q1 cites a span and odd uris."""
     paths = {
         "q1": "docs/adr/0001-database.md",
@@ -52,31 +52,31 @@ def with_answers(project: Project) -> Project:
 
 
 @pytest.fixture
-def rated(project: Project) -> Project:
+def rated(project: BuiltProject) -> BuiltProject:
     return with_answers(project)
 
 
-def session(project: Project, rater: str = "ada") -> RatingSession:
+def session(project: BuiltProject, rater: str = "ada") -> RatingSession:
     repos = {"sdlc": project.repo, "big": project.root / "repos" / "big"}
     suite = project.folder  # in its project: the cache holds the order secret
     return RatingSession(suite, rater, RepoSet(repos, project.root / "cache"), clock=lambda: CLOCK)
 
 
-def labels_of(project: Project, arm: str) -> list[dict[str, Any]]:
+def labels_of(project: BuiltProject, arm: str) -> list[dict[str, Any]]:
     path = project.suite / "labels" / f"{arm}.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def all_labels(project: Project) -> list[dict[str, Any]]:
+def all_labels(project: BuiltProject) -> list[dict[str, Any]]:
     return [label | {"arm": arm} for arm in ARMS for label in labels_of(project, arm)]
 
 
 # --- order and blindness -----------------------------------------------------------------
 
 
-def test_order_is_seeded_by_suite_and_rater(rated: Project) -> None:
+def test_order_is_seeded_by_suite_and_rater(rated: BuiltProject) -> None:
     with session(rated, "ada") as a1, session(rated, "ada") as a2, session(rated, "bob") as b:
         ada = [a1.view(i).answer for i in range(a1.total)]
         assert ada == [a2.view(i).answer for i in range(a2.total)]
@@ -91,7 +91,7 @@ def test_order_is_seeded_by_suite_and_rater(rated: Project) -> None:
     assert ada == [f"{'alpha' if arm == ARMS[0] else 'beta'} says {q}" for arm, q in expected]
 
 
-def secret_of(project: Project) -> bytes:
+def secret_of(project: BuiltProject) -> bytes:
     return ProjectPaths(project.root).rating_order_key.read_bytes()
 
 
@@ -123,7 +123,7 @@ def test_two_projects_with_the_same_names_get_unrelated_orders(tmp_path: Path) -
     assert unkeyed not in orders
 
 
-def test_the_page_never_holds_the_order_secret(rated: Project) -> None:
+def test_the_page_never_holds_the_order_secret(rated: BuiltProject) -> None:
     with session(rated) as rater:
         secret = secret_of(rated)
         shown = json.dumps([rater.view(i).to_json() for i in range(rater.total)])
@@ -135,7 +135,7 @@ def test_the_page_never_holds_the_order_secret(rated: Project) -> None:
     assert ProjectPaths(rated.root).rating_order_key.stat().st_mode & 0o077 == 0
 
 
-def test_views_and_ids_never_name_the_arm(rated: Project) -> None:
+def test_views_and_ids_never_name_the_arm(rated: BuiltProject) -> None:
     with session(rated) as first, session(rated) as second:
         views = [first.view(i).to_json() for i in range(first.total)]
         text = json.dumps(views)
@@ -160,7 +160,7 @@ def first_ids(s: RatingSession) -> set[str]:
     return {s.view(i).item_id for i in range(s.total)}
 
 
-def test_other_raters_labels_are_never_shown(rated: Project) -> None:
+def test_other_raters_labels_are_never_shown(rated: BuiltProject) -> None:
     with session(rated, "bob") as bob:
         for i in range(bob.total):
             bob.save(i, True, [1])
@@ -177,7 +177,7 @@ def beta_q1(s: RatingSession) -> Any:
     return next(v for v in (s.view(i) for i in range(s.total)) if v.answer == "beta says q1")
 
 
-def test_cited_lines_span_opaque_and_missing(rated: Project) -> None:
+def test_cited_lines_span_opaque_and_missing(rated: BuiltProject) -> None:
     with session(rated) as s:
         span, opaque, missing = beta_q1(s).citations
     assert [(n.number, n.text, n.cited) for n in span.lines] == [
@@ -190,7 +190,7 @@ def test_cited_lines_span_opaque_and_missing(rated: Project) -> None:
     assert (missing.lines, missing.note) == ((), "not found at as_of")
 
 
-def test_lines_are_read_at_as_of_not_head(rated: Project) -> None:
+def test_lines_are_read_at_as_of_not_head(rated: BuiltProject) -> None:
     # the later commit rewrote the ADR; the rater must see it as the arm could
     with session(rated) as s:
         view = next(s.view(i) for i in range(s.total) if s.view(i).answer == "alpha says q1")
@@ -235,7 +235,7 @@ def test_cited_line_windows(
     assert view.note == note
 
 
-def suite_over_big_file(root: Path, uris: list[str], *, other_repo: bool = False) -> Project:
+def suite_over_big_file(root: Path, uris: list[str], *, other_repo: bool = False) -> BuiltProject:
     """One question over a repository ``big`` holding a 5,000-line file."""
     project = build_project(root)
     (commit,) = make_git_repo(
@@ -266,7 +266,7 @@ def test_citation_of_a_repo_outside_as_of_is_shown_as_text(tmp_path: Path) -> No
 # --- writes ------------------------------------------------------------------------------
 
 
-def test_each_label_is_appended_at_once(rated: Project) -> None:
+def test_each_label_is_appended_at_once(rated: BuiltProject) -> None:
     with session(rated) as s:
         first = s.first_unlabelled()
         assert first == 0
@@ -289,7 +289,7 @@ def test_each_label_is_appended_at_once(rated: Project) -> None:
 
 
 def test_a_rater_name_differing_only_in_case_is_refused_before_any_label(
-    rated: Project,
+    rated: BuiltProject,
 ) -> None:
     """'Ada' would rate everything again beside 'ada', and scoring would then refuse both."""
     with session(rated) as s:
@@ -306,14 +306,14 @@ def test_a_rater_name_differing_only_in_case_is_refused_before_any_label(
     assert (rated.suite / "labels" / f"{arm}.jsonl").read_bytes() == before
 
 
-def sha_of_answer(project: Project, arm: str, qid: str) -> str:
+def sha_of_answer(project: BuiltProject, arm: str, qid: str) -> str:
     from flightdeck.suite.records import read_answers
 
     answers = read_answers(project.suite / "answers" / f"{arm}.jsonl", ["q1", "q2", "q3", "q4"])
     return next(a.sha256 for a in answers if a.id == qid)
 
 
-def test_unsupported_numbers_become_the_cited_uris(rated: Project) -> None:
+def test_unsupported_numbers_become_the_cited_uris(rated: BuiltProject) -> None:
     with session(rated) as s:
         pos = beta_q1(s).position
         s.save(pos, False, [3, 1, 3])
@@ -324,7 +324,7 @@ def test_unsupported_numbers_become_the_cited_uris(rated: Project) -> None:
     assert own.unsupported == (1, 3)
 
 
-def test_a_citation_number_out_of_range_is_refused(rated: Project) -> None:
+def test_a_citation_number_out_of_range_is_refused(rated: BuiltProject) -> None:
     with session(rated) as s:
         # the order is keyed by the project's own secret (#20): find the item by its citations
         pos = next(p for p in range(s.total) if len(s.view(p).citations) == 1)
@@ -333,7 +333,7 @@ def test_a_citation_number_out_of_range_is_refused(rated: Project) -> None:
     assert all_labels(rated) == []
 
 
-def test_a_changed_label_replaces_the_old_line(rated: Project) -> None:
+def test_a_changed_label_replaces_the_old_line(rated: BuiltProject) -> None:
     with session(rated, "bob") as bob:
         for i in range(bob.total):
             bob.save(i, False, [])
@@ -358,7 +358,7 @@ def test_a_changed_label_replaces_the_old_line(rated: Project) -> None:
     assert arm_of_0 in ARMS
 
 
-def test_an_unchanged_label_is_not_rewritten(rated: Project) -> None:
+def test_an_unchanged_label_is_not_rewritten(rated: BuiltProject) -> None:
     with session(rated) as s:
         s.save(0, True, [])
         files = {p: p.read_bytes() for p in (rated.suite / "labels").glob("*.jsonl")}
@@ -367,7 +367,7 @@ def test_an_unchanged_label_is_not_rewritten(rated: Project) -> None:
     assert {p: p.read_bytes() for p in files} == files
 
 
-def test_restart_resumes_at_the_first_unlabelled(rated: Project) -> None:
+def test_restart_resumes_at_the_first_unlabelled(rated: BuiltProject) -> None:
     with session(rated) as s:
         for i in range(3):
             s.save(i, i % 2 == 0, [])
@@ -384,7 +384,7 @@ def test_restart_resumes_at_the_first_unlabelled(rated: Project) -> None:
     assert len(all_labels(rated)) == 8
 
 
-def test_a_label_on_an_older_answer_counts_as_not_given(rated: Project) -> None:
+def test_a_label_on_an_older_answer_counts_as_not_given(rated: BuiltProject) -> None:
     with session(rated) as s:
         s.save(0, True, [])
         qid = s.view(0).question_id
@@ -404,7 +404,7 @@ def test_a_label_on_an_older_answer_counts_as_not_given(rated: Project) -> None:
     assert label["answer_sha256"] == sha_of_answer(rated, arm, qid)
 
 
-def test_a_torn_last_line_stays_apart_from_the_next_label(rated: Project) -> None:
+def test_a_torn_last_line_stays_apart_from_the_next_label(rated: BuiltProject) -> None:
     with session(rated) as s:
         s.save(0, True, [])
         (arm,) = [a for a in ARMS if labels_of(rated, a)]
@@ -417,7 +417,7 @@ def test_a_torn_last_line_stays_apart_from_the_next_label(rated: Project) -> Non
     assert json.loads(lines[2])["rater"] == "ada"
 
 
-def test_two_raters_writing_at_once_lose_nothing(rated: Project) -> None:
+def test_two_raters_writing_at_once_lose_nothing(rated: BuiltProject) -> None:
     sessions = [session(rated, name) for name in ("ada", "bob", "cy")]
 
     def rate_all(s: RatingSession) -> None:
@@ -441,17 +441,17 @@ def test_two_raters_writing_at_once_lose_nothing(rated: Project) -> None:
 # --- bad input ---------------------------------------------------------------------------
 
 
-def test_no_answers_is_an_input_error(project: Project) -> None:
+def test_no_answers_is_an_input_error(project: BuiltProject) -> None:
     with pytest.raises(InputError, match=r"answers: no answers/<arm>.jsonl to rate"):
         session(project)
 
 
-def test_an_unconfigured_repository_is_an_input_error(rated: Project) -> None:
+def test_an_unconfigured_repository_is_an_input_error(rated: BuiltProject) -> None:
     with pytest.raises(InputError, match=r"repository 'sdlc' is not configured"):
         RatingSession(rated.folder, "ada", RepoSet({}, rated.root / "cache"))
 
 
-def test_a_missing_as_of_commit_is_an_input_error(rated: Project, tmp_path: Path) -> None:
+def test_a_missing_as_of_commit_is_an_input_error(rated: BuiltProject, tmp_path: Path) -> None:
     other = tmp_path / "other"
     make_git_repo(other, [{"a.txt": "a\n"}])
     with pytest.raises(
@@ -461,12 +461,12 @@ def test_a_missing_as_of_commit_is_an_input_error(rated: Project, tmp_path: Path
 
 
 @pytest.mark.parametrize("rater", ["", "  ", " ada"], ids=["empty", "blank", "padded"])
-def test_a_bad_rater_name_is_an_input_error(rated: Project, rater: str) -> None:
+def test_a_bad_rater_name_is_an_input_error(rated: BuiltProject, rater: str) -> None:
     with pytest.raises(InputError, match=r"--rater: rater .* must be a non-empty name"):
         session(rated, rater)
 
 
-def test_a_duplicate_label_in_the_file_is_an_input_error(rated: Project) -> None:
+def test_a_duplicate_label_in_the_file_is_an_input_error(rated: BuiltProject) -> None:
     label = {"id": "q1", "rater": "ada", "correct": True, "unsupported": []}
     rated.write_labels(ARMS[0], [label, label])
     with pytest.raises(InputError, match=r"arm-alpha.jsonl:2: duplicate label by rater 'ada'"):
@@ -477,7 +477,7 @@ def test_a_duplicate_label_in_the_file_is_an_input_error(rated: Project) -> None
 
 
 @pytest.fixture
-def server(rated: Project) -> Iterator[RatingServer]:
+def server(rated: BuiltProject) -> Iterator[RatingServer]:
     with session(rated) as s:
         srv = RatingServer(s)
         thread = threading.Thread(target=srv.serve)
@@ -542,7 +542,7 @@ def test_the_page_names_no_arm(server: RatingServer) -> None:
         assert all(arm not in text for arm in ARMS)
 
 
-def test_label_then_next_over_http(server: RatingServer, rated: Project) -> None:
+def test_label_then_next_over_http(server: RatingServer, rated: BuiltProject) -> None:
     start = call(api(server, "/api/start"))
     assert (start["rater"], start["total"], start["labelled"]) == ("ada", 8, 0)
     item = start["item"]
@@ -580,7 +580,7 @@ def test_a_bad_label_request_is_a_400(server: RatingServer, body: Any, message: 
 
 
 def test_after_the_last_label_the_review_list_then_finish_stops_the_server(
-    rated: Project,
+    rated: BuiltProject,
 ) -> None:
     with session(rated) as s:
         for i in range(s.total - 1):
@@ -683,7 +683,7 @@ def test_the_page_shows_a_judge_disagreeing_only_after_the_rater_rated(
 # --- one arm, adjudication (#15) ----------------------------------------------------------
 
 
-def test_arm_limits_the_items_to_that_arm(rated: Project) -> None:
+def test_arm_limits_the_items_to_that_arm(rated: BuiltProject) -> None:
     repos = RepoSet({"sdlc": rated.repo}, rated.root / "cache")
     with RatingSession(rated.folder, "ada", repos, arms=["arm-beta"]) as s:
         assert s.total == 4
@@ -692,7 +692,7 @@ def test_arm_limits_the_items_to_that_arm(rated: Project) -> None:
         RatingSession(rated.folder, "ada", repos, arms=["gamma"])
 
 
-def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: Project) -> None:
+def test_adjudication_is_the_answers_the_first_two_raters_split_on(rated: BuiltProject) -> None:
     votes = {"ada": [True, True, False, False], "bob": [True, False, True, False]}
     rated.write_labels(
         "arm-alpha",
