@@ -241,13 +241,15 @@ def read_labels(
 
 
 def read_meta(path: Path) -> ArmMeta:
-    obj = read_json(path)
-    meta = decode_document(path, obj, META)
+    data = read_bytes(path)
+    obj = read_json(path, data)
+    meta = decode_document(path, obj, META, data)
     return ArmMeta(meta.runner, dict(obj))
 
 
 def read_manifest(path: Path) -> Manifest:
-    return decode_document(path, read_json(path), MANIFEST)
+    data = read_bytes(path)
+    return decode_document(path, read_json(path, data), MANIFEST, data)
 
 
 # --- the gold set: questions and keys together -----------------------------------------------

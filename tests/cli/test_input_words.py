@@ -1,0 +1,144 @@
+"""Inputs that were accepted, or refused without a usable message, as a user meets them.
+
+Each is one stderr line naming the file, the line and what to fix, exit 2, no traceback: a
+label's ``time`` or a suite's ``registered_at`` that is no real date or time, a field of the
+holdouts manifest, of a sealed suite's manifest or of an arm's meta file (on its line when
+the file has several), and params.yaml's plain values of the wrong type.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from tests.builders import Project
+
+from flightdeck.cli import cli
+from flightdeck.files.clock import format_utc
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    return runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+def assert_error(result: Result, line: str) -> None:
+    """Bad input: exit 2, exactly one stderr line, no traceback."""
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {line}\n"
+    assert "Traceback" not in result.output
+
+
+@pytest.fixture
+def sealed(runner: CliRunner, project: Project) -> Project:
+    """The project's suite sealed (holdouts/ registers it), with an arm ``a`` ready to score."""
+    result = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
+    assert result.exit_code == 0, result.output
+    project.write_arm("a", [True] * 4)
+    return project
+
+
+def score(runner: CliRunner, project: Project) -> Result:
+    return invoke(runner, "knowledge", "score", str(project.suite), "--arm", "a")
+
+
+def line_of(path: Path, text: str) -> int:
+    """The number of the first line of ``path`` that holds ``text``."""
+    lines = path.read_text().splitlines()
+    return next(n for n, line in enumerate(lines, start=1) if text in line)
+
+
+def with_label_times(project: Project, times: list[str]) -> Path:
+    path = project.suite / "labels" / "a.jsonl"
+    labels = [json.loads(line) for line in path.read_text().splitlines()]
+    for label, time in zip(labels, times, strict=False):
+        label["time"] = time
+    path.write_text("".join(json.dumps(label) + "\n" for label in labels))
+    return path
+
+
+# --- a time that is no real time ------------------------------------------------------------
+
+
+def test_a_label_time_that_is_no_real_time_is_refused(runner: CliRunner, sealed: Project) -> None:
+    now = format_utc(datetime.now(UTC))
+    labels = with_label_times(sealed, [now, "2026-13-45T99:00:00Z"])
+    assert_error(
+        score(runner, sealed),
+        f"{labels}:2: time '2026-13-45T99:00:00Z' is not a date or time; write an ISO 8601 "
+        "time such as 2026-12-01T14:25:28Z, or leave time out",
+    )
+
+
+def test_the_time_the_rating_tool_writes_is_read(runner: CliRunner, sealed: Project) -> None:
+    # knowledge rate stamps a label with format_utc of its clock (rating/session.py)
+    with_label_times(sealed, [format_utc(datetime.now(UTC))] * 8)
+    result = score(runner, sealed)
+    assert result.exit_code == 0, result.output
+
+
+def test_a_registration_time_that_is_no_real_time_is_refused(
+    runner: CliRunner, sealed: Project
+) -> None:
+    path = sealed.root / "holdouts" / "manifest.json"
+    text = path.read_text()
+    registered = json.loads(text)["suites"]["demo-v1"]["registered_at"]
+    field = f'"registered_at": "{registered}"'
+    path.write_text(text.replace(field, '"registered_at": "2026-13-45"'))
+    result = invoke(runner, "knowledge", "status", str(sealed.suite))
+    assert_error(
+        result,
+        f"holdouts/manifest.json:{line_of(path, '2026-13-45')}: suites.demo-v1.registered_at "
+        "must be a UTC time such as 2026-12-01T14:25:28Z; restore the file from git",
+    )
+
+
+# --- the line of a refused field in a document ----------------------------------------------
+
+
+def test_a_field_of_the_holdouts_manifest_is_named_on_its_line(
+    runner: CliRunner, sealed: Project
+) -> None:
+    path = sealed.root / "holdouts" / "manifest.json"
+    path.write_text(path.read_text().replace('"format": 1', '"format": "1"'))
+    result = invoke(runner, "knowledge", "status", str(sealed.suite))
+    line = line_of(path, '"format"')
+    assert_error(
+        result,
+        f"holdouts/manifest.json:{line}: format must be 1, got '1'; restore the file from git",
+    )
+
+
+def test_a_field_of_a_sealed_manifest_is_named_on_its_line_with_the_fix(
+    runner: CliRunner, sealed: Project
+) -> None:
+    path = sealed.suite / "manifest.json"
+    manifest = json.loads(path.read_text())
+    path.write_text(json.dumps({**manifest, "sealed_at": 5}, indent=2))
+    result = invoke(runner, "knowledge", "status", str(sealed.suite))
+    line = line_of(path, '"sealed_at"')
+    assert_error(
+        result,
+        f"{path}:{line}: sealed_at must be a string, got 5; restore "
+        "the file from git; a sealed suite is never edited (a change is a new version)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("indent", "where"),
+    [pytest.param(2, True, id="several-lines"), pytest.param(None, False, id="one-line")],
+)
+def test_a_field_of_a_meta_file_is_named_on_its_line_when_it_has_several(
+    runner: CliRunner, sealed: Project, indent: int | None, where: bool
+) -> None:
+    path = sealed.suite / "answers" / "a.meta.json"
+    meta = json.loads(path.read_text())
+    path.write_text(json.dumps({**meta, "date": "2026-13-45"}, indent=indent))
+    date = line_of(path, '"date"')
+    line = f":{date}" if where else ""
+    assert_error(
+        score(runner, sealed),
+        f"{path}{line}: date '2026-13-45' is not a date; use YYYY-MM-DD or an ISO 8601 time",
+    )
