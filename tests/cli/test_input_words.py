@@ -142,3 +142,79 @@ def test_a_field_of_a_meta_file_is_named_on_its_line_when_it_has_several(
         score(runner, sealed),
         f"{path}{line}: date '2026-13-45' is not a date; use YYYY-MM-DD or an ISO 8601 time",
     )
+
+
+# --- params.yaml: what each plain value must be, and what to write ------------------------
+
+PARAMS = (
+    "seed: 0\nresamples: 2000\nconfidence: 0.95\nthreshold: 15\nmin_raters: 2\n"
+    "gate_margin: 10\nholdouts: holdouts\nrepos:\n  sdlc: repos/sdlc\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "message"),
+    [
+        pytest.param(
+            "seed: 0", "seed: x", 1, "seed must be an integer, got 'x'; write a whole number",
+            id="seed",
+        ),
+        pytest.param(
+            "seed: 0", "seed: true", 1, "seed must be an integer, got True; write a whole number",
+            id="seed-bool",
+        ),
+        pytest.param(
+            "resamples: 2000", "resamples: 1.5", 2,
+            "resamples must be an integer, got 1.5; write a whole number",
+            id="resamples",
+        ),
+        pytest.param(
+            "min_raters: 2", "min_raters: two", 5,
+            "min_raters must be an integer, got 'two'; write a whole number",
+            id="min-raters",
+        ),
+        pytest.param(
+            "confidence: 0.95", "confidence: high", 3,
+            "confidence must be a number, got 'high'; write a proportion such as 0.95",
+            id="confidence",
+        ),
+        pytest.param(
+            "threshold: 15", "threshold: [15]", 4,
+            "threshold must be a number, got [15]; write points such as 15",
+            id="threshold",
+        ),
+        pytest.param(
+            "gate_margin: 10", "gate_margin: ten", 6,
+            "gate_margin must be a number, got 'ten'; write points such as 10",
+            id="gate-margin",
+        ),
+        pytest.param(
+            "gate_margin: 10", "gate_margin: 10\njudge_min_kappa: x", 7,
+            "judge_min_kappa must be a number, got 'x'; write a kappa from -1 to 1 such as 0.6",
+            id="judge-min-kappa",
+        ),
+        pytest.param(
+            "gate_margin: 10", "gate_margin: 10\narms: a", 7,
+            "arms must be a list of arm names, got 'a'; write one `- NAME` line per arm",
+            id="arms",
+        ),
+        pytest.param(
+            "holdouts: holdouts", "holdouts: [h]", 7,
+            "holdouts must be a folder path, got ['h']; write the folder's path, relative to "
+            "params.yaml",
+            id="holdouts",
+        ),
+        pytest.param(
+            "  sdlc: repos/sdlc", "  sdlc: [1]", 8,
+            "repos must be a mapping of names to paths, got {'sdlc': [1]}; write one "
+            "`NAME: PATH` line per repository",
+            id="repos",
+        ),
+    ],
+)  # fmt: skip
+def test_a_params_value_of_the_wrong_type_says_what_to_write(
+    runner: CliRunner, project: Project, old: str, new: str, line: int, message: str
+) -> None:
+    (project.root / "params.yaml").write_text(PARAMS.replace(old, new))
+    result = invoke(runner, "knowledge", "status", str(project.suite))
+    assert_error(result, f"params.yaml:{line}: {message}")
