@@ -3,7 +3,7 @@
 Each is one stderr line naming the file, the line and what to fix, exit 2, no traceback: a
 label's ``time`` or a suite's ``registered_at`` that is no real date or time, a field of the
 holdouts manifest, of a sealed suite's manifest or of an arm's meta file (on its line when
-the file has several), and params.yaml's plain values of the wrong type.
+the file has several), params.yaml's plain values of the wrong type, and the scores ledger.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from tests.builders import Project
 
 from flightdeck.cli import cli
 from flightdeck.files.clock import format_utc
+from flightdeck.files.jsonl import sha256_bytes
 
 
 def invoke(runner: CliRunner, *args: str) -> Result:
@@ -218,3 +219,56 @@ def test_a_params_value_of_the_wrong_type_says_what_to_write(
     (project.root / "params.yaml").write_text(PARAMS.replace(old, new))
     result = invoke(runner, "knowledge", "status", str(project.suite))
     assert_error(result, f"params.yaml:{line}: {message}")
+
+
+# --- the scores ledger ------------------------------------------------------------------------
+
+RESTORE = "restore the file from git (knowledge score appends it)"
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        pytest.param(
+            {"arm": "a"}, f"ledger record needs arm and answers_sha256; {RESTORE}", id="missing"
+        ),
+        pytest.param(
+            {"arm": ["a"], "answers_sha256": "0" * 64},
+            f"arm must be a string, got ['a']; {RESTORE}",
+            id="arm-list",
+        ),
+        pytest.param(  # read as the text "[1]" before
+            {"arm": "a", "answers_sha256": "0" * 64, "labels_sha256": [1]},
+            f"labels_sha256 must be a string, got [1]; {RESTORE}",
+            id="labels-list",
+        ),
+        pytest.param(
+            {"arm": "a", "answers_sha256": "x"},
+            f"answers_sha256 must be 64 hex digits, got 'x'; {RESTORE}",
+            id="answers-not-hex",
+        ),
+    ],
+)
+def test_a_bad_ledger_record_is_named_on_its_line(
+    runner: CliRunner, sealed: Project, record: dict[str, object], message: str
+) -> None:
+    ledger = sealed.suite / "scores.jsonl"
+    ledger.write_text(json.dumps({"arm": "b", "answers_sha256": "1" * 64}) + "\n")
+    ledger.write_text(ledger.read_text() + json.dumps(record) + "\n")
+    assert_error(score(runner, sealed), f"{ledger}:2: {message}")
+
+
+def test_a_ledger_record_with_a_field_of_a_newer_writer_is_read(
+    runner: CliRunner, sealed: Project
+) -> None:
+    ledger = sealed.suite / "scores.jsonl"
+    answers = sha256_bytes((sealed.suite / "answers" / "a.jsonl").read_bytes())
+    old = {"arm": "a", "answers_sha256": answers, "scored_at": "2026-11-21T09:00:00Z", "new": 1}
+    ledger.write_text(json.dumps(old) + "\n")
+    result = score(runner, sealed)
+    assert result.exit_code == 0, result.output
+    recorded = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert recorded[0] == old  # kept as written
+    assert [r["arm"] for r in recorded] == ["a", "a"]  # new labels: one more record
+    assert score(runner, sealed).exit_code == 0
+    assert len(ledger.read_text().splitlines()) == 2  # the same inputs: recorded once

@@ -33,6 +33,7 @@ from flightdeck.suite.schema import (
     Key,
     KeyCanary,
     Label,
+    LedgerRecord,
     Manifest,
     MetaFile,
     Question,
@@ -152,6 +153,10 @@ def _sealed_files(p: Problem) -> str | None:
 
 # A sealed suite's manifest is written by seal and never edited: every fix is the same.
 RESTORE = "restore the file from git; a sealed suite is never edited (a change is a new version)"
+
+
+# The scores ledger is appended by score: a bad record is restored, not rewritten by hand.
+RESTORE_LEDGER = "restore the file from git (knowledge score appends it)"
 
 
 def _written(name: str, fix: str = RESTORE) -> Words:
@@ -306,6 +311,20 @@ MANIFEST = Schema(
             ("flightdeck_version", "flightdeck_version"),
         )
     },
+)
+_NEEDS = f"ledger record needs arm and answers_sha256; {RESTORE_LEDGER}"
+LEDGER = Schema(
+    LedgerRecord,
+    {
+        "arm": _written("arm", RESTORE_LEDGER),
+        "answers_sha256": either(
+            lambda v: f"answers_sha256 must be 64 hex digits, got {show(v)}; {RESTORE_LEDGER}"
+        ),
+        "labels_sha256": _written("labels_sha256", RESTORE_LEDGER),
+        "scored_at": _written("scored_at", RESTORE_LEDGER),
+        "flightdeck_version": _written("flightdeck_version", RESTORE_LEDGER),
+    },
+    missing={"arm": _NEEDS, "answers_sha256": _NEEDS},
 )
 META = Schema(
     MetaFile,

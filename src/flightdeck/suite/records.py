@@ -31,6 +31,7 @@ from flightdeck.suite.explanations import (
     ANSWER,
     KEY,
     LABEL,
+    LEDGER,
     MANIFEST,
     META,
     QUESTION,
@@ -47,6 +48,7 @@ from flightdeck.suite.schema import (
     ArmMeta,
     Key,
     Label,
+    LedgerRecord,
     Manifest,
     Question,
     Source,
@@ -65,6 +67,7 @@ __all__ = [
     "ArmMeta",
     "Key",
     "Label",
+    "LedgerRecord",
     "Manifest",
     "Question",
     "Source",
@@ -73,6 +76,7 @@ __all__ = [
     "read_answers",
     "read_keys",
     "read_labels",
+    "read_ledger",
     "read_manifest",
     "read_meta",
     "read_questions",
@@ -245,6 +249,14 @@ def read_meta(path: Path) -> ArmMeta:
     obj = read_json(path, data)
     meta = decode_document(path, obj, META, data)
     return ArmMeta(meta.runner, dict(obj))
+
+
+def read_ledger(path: Path) -> list[LedgerRecord]:
+    """The records of a scores ledger, in order; the first bad line is an InputError."""
+    records, error = decode_lines(path, read_bytes(path), LEDGER)
+    if error is not None:
+        raise error
+    return records
 
 
 def read_manifest(path: Path) -> Manifest:

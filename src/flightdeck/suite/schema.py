@@ -151,6 +151,21 @@ class Label(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     facts: tuple[bool, ...] | None = None
 
 
+class LedgerRecord(Struct, frozen=True, gc=False):
+    """One line of the scores ledger (``scores.jsonl``), as ``knowledge score`` appends it.
+
+    Fields a newer writer adds are let through, as they always were; a record written by
+    hand or by an older version may leave out all but the arm and its answers' hash.
+    """
+
+    arm: NonBlank
+    answers_sha256: Digest  # the answers scored: an arm's answers never change after
+    labels_sha256: str = ""
+    scored_at: str = "?"  # when, as recorded ("?" when the record has no time)
+    flightdeck_version: str = ""
+    line: Line = 0
+
+
 class Manifest(Struct, frozen=True, forbid_unknown_fields=True):
     suite: NonBlank
     sealed_at: NonBlank
