@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,15 @@ def _encodable(value: str) -> bool:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _real_time(value: str) -> bool:
+    """A real ISO 8601 date or time, as Python reads one (``2026-13-45`` is none)."""
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
         return False
     return True
 
@@ -294,6 +304,11 @@ def labels(path: Path, question_ids: Iterable[str]) -> list[Label]:
             r.fail(f"answer_sha256 must be 64 hex digits, got {_show(bound)}")
         if "time" in obj and not isinstance(obj["time"], str):
             r.fail(f"time must be a string, got {_show(obj['time'])}")
+        if "time" in obj and _encodable(obj["time"]) and not _real_time(obj["time"]):
+            r.fail(
+                f"time {_show(obj['time'])} is not a date or time; write an ISO 8601 time "
+                "such as 2026-12-01T14:25:28Z, or leave time out"
+            )
         facts = obj.get("facts")
         if "facts" in obj and (
             not isinstance(facts, list) or not all(isinstance(f, bool) for f in facts)

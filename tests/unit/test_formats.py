@@ -457,7 +457,7 @@ FIELDS: dict[str, dict[str, st.SearchStrategy[object]]] = {
         "correct": mostly(st.booleans()),
         "unsupported": mostly(st.lists(URIS, max_size=2)),
         "answer_sha256": mostly(GOOD_HEX | st.none()),
-        "time": mostly(st.just("2026-12-01T00:00:00Z"), st.none()),
+        "time": mostly(st.just("2026-12-01T00:00:00Z"), st.none(), st.just("2026-13-45T99:00Z")),
     },
 }
 READERS_BY_CASE = {
@@ -504,7 +504,13 @@ def test_valid_records_match_the_reference_record_for_record(tmp_path: Path) -> 
     ]
     labels = [
         {"id": "q1", "rater": "ada", "correct": True, "answer_sha256": S.upper()},
-        {"id": "q1", "rater": "bob", "correct": False, "unsupported": ["sdlc/a.md"], "time": "t"},
+        {
+            "id": "q1",
+            "rater": "bob",
+            "correct": False,
+            "unsupported": ["sdlc/a.md"],
+            "time": "2026-12-01",
+        },
     ]
     questions = [
         Q,

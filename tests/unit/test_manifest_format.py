@@ -143,6 +143,13 @@ REFUSED = [
         "suites.s1.registered_at must be a UTC time",
         id="registered-at",
     ),
+    pytest.param(
+        '{"canaries": {}, "format": 1, "history": [],'
+        f'"suites": {{"s1": {{"manifest_sha256": "{"a" * 64}", "status": "sealed", '
+        '"registered_at": "2026-13-45"}}}',
+        "suites.s1.registered_at must be a UTC time",
+        id="registered-at-no-date",
+    ),
 ]
 
 

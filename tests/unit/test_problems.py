@@ -20,7 +20,7 @@ from msgspec import Meta
 
 from flightdeck.files.strict_json import has_lone_surrogate
 from flightdeck.suite import explanations
-from flightdeck.suite.decoding import NonBlank, Schema, first_message
+from flightdeck.suite.decoding import NonBlank, Schema, first_refusal
 from flightdeck.suite.explanations import ANSWER, KEY, LABEL, MANIFEST, META, QUESTION
 from flightdeck.suite.problems import problems
 from flightdeck.suite.schema import Commit, Glob, RepoName, Source, Uri
@@ -140,5 +140,6 @@ def test_a_record_has_a_message_exactly_when_the_struct_refuses_it(
             obj.pop(name, None)
         else:
             obj[name] = data.draw(VALUES)
-    message = first_message(obj, schema)
+    refused = first_refusal(obj, schema)
+    message = None if refused is None else refused.message
     assert (message is None) == _struct_accepts(obj, schema), message

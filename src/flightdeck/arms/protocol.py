@@ -41,7 +41,7 @@ from msgspec import Meta, Struct
 
 from flightdeck.errors import InternalError, JSONProblem, ProtocolError
 from flightdeck.files.strict_json import loads_strict
-from flightdeck.suite.decoding import SURROGATE, Schema, first_message
+from flightdeck.suite.decoding import SURROGATE, Schema, first_refusal
 from flightdeck.suite.explanations import either
 from flightdeck.suite.problems import Problem
 from flightdeck.suite.records import OPAQUE_RE, Question, Source, parse_source_uri
@@ -189,8 +189,9 @@ def check_result(value: Any, question: Question) -> HarnessResult:
     """
     if not isinstance(value, dict):
         raise ProtocolError(f"result must be a JSON object, got {type(value).__name__}")
-    message = first_message(value, RESULT)
-    if message is not None:
+    refusal = first_refusal(value, RESULT)
+    if refusal is not None:
+        message = refusal.message
         raise ProtocolError(f"result {message}" if message == SURROGATE else message)
     try:
         result = msgspec.convert(value, HarnessResult)

@@ -34,6 +34,7 @@ import msgspec
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import append_jsonl, atomic_write, locked_folder, read_json, read_jsonl
+from flightdeck.files.strict_json import line_of_place
 from flightdeck.holdouts.manifest_format import (
     EMPTY,
     Event,
@@ -194,7 +195,8 @@ def read_manifest(path: Path) -> ManifestRead:
         value = read_json(path, data)
         wrong = problem(value)
         if wrong:
-            raise InputError(path, None, f"{wrong}; restore the file from git")
+            line = line_of_place(data, wrong.place) if data is not None else None
+            raise InputError(path, line, f"{wrong.message}; restore the file from git")
         manifest = from_value(value)
     return ManifestRead(path, data or b"", manifest)
 

@@ -27,8 +27,10 @@ import msgspec
 
 from flightdeck.errors import InternalError
 from flightdeck.files.strict_json import texts_repeat_a_key
+from flightdeck.suite.columns import Columns, accepts, places
+from flightdeck.suite.decoding import Refusal
 from flightdeck.suite.problems import Problem, problems, refusal
-from flightdeck.suite.schema import CANARY_PREFIX, Canary, Sha256
+from flightdeck.suite.schema import CANARY_PREFIX, Canary, Date, Sha256
 
 FORMAT = 1
 
@@ -49,7 +51,7 @@ class SuiteEntry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     manifest_sha256: Sha256
     status: Literal["sealed", "void"]
-    registered_at: str | None = None
+    registered_at: Date | None = None  # a real date or time (a Check, run by decode)
     evidence: Evidence | None = None  # present exactly when void
 
 
@@ -124,6 +126,8 @@ def decode(data: bytes) -> Manifest | None:
         return None
     if _DOUBT.search(data) or not all_canaries(stored.canaries):
         return None
+    if not accepts(_SUITE_RULES, Columns(list(suites.values()))):  # registered_at: a real time
+        return None
     # every key of a JSON text is followed by one colon; msgspec keeps one of two equal keys,
     # so encoded again the value has fewer (the kept texts are checked on their own)
     if _encoder().encode(stored).count(b":") != data.count(b":"):
@@ -197,6 +201,7 @@ class _File(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     history: list[Event]
 
 
+_SUITE_RULES = places(SuiteEntry)
 # a lone surrogate escape (msgspec passes it; it cannot be written back) or an escaped colon
 _DOUBT = re.compile(rb"\\u(?:[dD][89a-fA-F]|003[aA])")
 
@@ -239,61 +244,75 @@ def _json_encoder() -> json.JSONEncoder:
     return json.JSONEncoder(sort_keys=True, ensure_ascii=False)  # json.dumps makes one a call
 
 
-def _between_entries(manifest: Manifest) -> str | None:
+def _between_entries(manifest: Manifest) -> Refusal | None:
     """The rules between entries: a void suite's evidence, each canary's suite."""
     for name, entry in manifest.suites.items():
         if entry.status == "void" and entry.evidence is None:
-            return f"suites.{_entry(name)} is void but its evidence is incomplete"
+            what = f"suites.{_entry(name)} is void but its evidence is incomplete"
+            return Refusal(what, ("suites", name))
     for canary, owner in manifest.canaries.items():
         if owner.suite not in manifest.suites:
-            return f"canaries.{_entry(canary)} names suite {owner.suite!r}, which is not in suites"
+            what = f"canaries.{_entry(canary)} names suite {owner.suite!r}, which is not in suites"
+            return Refusal(what, ("canaries", canary))
     return None
 
 
-def problem(value: dict[str, Any]) -> str | None:
-    """What is wrong with the strict reader's value, or None: its Struct first, then the
-    rules between entries (a void suite's evidence, each canary's suite)."""
+def problem(value: dict[str, Any]) -> Refusal | None:
+    """What is wrong with the strict reader's value and where, or None: its Struct first
+    (the rules its types carry for Python too), then the rules between entries (a void
+    suite's evidence, each canary's suite)."""
     try:
         checked = msgspec.convert(value, _File)
     except msgspec.ValidationError:
+        return _where(value)
+    if not accepts(_SUITE_RULES, Columns(list(checked.suites.values()))):
         return _where(value)
     return _between_entries(
         Manifest(canaries=dict(checked.canaries), suites=checked.suites, history=())
     )
 
 
-def _where(manifest: dict[str, Any]) -> str:
+def _where(manifest: dict[str, Any]) -> Refusal:
     """Which entry msgspec refused, named in the order a person reads the file.
 
     msgspec says where each part is refused (:func:`flightdeck.suite.problems.problems`,
     against the field's type in the Structs above); the words here only name the entry:
     the format, an unknown field, the three sections' types, then each suite, canary and
-    history event in turn. A history event is said in msgspec's own words.
+    history event in turn. A history event is said in msgspec's own words. The place is
+    the refused entry's, or its field's when the entry has it.
     """
     types = {f.name: f.type for f in msgspec.structs.fields(_File)}
     found = {  # strict JSON holds no lone surrogate, so every problem is a refusal
         name: [p for p in problems(manifest.get(name), types[name]) if p.kind] for name in types
     }
     if found["format"]:
-        return f"format must be {FORMAT}, got {manifest.get('format')!r}"
+        return Refusal(f"format must be {FORMAT}, got {manifest.get('format')!r}", ("format",))
     extra = sorted(set(manifest) - set(types))
     if extra:
-        return f"unknown field {extra[0]!r}"
-    if any(not p.path for name in ("suites", "canaries") for p in found[name]):
-        return "suites and canaries must be objects"
+        return Refusal(f"unknown field {extra[0]!r}", (extra[0],))
+    for name in ("suites", "canaries"):
+        if any(not p.path for p in found[name]):
+            return Refusal("suites and canaries must be objects", (name,))
     if any(not p.path for p in found["history"]):
-        return "history must be a list"
+        return Refusal("history must be a list", ("history",))
     for name in manifest["suites"]:
         refused = [p for p in found["suites"] if p.path[0] == name and not p.at_key]
         if refused:
-            return f"suites.{_entry(name)}" + _suite_words(min(refused, key=_suite_field_order))
+            first = min(refused, key=_suite_field_order)
+            entry, field = manifest["suites"][name], _suite_field(first)
+            given = isinstance(entry, dict) and field in entry
+            place = ("suites", name, *([field] if given else []))
+            return Refusal(f"suites.{_entry(name)}" + _suite_words(first), place)
     for p in found["canaries"]:
+        place = ("canaries", p.path[0])
         if p.at_key:
-            return f"canaries: {p.path[0]!r} is not a canary"
-        return f"canaries.{_entry(str(p.path[0]))} must be an object with a question_id and a suite"
+            return Refusal(f"canaries: {p.path[0]!r} is not a canary", place)
+        what = f"canaries.{_entry(str(p.path[0]))} must be an object with a question_id and a suite"
+        return Refusal(what, place)
     for p in found["history"]:
         number = p.path[0]
-        return f"history[{number}]: {refusal(manifest['history'][number], Event)}"
+        what = f"history[{number}]: {refusal(manifest['history'][number], Event)}"
+        return Refusal(what, ("history", number))
     raise InternalError("a rule of the holdouts manifest has no words")
 
 

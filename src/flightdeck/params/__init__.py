@@ -29,6 +29,7 @@ from flightdeck.params.sections import (
 from flightdeck.params.yaml_file import find_params, line_in, read_yaml
 from flightdeck.project.names import HOLDOUTS_FOLDER, PARAMS_FILE
 from flightdeck.project.paths import ProjectPaths
+from flightdeck.suite.decoding import show
 
 
 @dataclass(frozen=True)
@@ -131,16 +132,16 @@ class _TopLevel(msgspec.Struct, frozen=True):
     repos: dict[Any, str] | None = None
 
 
-# What a wrong type of each plain value is called, in params.yaml's own words.
+# What each plain value must be, in params.yaml's own words, and what to write instead.
 _WRONG = {
-    **{name: f"{name} must be a int" for name in ("seed", "resamples", "min_raters")},
-    **{
-        name: f"{name} must be a float"
-        for name in ("confidence", "threshold", "gate_margin", "judge_min_kappa")
-    },
-    "arms": "arms must be a list of arm names",
-    "holdouts": "holdouts must be a folder path",
-    "repos": "repos must map names to paths",
+    **dict.fromkeys(("seed", "resamples", "min_raters"), ("an integer", "write a whole number")),
+    "confidence": ("a number", "write a proportion such as 0.95"),
+    "threshold": ("a number", "write points such as 15"),
+    "gate_margin": ("a number", "write points such as 10"),
+    "judge_min_kappa": ("a number", "write a kappa from -1 to 1 such as 0.6"),
+    "arms": ("a list of arm names", "write one `- NAME` line per arm"),
+    "holdouts": ("a folder path", "write the folder's path, relative to params.yaml"),
+    "repos": ("a mapping of names to paths", "write one `NAME: PATH` line per repository"),
 }
 _NUMBERS = ("seed", "resamples", "confidence", "threshold", "min_raters", "gate_margin")
 
@@ -153,7 +154,11 @@ def _top_level(path: Path, data: dict[str, Any]) -> _TopLevel:
     except msgspec.ValidationError as exc:
         found = re.search(r"`\$\.(\w+)", str(exc))
         name = found[1] if found else ""
-        message = _WRONG.get(name, f"{exc}; fix the value")
+        if name in _WRONG:
+            kind, fix = _WRONG[name]
+            message = f"{name} must be {kind}, got {show(data[name])}; {fix}"
+        else:
+            message = f"{exc}; fix the value"
         raise InputError(path, line_in(data, name) if name else None, message) from None
 
 

@@ -17,18 +17,9 @@ from pathlib import Path
 from flightdeck.errors import InputError
 from flightdeck.project import names
 from flightdeck.project.paths import ProjectPaths, suite_manifest
-from flightdeck.suite.records import Manifest, read_manifest
+from flightdeck.suite.records import LedgerRecord, Manifest, read_ledger, read_manifest
 from flightdeck.suite.sealed import changed_files, verified
 from flightdeck.suite.staging import finish_pending
-
-
-@dataclass(frozen=True)
-class FirstScored:
-    """The first record of an arm in the scores ledger (``scores.jsonl``)."""
-
-    line: int  # its line in scores.jsonl
-    answers_sha256: str  # the answers scored: an arm's answers never change after
-    scored_at: str  # when, as recorded ("?" when the record has no time)
 
 
 @dataclass(frozen=True)
@@ -200,18 +191,16 @@ class SuiteFolder:
 
     # The scores ledger.
 
-    def read_ledger(self) -> dict[str, FirstScored]:
-        """arm -> where and when each arm was first scored, and on which answers."""
-        from flightdeck.files.jsonl import read_jsonl
+    def ledger_records(self) -> list[LedgerRecord]:
+        """Every record of the scores ledger, oldest first (none before the first score)."""
+        return read_ledger(self.ledger) if self.ledger.is_file() else []
 
-        first: dict[str, FirstScored] = {}
-        if not self.ledger.is_file():
-            return first
-        for line, record in read_jsonl(self.ledger):
-            arm, answers = record.get("arm"), record.get("answers_sha256")
-            if not isinstance(arm, str) or not isinstance(answers, str):
-                raise InputError(self.ledger, line, "ledger record needs arm and answers_sha256")
-            first.setdefault(arm, FirstScored(line, answers, str(record.get("scored_at", "?"))))
+    def read_ledger(self) -> dict[str, LedgerRecord]:
+        """arm -> its first record in the ledger: where and when it was first scored, and on
+        which answers."""
+        first: dict[str, LedgerRecord] = {}
+        for record in self.ledger_records():
+            first.setdefault(record.arm, record)
         return first
 
     def require_unchanged_if_scored(self, arm: str, answers_sha256: str | None) -> None:

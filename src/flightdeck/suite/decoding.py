@@ -27,6 +27,7 @@ from flightdeck.errors import InputError, InternalError, JSONProblem
 from flightdeck.files.jsonl import decode_object
 from flightdeck.files.strict_json import (
     has_lone_surrogate,
+    line_of_place,
     loads_strict,
     texts_repeat_a_key,
 )
@@ -95,8 +96,16 @@ class Schema(Generic[T]):
         return accepts(self.rules, Columns(records))
 
 
-def first_message(obj: dict[str, Any], schema: Schema[Any]) -> str | None:
-    """What is wrong with ``obj`` as a record, in the order a person fixes it; None if nothing.
+@dataclass(frozen=True)
+class Refusal:
+    """What is wrong with a value, and where: object keys and item numbers (``()``: all of it)."""
+
+    message: str
+    place: tuple[str | int, ...] = ()
+
+
+def first_refusal(obj: dict[str, Any], schema: Schema[Any]) -> Refusal | None:
+    """What is wrong with ``obj`` as a record, and where, in the order a person fixes it.
 
     An unknown field first, then each field in the order of ``schema.words``: missing, or
     the first place msgspec refuses in it; a string with an unpaired surrogate that no
@@ -107,12 +116,13 @@ def first_message(obj: dict[str, Any], schema: Schema[Any]) -> str | None:
     if schema.cls.__struct_config__.forbid_unknown_fields:
         unknown = sorted(set(obj) - set(names))
         if unknown:
-            return f"unknown field {unknown[0]!r}; allowed fields are {', '.join(names)}"
+            what = f"unknown field {unknown[0]!r}; allowed fields are {', '.join(names)}"
+            return Refusal(what, (unknown[0],))
     for name, words in schema.words.items():
         key = fields[name].encode_name
         if key not in obj:
             if fields[name].required:
-                return schema.missing.get(name, f"missing field {key!r}; add it")
+                return Refusal(schema.missing.get(name, f"missing field {key!r}; add it"))
             continue
         type_ = fields[name].type
         if name in schema.not_null:  # the record's None means "left out", never null
@@ -120,11 +130,11 @@ def first_message(obj: dict[str, Any], schema: Schema[Any]) -> str | None:
         for problem in problems(obj[key], type_):
             message = words(problem)
             if message is not None:
-                return message
+                return Refusal(message, (key, *problem.path))
             if problem.kind:
                 where = f"{schema.cls.__name__}.{name}"
                 raise InternalError(f"{where}: no words for {problem.kind} {problem.detail!r}")
-    return SURROGATE if has_lone_surrogate(obj) else None
+    return Refusal(SURROGATE) if has_lone_surrogate(obj) else None
 
 
 def _without_none(type_: Any) -> Any:
@@ -212,30 +222,33 @@ def _plain_lines(data: bytes, n: int) -> bool:
     return data.startswith(b"{") and ends and data.count(b"}\n{") == n - 1
 
 
-def decode_document(path: Path, obj: dict[str, Any], schema: Schema[T]) -> T:
-    """One JSON object (a whole file) as a record, or an InputError naming the file."""
-    outcome = _record_or_error(obj, schema, path, None)
+def decode_document(path: Path, obj: dict[str, Any], schema: Schema[T], data: bytes) -> T:
+    """One JSON object (a whole file, read from ``data``) as a record, or an InputError naming
+    the file, and the line of the refused field when the file has several."""
+    outcome = _record_or_error(obj, schema, path, None, data)
     if isinstance(outcome, InputError):
         raise outcome
     return outcome
 
 
 def _record_or_error(
-    obj: dict[str, Any], schema: Schema[T], path: Path, line: int | None
+    obj: dict[str, Any], schema: Schema[T], path: Path, line: int | None, data: bytes | None = None
 ) -> T | InputError:
-    """The record of one parsed object, or the error its words give for it."""
-    message = first_message(obj, schema)
-    if message is None:
+    """The record of one parsed object, or the error its words give (in ``data``: on its line)."""
+    refused = first_refusal(obj, schema)
+    if refused is None:
         try:
             record = msgspec.convert(obj, schema.cls)
         except msgspec.ValidationError as exc:  # a refusal no field's walk found
-            message = f"{exc}; fix the record"
+            refused = Refusal(f"{exc}; fix the record")
         else:
             if schema.accepts([record]):
                 return record
             where = f"{path}:{line}" if line is not None else str(path)
             raise InternalError(f"{where}: a rule of {schema.cls.__name__} has no words")
-    return InputError(path, line, message)
+    if data is not None:
+        line = line_of_place(data, refused.place)
+    return InputError(path, line, refused.message)
 
 
 def _maybe_null(schema: Schema[Any], raw: bytes, records: list[Any]) -> bool:

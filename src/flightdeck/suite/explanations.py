@@ -33,6 +33,7 @@ from flightdeck.suite.schema import (
     Key,
     KeyCanary,
     Label,
+    LedgerRecord,
     Manifest,
     MetaFile,
     Question,
@@ -147,13 +148,45 @@ def _sealed_files(p: Problem) -> str | None:
         return (
             "sha256 must map questions.jsonl and keys.jsonl to their hashes; reseal as a new suite"
         )
-    return f"sha256 of {p.path[0]} must be 64 hex digits" if p.kind else None
+    return f"sha256 of {p.path[0]} must be 64 hex digits; {RESTORE}" if p.kind else None
+
+
+# A sealed suite's manifest is written by seal and never edited: every fix is the same.
+RESTORE = "restore the file from git; a sealed suite is never edited (a change is a new version)"
+
+
+# The scores ledger is appended by score: a bad record is restored, not rewritten by hand.
+RESTORE_LEDGER = "restore the file from git (knowledge score appends it)"
+
+
+def _written(name: str, fix: str = RESTORE) -> Words:
+    """A string field of a file flightdeck wrote: what is wrong with it, and the one ``fix``."""
+
+    def words(p: Problem) -> str | None:
+        if not isinstance(p.value, str):
+            return f"{name} must be a string, got {show(p.value)}; {fix}"
+        if p.surrogate:
+            return f"{name} holds an unpaired surrogate escape (\\ud800-\\udfff); {fix}"
+        return f"{name} is empty; {fix}" if not p.value.strip() else None
+
+    return words
 
 
 def _date(p: Problem) -> str | None:
     if p.kind == "check":
         return f"date {show(p.value)} is not a date; use YYYY-MM-DD or an ISO 8601 time"
     return text("date")(p)
+
+
+def _time(p: Problem) -> str | None:
+    if not isinstance(p.value, str):
+        return f"time must be a string, got {show(p.value)}"
+    if p.kind:  # blank, or no real date or time
+        return (
+            f"time {show(p.value)} is not a date or time; write an ISO 8601 time such as "
+            "2026-12-01T14:25:28Z, or leave time out"
+        )
+    return None  # only a surrogate: the record's
 
 
 # --- normalising, over all records at once ------------------------------------------------
@@ -247,7 +280,7 @@ LABEL = Schema(
         "correct": either(lambda v: f"correct must be true or false, got {show(v)}"),
         "unsupported": texts("unsupported", item=uri("unsupported entry")),
         "answer_sha256": either(lambda v: f"answer_sha256 must be 64 hex digits, got {show(v)}"),
-        "time": either(lambda v: f"time must be a string, got {show(v)}"),
+        "time": _time,
         "facts": either(
             lambda v: (
                 "facts must be a list of true or false, one per required fact in the "
@@ -261,12 +294,37 @@ LABEL = Schema(
 MANIFEST = Schema(
     Manifest,
     {  # in the order the fields were always checked
-        "suite": text("suite"),
-        "sealed_at": text("sealed_at"),
-        "flightdeck_version": text("flightdeck_version"),
+        "suite": _written("suite"),
+        "sealed_at": _written("sealed_at"),
+        "flightdeck_version": _written("flightdeck_version"),
         "files": _sealed_files,
-        "unchecked_repos": either(lambda _: "unchecked_repos must be a list of repository names"),
+        "unchecked_repos": either(
+            lambda _: f"unchecked_repos must be a list of repository names; {RESTORE}"
+        ),
     },
+    missing={
+        name: f"missing field {key!r}; {RESTORE}"
+        for name, key in (
+            ("suite", "suite"),
+            ("sealed_at", "sealed_at"),
+            ("files", "sha256"),
+            ("flightdeck_version", "flightdeck_version"),
+        )
+    },
+)
+_NEEDS = f"ledger record needs arm and answers_sha256; {RESTORE_LEDGER}"
+LEDGER = Schema(
+    LedgerRecord,
+    {
+        "arm": _written("arm", RESTORE_LEDGER),
+        "answers_sha256": either(
+            lambda v: f"answers_sha256 must be 64 hex digits, got {show(v)}; {RESTORE_LEDGER}"
+        ),
+        "labels_sha256": _written("labels_sha256", RESTORE_LEDGER),
+        "scored_at": _written("scored_at", RESTORE_LEDGER),
+        "flightdeck_version": _written("flightdeck_version", RESTORE_LEDGER),
+    },
+    missing={"arm": _NEEDS, "answers_sha256": _NEEDS},
 )
 META = Schema(
     MetaFile,

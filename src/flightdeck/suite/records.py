@@ -32,6 +32,7 @@ from flightdeck.suite.explanations import (
     ANSWER,
     KEY,
     LABEL,
+    LEDGER,
     MANIFEST,
     META,
     QUESTION,
@@ -48,6 +49,7 @@ from flightdeck.suite.schema import (
     ArmMeta,
     Key,
     Label,
+    LedgerRecord,
     Manifest,
     Question,
     Source,
@@ -67,6 +69,7 @@ __all__ = [
     "Canaries",
     "Key",
     "Label",
+    "LedgerRecord",
     "Manifest",
     "Question",
     "Source",
@@ -75,6 +78,7 @@ __all__ = [
     "read_answers",
     "read_keys",
     "read_labels",
+    "read_ledger",
     "read_manifest",
     "read_meta",
     "read_questions",
@@ -253,13 +257,23 @@ def read_labels(
 
 
 def read_meta(path: Path) -> ArmMeta:
-    obj = read_json(path)
-    meta = decode_document(path, obj, META)
+    data = read_bytes(path)
+    obj = read_json(path, data)
+    meta = decode_document(path, obj, META, data)
     return ArmMeta(meta.runner, dict(obj))
 
 
+def read_ledger(path: Path) -> list[LedgerRecord]:
+    """The records of a scores ledger, in order; the first bad line is an InputError."""
+    records, error = decode_lines(path, read_bytes(path), LEDGER)
+    if error is not None:
+        raise error
+    return records
+
+
 def read_manifest(path: Path) -> Manifest:
-    return decode_document(path, read_json(path), MANIFEST)
+    data = read_bytes(path)
+    return decode_document(path, read_json(path, data), MANIFEST, data)
 
 
 # --- the gold set: questions and keys together -----------------------------------------------

@@ -17,6 +17,7 @@ checks (``tests/unit/test_readers_are_the_entry.py`` holds ``src/`` to that).
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal, get_args
@@ -75,6 +76,15 @@ def iso_date(value: str) -> bool:
     return True
 
 
+def iso_dates(values: list[str]) -> bool:
+    """:func:`iso_date` over many values at once: one C call each, no Python frame."""
+    try:
+        deque(map(datetime.fromisoformat, values), maxlen=0)
+    except ValueError:
+        return False
+    return True
+
+
 def _globs_ok(patterns: list[str]) -> bool:
     return all(map(glob_ok, set(patterns)))  # each distinct pattern compiled once
 
@@ -82,7 +92,7 @@ def _globs_ok(patterns: list[str]) -> bool:
 # A uri's span ends after it starts; a scope pattern compiles; a date exists (regexes cannot).
 Uri = Annotated[str, searched(URI_PATTERN), Check(span_in_order, spans_in_order)]
 Glob = Annotated[str, NON_BLANK, Check(glob_ok, _globs_ok)]
-Date = Annotated[str, NON_BLANK, Check(iso_date)]
+Date = Annotated[str, NON_BLANK, Check(iso_date, iso_dates)]
 SealedName = Annotated[str, searched(r"\A(?:questions|keys)\.jsonl\Z")]
 BOTH_SEALED = Meta(min_length=2, max_length=2)  # two names of the two: both files
 
@@ -138,9 +148,24 @@ class Label(Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     unsupported: tuple[Uri, ...] = ()
     answer_sha256: Digest | None = None
     line: Line = 0
-    time: str | None = None  # when the rating tool recorded it; a file may not give null
+    time: Date | None = None  # when the rating tool recorded it; a file may not give null
     # (#21) the required facts the rater ticked, in the key's order; a file may leave it out
     facts: tuple[bool, ...] | None = None
+
+
+class LedgerRecord(Struct, frozen=True, gc=False):
+    """One line of the scores ledger (``scores.jsonl``), as ``knowledge score`` appends it.
+
+    Fields a newer writer adds are let through, as they always were; a record written by
+    hand or by an older version may leave out all but the arm and its answers' hash.
+    """
+
+    arm: NonBlank
+    answers_sha256: Digest  # the answers scored: an arm's answers never change after
+    labels_sha256: str = ""
+    scored_at: str = "?"  # when, as recorded ("?" when the record has no time)
+    flightdeck_version: str = ""
+    line: Line = 0
 
 
 class Manifest(Struct, frozen=True, forbid_unknown_fields=True):

@@ -18,7 +18,6 @@ from flightdeck.files.clock import utc_now
 from flightdeck.files.jsonl import (
     append_jsonl,
     read_bytes,
-    read_jsonl,
     sha256_bytes,
 )
 from flightdeck.holdouts.custody import describe_void, holdouts_custody, refuse_void_elsewhere
@@ -350,12 +349,7 @@ def check_ledger(suite: SuiteFolder, scores: dict[str, ArmScore]) -> None:
 def record_scores(suite: SuiteFolder, result: ScoreResult) -> list[str]:
     """Append each arm's (answers, labels) hashes to scores.jsonl unless already recorded."""
     suite = suite.opened()
-    seen: set[tuple[str, str, str]] = set()
-    if suite.ledger.is_file():
-        for _, record in read_jsonl(suite.ledger):
-            seen.add(
-                (record["arm"], record["answers_sha256"], str(record.get("labels_sha256", "")))
-            )
+    seen = {(r.arm, r.answers_sha256, r.labels_sha256) for r in suite.ledger_records()}
     added = []
     for arm, s in result.arms.items():
         if (arm, s.answers_sha256, s.labels_sha256) in seen:
