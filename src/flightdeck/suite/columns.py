@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import msgspec
 from msgspec import Meta
 
+from flightdeck.errors import HandledError
 from flightdeck.files.strict_json import ESCAPED_COLON
 
 Place = tuple[str, ...]
@@ -218,7 +219,7 @@ _SCALARS = (bool, int, float, type(None), msgspec.UnsetType)  # JSON without a c
 _WORD = re.compile(r"[A-Za-z0-9_-]+\Z")  # a name no JSON token but a string touches
 
 
-class _Uncountable(Exception):
+class _Uncountable(HandledError):
     """Not counted (``Any``, ``Raw``, an array-like record, a default with a colon...)."""
 
 
@@ -235,8 +236,7 @@ def colons_agree(
     other when that default is ``UNSET`` (no JSON value decodes to it); a not-null field
     holding None, as left out. Which other records at a default gave a top-level field is
     :func:`_given`, or a decode of just those fields (:func:`_presence`); in a nested record
-    none is counted (low). A default holds no colon, so a record at one holds none the file
-    may lack.
+    none is counted (low). A default holds no colon (else not counted): a file lacks none.
     """
     records = columns.records
     if not records:
