@@ -25,12 +25,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import msgspec
 from msgspec import Meta
 
-from flightdeck.files.strict_json import ESCAPED_COLON, encoder
+from flightdeck.errors import HandledError
+from flightdeck.files.strict_json import ESCAPED_COLON
 
 Place = tuple[str, ...]
 # The steps from a record to a place: a field's name, or one of these.
@@ -43,10 +44,13 @@ class Pattern:
 
     ``column`` is the same rule over many strings at once: true exactly when the pattern
     matches each of them (``tests/unit/test_columns.py`` holds every rule to that).
+    ``colon_free``: no string the pattern matches holds a ``:`` (so the count of a file's
+    colons, :mod:`flightdeck.suite.colons`, skips them).
     """
 
     pattern: str
     column: Callable[[list[str]], bool]
+    colon_free: bool = False
 
     def matches(self, value: str) -> bool:
         return _compiled(self.pattern).search(value) is not None
@@ -104,7 +108,10 @@ class Spelled:
     @functools.cached_property
     def pattern(self) -> Pattern:
         count = "+" if self.length is None else f"{{{self.length}}}"
-        return Pattern(rf"\A{re.escape(self.prefix)}{self.chars}{count}\Z", self._column)
+        colon_free = ":" not in self.prefix and _compiled(self.chars).fullmatch(":") is None
+        return Pattern(
+            rf"\A{re.escape(self.prefix)}{self.chars}{count}\Z", self._column, colon_free
+        )
 
     @functools.cached_property
     def size(self) -> Meta:
@@ -172,12 +179,6 @@ class Columns:
             values = self._at[place] = _step(step, parent)
         return values
 
-    @functools.cached_property
-    def encoded(self) -> bytes:
-        """The records encoded again as JSON, in one call (for :func:`colons_agree`)."""
-        lines: bytes = encoder().encode_lines(self.records)
-        return lines
-
 
 def _step(step: str, values: list[Any]) -> list[Any]:
     if step == ITEM:
@@ -205,82 +206,190 @@ def accepts(rules: tuple[tuple[Place, Rule], ...], columns: Columns) -> bool:
     return True
 
 
-# --- a key given twice, told from the records already decoded -----------------------------
+# --- a key given twice, told from the colons of the records already decoded -----------
+# Every key of a JSON text ends with the one ":" outside strings after it; every other colon
+# is in a string, which the record holds as the file wrote it (\u003a sends the file to the
+# closer look). So a file giving each key once has a colon a key its records were given and
+# those in their strings, counted from the type tree and the columns (no second encoding); a
+# key given twice adds one, as does a not-null field given as null (held as None, as if left
+# out). Each count not exact is low: the two can differ without a repeat, never agree with one.
+
+FieldInfo = msgspec.structs.FieldInfo
+_SCALARS = (bool, int, float, type(None), msgspec.UnsetType)  # JSON without a colon
+_WORD = re.compile(r"[A-Za-z0-9_-]+\Z")  # a name no JSON token but a string touches
+
+
+class _Uncountable(HandledError):
+    """Not counted (``Any``, ``Raw``, an array-like record, a default with a colon...)."""
 
 
 def colons_agree(
-    data: bytes,
-    columns: Columns,
-    *,
-    in_file: tuple[msgspec.structs.FieldInfo, ...],
-    not_null: tuple[str, ...],
+    data: bytes, columns: Columns, *, in_file: tuple[FieldInfo, ...], not_null: tuple[str, ...]
 ) -> bool:
-    """Whether ``data``, a file msgspec took whole as ``columns.records``, has exactly the
-    colons of their keys: then no key is given twice at any depth (msgspec keeps the last)
-    and no not-null field is given as null. False means: look closer.
+    """Whether ``data``, a file of one record a line that msgspec took whole as
+    ``columns.records``, has exactly the colons of their keys and strings: then no key is
+    given twice at any depth and no not-null field is given as null. False means: look closer.
 
-    Counted on the records already decoded: every key in the file ends with the one ``:``
-    outside strings after it, and the records encoded again have one ``:`` per field, with
-    the same ``:`` inside their strings (msgspec never escapes one). So the file has as
-    many colons as the encoding less the fields it never gave (:func:`_absent_fields`), and
-    one more for each key given twice or not-null field given as null (which the record
-    holds as None, counted as left out). Every count of absent fields that is not exact
-    errs high, so the counts can differ without a repeat, never agree with one.
+    ``in_file`` are the fields a file may give (the reader sets the others); ``not_null``
+    those it may leave out but not give as null. A field was given by every record when
+    required, by none when the reader sets it, by the records not at its default, and by no
+    other when that default is ``UNSET`` (no JSON value decodes to it); a not-null field
+    holding None, as left out. Which other records at a default gave a top-level field is
+    :func:`_given`, or a decode of just those fields (:func:`_presence`); in a nested record
+    none is counted (low). A default holds no colon (else not counted): a file lacks none.
     """
-    if not columns.records:
+    records = columns.records
+    if not records:
         return True
     # an escaped colon holds a backslash: one memchr pass over most files
     if b"\\" in data and ESCAPED_COLON.search(data) is not None:
         return False
-    absent = _absent_fields(data, columns, in_file, not_null)
-    return data.count(b":") == columns.encoded.count(b":") - absent
+    cls, unsure = type(records[0]), list[FieldInfo]()
 
-
-def _absent_fields(
-    data: bytes,
-    columns: Columns,
-    in_file: tuple[msgspec.structs.FieldInfo, ...],
-    not_null: tuple[str, ...],
-) -> int:
-    """How many fields of ``columns.records`` the file ``data`` left out (or more, never less).
-
-    A field the reader sets is never in a file; a not-null field holding None was left
-    out (or given as null, which the colons then show); a record whose value is not the
-    field's default gave the field. When ``data`` holds the key ``"name":`` no more often
-    than that, the records at the default are counted as having left it out (if one gave
-    it after all, the count is high); otherwise the file is decoded once more into a
-    record of just those fields, as ``msgspec.Raw`` or unset, which says exactly which
-    records gave each (a key written with escapes included).
-    """
-    records = columns.records
-    cls = type(records[0])
-    if cls.__struct_config__.omit_defaults:  # a field at its default is encoded as left out
-        return 0
-    absent = 0
-    names_in_file = {f.name for f in in_file}
-    unsure: list[msgspec.structs.FieldInfo] = []
-    for f in msgspec.structs.fields(cls):
-        if f.required:
-            continue
-        if f.name not in names_in_file:  # the reader sets it: never in a file, always encoded
-            absent += len(records)
-            continue
+    def top_level(f: FieldInfo, place: Place) -> int:
+        if f not in in_file:
+            return 0
         values = columns[(f.name,)]
         if f.name in not_null:
-            absent += values.count(None)
-            continue
-        given = len(values) - values.count(f.default)
-        if given == len(values):
-            continue
-        if data.count(b'"' + f.encode_name.encode() + b'":') <= given:
-            absent += len(values) - given
-            continue
-        unsure.append(f)
+            return len(values) - values.count(None)
+        given = _not_at_default(f, values)
+        if given == len(values) or _default(f) is msgspec.UNSET:
+            return given
+        told = _given(data, cls, f.encode_name, given)
+        if told is None:  # as given by all; those that left it out come off below
+            unsure.append(f)
+        return len(values) if told is None else told
+
+    try:
+        expected = _record_colons(cls, (), columns, top_level)
+    except _Uncountable:
+        return False
     if unsure:
         given_or_not = _presence(tuple((f.name, f.encode_name) for f in unsure)).decode_lines(data)
         for f in unsure:
-            absent += list(map(attrgetter(f.name), given_or_not)).count(msgspec.UNSET)
-    return absent
+            absent = list(map(attrgetter(f.name), given_or_not)).count(msgspec.UNSET)
+            expected -= absent * (1 + f.encode_name.count(":"))
+    return data.count(b":") == expected
+
+
+def _record_colons(
+    cls: Any, place: Place, columns: Columns, given: Callable[[FieldInfo, Place], int] | None
+) -> int:
+    """The colons of the records at ``place``: a key for each field given (``given`` counts
+    the records that gave a field with a default; None: those not at it) and those in the
+    values (skipped for a field given by none: at its default, or the count is low already)."""
+    if cls.__struct_config__.array_like:
+        raise _Uncountable(cls)
+    colons = 0
+    for f in msgspec.structs.fields(cls):
+        if f.required:
+            count = len(columns[place])
+        elif _default(f) is not msgspec.UNSET and b":" in msgspec.json.encode(_default(f)):
+            raise _Uncountable(f)
+        elif given is None:
+            count = _not_at_default(f, columns[(*place, f.name)])
+        else:
+            count = given(f, place)
+        if count:
+            key = count * (1 + f.encode_name.count(":"))
+            colons += key + _colons(f.type, (*place, f.name), columns)
+    return colons
+
+
+def _not_at_default(f: FieldInfo, values: list[Any]) -> int:
+    return len(values) - values.count(_default(f))
+
+
+def _default(f: FieldInfo) -> Any:
+    return f.default_factory() if f.default is msgspec.NODEFAULT else f.default
+
+
+def _base(type_: Any) -> Any:
+    while get_origin(type_) is Annotated:
+        type_ = get_args(type_)[0]
+    return type_
+
+
+def _colons(type_: Any, place: Place, columns: Columns) -> int:
+    """The colons inside the values at ``place``, of type ``type_``: in their strings, and
+    the keys of their dicts and records."""
+    base = _base(type_)
+    origin, args = get_origin(base), get_args(base)
+    if base is str:
+        rules = getattr(type_, "__metadata__", ())
+        if any(isinstance(rule, Pattern) and rule.colon_free for rule in rules):
+            return 0
+        return "".join(columns[place]).count(":")
+    if base in _SCALARS or (origin is Literal and not any(":" in str(a) for a in args)):
+        return 0
+    if origin in (Union, types.UnionType):
+        members = [t for t in args if t not in (type(None), msgspec.UnsetType)]
+        if len(members) == 1:  # X | None, X | Unset: the values given
+            return _colons(members[0], (*place, GIVEN), columns)
+        if all(t in _SCALARS for t in members):
+            return 0
+    elif origin is list or (origin is tuple and args[1:] == (Ellipsis,)):
+        return _colons(args[0], (*place, ITEM), columns)
+    elif origin is dict:
+        at_key, at_value = (*place, KEY), (*place, VALUE)
+        keys = len(columns[at_key]) + _colons(args[0], at_key, columns)
+        return keys + _colons(args[1], at_value, columns)
+    elif isinstance(base, type) and issubclass(base, msgspec.Struct):
+        return _record_colons(base, place, columns, None)
+    raise _Uncountable(type_)
+
+
+def _given(data: bytes, cls: Any, name: str, at_least: int) -> int | None:
+    """How many records of ``data`` (one a line, of type ``cls``) gave the top-level key
+    ``name``, known to be at least ``at_least``: exactly, or low; None: not told here.
+
+    The text ``"name":`` is each key written plainly. Seen no more than ``at_least`` times,
+    ``at_least`` is the count (exact unless a key is written with an escape or a space
+    before its colon, which the colons then show). Where every ``"name":`` is this field's
+    key (:func:`_plain_key`), a line holding it twice repeats it; the lines holding it gave it.
+    """
+    key = b'"' + name.encode() + b'":'
+    written = data.count(key)
+    if written <= at_least:
+        return at_least
+    if not _plain_key(cls, name):
+        return None
+    # then a key ending in name on the line (another field's too: low); in re's cache
+    twice = re.escape(key) + rb".*" + re.escape(key[1:])
+    return at_least if re.search(twice, data) is not None else written
+
+
+@functools.cache
+def _plain_key(cls: Any, name: str) -> bool:
+    """Whether every ``"name":`` in a valid file of ``cls`` records is their top-level key.
+
+    In valid JSON a ``"`` right after a letter, digit, ``_`` or ``-`` closes a string (one
+    opening a string follows white space or one of ``{[,:``), and a string right before a
+    ``:`` is a key. The ``"`` before ``name`` is then the key's first (the key is ``name``)
+    or an escaped one inside it (the key holds a ``"``), not one closing a string, after
+    which no letter comes. When every record in the tree refuses unknown fields and no dict
+    or ``Any`` is there, every key is a field's name; none holds a ``"``, and only the
+    top-level record has a field ``name``: that one.
+    """
+    records, todo = [cls], [f.type for f in msgspec.structs.fields(cls)]
+    while todo:
+        base = _base(todo.pop())
+        origin = get_origin(base)
+        if origin in (Union, types.UnionType, tuple, list):
+            todo += [t for t in get_args(base) if t is not Ellipsis]
+        elif isinstance(base, type) and issubclass(base, msgspec.Struct):
+            if base not in records:
+                records.append(base)
+                todo += [f.type for f in msgspec.structs.fields(base)]
+        elif not (base is str or base in _SCALARS or origin is Literal):
+            return False  # a dict's keys, or Any's, may be anything
+    names = [[f.encode_name for f in msgspec.structs.fields(c)] for c in records]
+    return (
+        _WORD.match(name) is not None
+        and all(c.__struct_config__.forbid_unknown_fields for c in records)
+        and not any('"' in n for n in chain.from_iterable(names))
+        and name not in chain.from_iterable(names[1:])
+    )
 
 
 @functools.cache
