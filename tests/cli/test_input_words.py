@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.builders import Project
+from tests.builders import BuiltProject
 
 from flightdeck.cli import cli
 from flightdeck.files.clock import format_utc
@@ -33,7 +33,7 @@ def assert_error(result: Result, line: str) -> None:
 
 
 @pytest.fixture
-def sealed(runner: CliRunner, project: Project) -> Project:
+def sealed(runner: CliRunner, project: BuiltProject) -> BuiltProject:
     """The project's suite sealed (holdouts/ registers it), with an arm ``a`` ready to score."""
     result = invoke(runner, "knowledge", "seal", str(project.suite), "--holdouts", "holdouts")
     assert result.exit_code == 0, result.output
@@ -41,7 +41,7 @@ def sealed(runner: CliRunner, project: Project) -> Project:
     return project
 
 
-def score(runner: CliRunner, project: Project) -> Result:
+def score(runner: CliRunner, project: BuiltProject) -> Result:
     return invoke(runner, "knowledge", "score", str(project.suite), "--arm", "a")
 
 
@@ -51,7 +51,7 @@ def line_of(path: Path, text: str) -> int:
     return next(n for n, line in enumerate(lines, start=1) if text in line)
 
 
-def with_label_times(project: Project, times: list[str]) -> Path:
+def with_label_times(project: BuiltProject, times: list[str]) -> Path:
     path = project.suite / "labels" / "a.jsonl"
     labels = [json.loads(line) for line in path.read_text().splitlines()]
     for label, time in zip(labels, times, strict=False):
@@ -63,7 +63,9 @@ def with_label_times(project: Project, times: list[str]) -> Path:
 # --- a time that is no real time ------------------------------------------------------------
 
 
-def test_a_label_time_that_is_no_real_time_is_refused(runner: CliRunner, sealed: Project) -> None:
+def test_a_label_time_that_is_no_real_time_is_refused(
+    runner: CliRunner, sealed: BuiltProject
+) -> None:
     now = format_utc(datetime.now(UTC))
     labels = with_label_times(sealed, [now, "2026-13-45T99:00:00Z"])
     assert_error(
@@ -73,7 +75,7 @@ def test_a_label_time_that_is_no_real_time_is_refused(runner: CliRunner, sealed:
     )
 
 
-def test_the_time_the_rating_tool_writes_is_read(runner: CliRunner, sealed: Project) -> None:
+def test_the_time_the_rating_tool_writes_is_read(runner: CliRunner, sealed: BuiltProject) -> None:
     # knowledge rate stamps a label with format_utc of its clock (rating/session.py)
     with_label_times(sealed, [format_utc(datetime.now(UTC))] * 8)
     result = score(runner, sealed)
@@ -81,7 +83,7 @@ def test_the_time_the_rating_tool_writes_is_read(runner: CliRunner, sealed: Proj
 
 
 def test_a_registration_time_that_is_no_real_time_is_refused(
-    runner: CliRunner, sealed: Project
+    runner: CliRunner, sealed: BuiltProject
 ) -> None:
     path = sealed.root / "holdouts" / "manifest.json"
     text = path.read_text()
@@ -100,7 +102,7 @@ def test_a_registration_time_that_is_no_real_time_is_refused(
 
 
 def test_a_field_of_the_holdouts_manifest_is_named_on_its_line(
-    runner: CliRunner, sealed: Project
+    runner: CliRunner, sealed: BuiltProject
 ) -> None:
     path = sealed.root / "holdouts" / "manifest.json"
     path.write_text(path.read_text().replace('"format": 1', '"format": "1"'))
@@ -113,7 +115,7 @@ def test_a_field_of_the_holdouts_manifest_is_named_on_its_line(
 
 
 def test_a_field_of_a_sealed_manifest_is_named_on_its_line_with_the_fix(
-    runner: CliRunner, sealed: Project
+    runner: CliRunner, sealed: BuiltProject
 ) -> None:
     path = sealed.suite / "manifest.json"
     manifest = json.loads(path.read_text())
@@ -132,7 +134,7 @@ def test_a_field_of_a_sealed_manifest_is_named_on_its_line_with_the_fix(
     [pytest.param(2, True, id="several-lines"), pytest.param(None, False, id="one-line")],
 )
 def test_a_field_of_a_meta_file_is_named_on_its_line_when_it_has_several(
-    runner: CliRunner, sealed: Project, indent: int | None, where: bool
+    runner: CliRunner, sealed: BuiltProject, indent: int | None, where: bool
 ) -> None:
     path = sealed.suite / "answers" / "a.meta.json"
     meta = json.loads(path.read_text())
@@ -214,7 +216,7 @@ PARAMS = (
     ],
 )  # fmt: skip
 def test_a_params_value_of_the_wrong_type_says_what_to_write(
-    runner: CliRunner, project: Project, old: str, new: str, line: int, message: str
+    runner: CliRunner, project: BuiltProject, old: str, new: str, line: int, message: str
 ) -> None:
     (project.root / "params.yaml").write_text(PARAMS.replace(old, new))
     result = invoke(runner, "knowledge", "status", str(project.suite))
@@ -250,7 +252,7 @@ RESTORE = "restore the file from git (knowledge score appends it)"
     ],
 )
 def test_a_bad_ledger_record_is_named_on_its_line(
-    runner: CliRunner, sealed: Project, record: dict[str, object], message: str
+    runner: CliRunner, sealed: BuiltProject, record: dict[str, object], message: str
 ) -> None:
     ledger = sealed.suite / "scores.jsonl"
     ledger.write_text(json.dumps({"arm": "b", "answers_sha256": "1" * 64}) + "\n")
@@ -259,7 +261,7 @@ def test_a_bad_ledger_record_is_named_on_its_line(
 
 
 def test_a_ledger_record_with_a_field_of_a_newer_writer_is_read(
-    runner: CliRunner, sealed: Project
+    runner: CliRunner, sealed: BuiltProject
 ) -> None:
     ledger = sealed.suite / "scores.jsonl"
     answers = sha256_bytes((sealed.suite / "answers" / "a.jsonl").read_bytes())
