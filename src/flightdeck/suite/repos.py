@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import select
 import shutil
 import subprocess
 import tempfile
@@ -17,8 +18,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
+from subprocess import PIPE
 
-from flightdeck.errors import InputError
+from flightdeck.errors import InputError, InternalError
 
 
 def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -97,81 +99,114 @@ class BlobReader:
     """A ``git cat-file --batch`` process: many blobs, one process.
 
     The one reader of cat-file's replies in flightdeck: :meth:`read` asks for one object and
-    waits, :meth:`fetch` streams many (the workspace store's blobs).
-    """
+    waits, :meth:`fetch` streams many (the workspace store's blobs). An exchange left half
+    done (a fetch its consumer left, an error mid-reply) leaves replies that belong to no
+    one: its process is killed and the next call starts a fresh one."""
 
     def __init__(self, git_dir: Path) -> None:
-        self._proc = subprocess.Popen(
-            ["git", f"--git-dir={git_dir}", "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        self._git_dir = git_dir
+        self._proc: subprocess.Popen[bytes] | None = self._start()
+        self._half_done = False  # an exchange began and did not read all its replies
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        argv = ["git", f"--git-dir={self._git_dir}", "cat-file", "--batch"]
+        return subprocess.Popen(argv, stdin=PIPE, stdout=PIPE, stderr=subprocess.DEVNULL)
+
+    def _begin(self) -> subprocess.Popen[bytes]:
+        """The process for a new exchange: a fresh one when the last was left half done."""
+        if self._half_done or self._proc is None:
+            self._discard()
+            self._proc = self._start()
+        self._half_done = True
+        return self._proc
 
     def read(self, rev: str, path: str | None = None) -> bytes | None:
         """Bytes of ``rev:path`` (or of object ``rev``), or None when it is not a file there."""
-        assert self._proc.stdin is not None
         name = rev if path is None else f"{rev}:{path}"
         if "\n" in name:
             return None
-        self._proc.stdin.write(name.encode("utf-8", errors="surrogateescape") + b"\n")
-        self._proc.stdin.flush()
-        return self._reply(name)
+        proc = self._begin()
+        _send(proc, name.encode("utf-8", errors="surrogateescape") + b"\n")
+        data = _reply(proc, name)
+        self._half_done = False
+        return data
 
     def fetch(self, oids: list[str]) -> Iterator[tuple[str, bytes | None]]:
         """``(oid, bytes)`` in order, None for an object that is missing or not a blob.
 
-        The names are written from a second thread while the replies are read here: a
-        pipe holds only so much, and git stops reading names until its replies are taken.
-        """
-        import threading
-
-        assert self._proc.stdin is not None
+        No thread, no deadlock: git stops reading names while its replies fill the pipe, so
+        the names not answered yet stay within what a pipe always holds (``PIPE_BUF``) and
+        a write never waits; refilled at half, the window keeps git busy."""
         assert not any("\n" in oid for oid in oids), "an object id holds a newline"
-        stdin = self._proc.stdin
-        failed: list[BaseException] = []
-
-        def feed() -> None:
-            try:
-                stdin.write(b"".join(oid.encode() + b"\n" for oid in oids))
-                stdin.flush()
-            except OSError as exc:  # git died; the reader sees it too
-                failed.append(exc)
-
-        writer = threading.Thread(target=feed, daemon=True)
-        writer.start()
+        names = [oid.encode() + b"\n" for oid in oids]
+        proc = self._begin()
+        sent = pending = 0  # names written; bytes of those whose replies are not read
         try:
-            for oid in oids:
-                yield oid, self._reply(oid)
-        finally:
-            writer.join()
-        if failed:
-            raise failed[0]
+            for i, oid in enumerate(oids):
+                if pending <= _WINDOW // 2 and (batch := sent) < len(names):
+                    while sent < len(names) and pending + len(names[sent]) <= _WINDOW or i == sent:
+                        pending, sent = pending + len(names[sent]), sent + 1
+                    _send(proc, b"".join(names[batch:sent]))
+                data = _reply(proc, oid)
+                pending -= len(names[i])
+                yield oid, data
+                if self._proc is not proc:
+                    raise InternalError("BlobReader used by another call while a fetch was open")
+        except BaseException:
+            if self._proc is proc:
+                self._discard()
+            raise
+        self._half_done = False
 
-    def _reply(self, name: str) -> bytes | None:
-        """The answer to one name: the blob's bytes, or None (missing, ambiguous, not a blob)."""
-        assert self._proc.stdout is not None
-        stdout = self._proc.stdout
-        header = stdout.readline().rstrip(b"\n")
-        if not header:
-            raise OSError(f"git cat-file stopped before answering {name!r}")
-        # "<oid> <type> <size>", or "<name> missing" / "<name> ambiguous", where the name
-        # may hold spaces: read the answer from the right.
-        if header.endswith((b" missing", b" ambiguous")):
-            return None
-        parts = header.rsplit(b" ", 2)
-        if len(parts) != 3 or not parts[2].isdigit():
-            raise OSError(f"git cat-file answered {name!r} with {header[:80]!r}")
-        data = stdout.read(int(parts[2]))
-        stdout.read(1)  # the newline after the contents
-        return data if parts[1] == b"blob" else None
+    def _discard(self) -> None:
+        """Kill the process, whatever replies it still holds; the next call starts another."""
+        proc, self._proc, self._half_done = self._proc, None, False
+        if proc is not None:
+            proc.kill()
+            _close(proc)
 
     def close(self) -> None:
-        for stream in (self._proc.stdin, self._proc.stdout):
-            if stream is not None:
-                with suppress(OSError):
-                    stream.close()
-        self._proc.wait()
+        if self._proc is not None:
+            if self._half_done:
+                self._proc.kill()
+            _close(self._proc)
+
+
+_WINDOW = select.PIPE_BUF  # bytes an empty pipe takes without a wait (at least 512, POSIX)
+
+
+def _send(proc: subprocess.Popen[bytes], names: bytes) -> None:
+    assert proc.stdin is not None
+    with suppress(BrokenPipeError):  # git died: the reply awaited says so
+        proc.stdin.write(names)
+        proc.stdin.flush()
+
+
+def _reply(proc: subprocess.Popen[bytes], name: str) -> bytes | None:
+    """The answer to one name: the blob's bytes, or None (missing, ambiguous, not a blob)."""
+    stdout = proc.stdout
+    assert stdout is not None
+    header = stdout.readline().rstrip(b"\n")
+    if not header:
+        raise InternalError(f"git cat-file stopped before answering {name!r}")
+    # "<oid> <type> <size>" or "<name> missing"/"ambiguous": a name may hold spaces.
+    if header.endswith((b" missing", b" ambiguous")):
+        return None
+    parts = header.rsplit(b" ", 2)
+    if len(parts) != 3 or not parts[2].isdigit():
+        raise InternalError(f"git cat-file answered {name!r} with {header[:80]!r}")
+    data = stdout.read(int(parts[2]))
+    if len(data) != int(parts[2]) or stdout.read(1) != b"\n":
+        raise InternalError(f"git cat-file stopped in the middle of {name!r}")
+    return data if parts[1] == b"blob" else None
+
+
+def _close(proc: subprocess.Popen[bytes]) -> None:
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            with suppress(OSError):
+                stream.close()
+    proc.wait()
 
 
 def _resolve_git_dir(location: Path, cache_dir: Path) -> Path:
