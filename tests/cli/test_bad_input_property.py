@@ -242,6 +242,7 @@ SETTINGS = settings(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reader", sorted(READERS))
 @SETTINGS
 @given(data=st.data())

@@ -126,6 +126,7 @@ def assert_one_hit(holdouts: Path, file: Path, line: int) -> None:
     assert suite_state(holdouts, "other-v1") == "sealed"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encode", TEXT_FORMS)
 def test_an_encoded_canary_is_found_on_its_line(
     holdouts: Path, tmp_path: Path, encode: Callable[[str], str]

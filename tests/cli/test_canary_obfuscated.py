@@ -76,6 +76,7 @@ FORMS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("encode", FORMS)
 def test_an_obfuscated_canary_is_found_on_its_line(
     holdouts: Path, tmp_path: Path, encode: Callable[[str], str]

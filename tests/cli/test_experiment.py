@@ -324,6 +324,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_stopping_the_runner_kills_running_harnesses_and_exits_130(
@@ -491,6 +492,7 @@ def test_a_disk_that_refuses_a_trace_fails_that_trial_alone_and_a_rerun_retries_
     assert sorted(a["id"] for a in answer_lines(project)) == ["q1", "q2", "q3", "q4"]
 
 
+@pytest.mark.slow
 def test_a_scored_arm_runs_again_only_to_the_same_answers(
     runner: CliRunner, project: BuiltProject
 ) -> None:

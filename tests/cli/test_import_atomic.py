@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 from tests.builders import FILES_AS_OF, BuiltProject
 
@@ -101,6 +102,7 @@ def state(project: BuiltProject) -> tuple[bool, bool, str | None]:
     return (folder / "chat.jsonl").is_file(), meta.is_file(), by
 
 
+@pytest.mark.slow
 def test_a_killed_first_import_leaves_both_files_or_neither(project: BuiltProject) -> None:
     outcomes = []
     limit = 1
@@ -120,6 +122,7 @@ def test_a_killed_first_import_leaves_both_files_or_neither(project: BuiltProjec
     assert limit >= 5, limit  # mkdir, the two fsyncs, the commit rename, the two moves
 
 
+@pytest.mark.slow
 def test_a_killed_replace_keeps_the_old_pair_or_the_new(project: BuiltProject) -> None:
     assert import_killed_at(project, 10**6, "ada") == 0  # the old pair, in one piece
     old_answers = (project.suite / "answers" / "chat.jsonl").read_bytes()

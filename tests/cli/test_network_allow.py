@@ -328,6 +328,7 @@ def test_an_unreachable_allowed_target_fails_the_trial_with_one_line(
     }
 
 
+@pytest.mark.slow
 def test_no_relay_outlives_a_killed_trial_or_a_killed_runner(
     runner: CliRunner, project: BuiltProject, allowed: Recorder
 ) -> None:

@@ -124,15 +124,18 @@ def noisy_text(rng: random.Random, pieces: int) -> bytes:
 @pytest.mark.parametrize(
     ("chunk_size", "jobs", "most_pieces"),
     [
-        # a chunk boundary after every byte: on short files in the fast subset, on files as
-        # long as the other cases' (about 20 s) in the full run
+        # a chunk boundary after every byte, or every 50 to 84 (a canary's length either
+        # side): on short files in the fast subset (still a boundary every few pieces), on
+        # files of up to 1,500 pieces (about 2 s each) in the full run
         pytest.param(1, 1, 150, id="1-1-short"),
         pytest.param(1, 1, 1500, marks=pytest.mark.slow, id="1-1"),
         *(
-            pytest.param(size, jobs, 1500, id=f"{size}-{jobs}")
-            for size in (50, 82, 83, 84, 4096)
+            pytest.param(size, jobs, pieces, marks=marks, id=f"{size}-{jobs}{suffix}")
+            for size in (50, 82, 83, 84)
             for jobs in (1, 2)
+            for pieces, marks, suffix in ((150, (), "-short"), (1500, pytest.mark.slow, ""))
         ),
+        *(pytest.param(4096, jobs, 1500, id=f"4096-{jobs}") for jobs in (1, 2)),
     ],
 )
 def test_every_chunk_boundary_and_range_split_agree_with_a_regex(

@@ -318,6 +318,7 @@ def _object(draw: st.DrawFn, obj: dict[str, object], repeat: bool) -> tuple[str,
     return "{" + ", ".join(items) + "}", plain
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.data(), st.sampled_from(sorted(RECORDS)))
 def test_the_colons_never_agree_with_a_repeated_key(data: st.DataObject, kind: str) -> None:

@@ -4,6 +4,7 @@ entries that flag no citation as ``first_unflagging`` reads them, label by label
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,6 +69,7 @@ def test_no_answers_and_no_labels() -> None:
     assert unflagging_labels(frames) == []
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(
