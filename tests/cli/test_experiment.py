@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from tests.builders import FILES_AS_OF, BuiltProject, sha
+from tests.cli_calls import invoke
 from tests.processes import live_command_lines
 
 from flightdeck.cli import cli
@@ -29,10 +30,6 @@ REPO_SEARCH = shlex.join([sys.executable, "-m", "flightdeck", "experiment", "age
 
 def harness(name: str, *args: str) -> str:
     return shlex.join([sys.executable, str(HARNESSES / name), *args])
-
-
-def invoke(runner: CliRunner, *args: str) -> Result:
-    return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
 def run(runner: CliRunner, project: BuiltProject, command: str, *extra: str) -> Result:

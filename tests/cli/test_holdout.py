@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from tests.builders import BuiltProject
+from tests.cli_calls import invoke
 
 from flightdeck.cli import cli
 from flightdeck.cli.holdout import scan_lines
@@ -20,10 +21,6 @@ from flightdeck.suite.records import CANARY_PREFIX
 
 def canary(n: int) -> str:
     return f"{CANARY_PREFIX}{n:032x}"
-
-
-def invoke(runner: CliRunner, *args: str | Path) -> Result:
-    return runner.invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
 def assert_error(result: Result, line: str) -> None:

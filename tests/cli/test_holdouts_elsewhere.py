@@ -7,12 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 from tests.builders import BuiltProject
-
-from flightdeck.cli import cli
-
-
-def invoke(runner: CliRunner, *args: str) -> Result:
-    return runner.invoke(cli, list(args), catch_exceptions=False)
+from tests.cli_calls import invoke
 
 
 def voided(runner: CliRunner, project: BuiltProject) -> Path:

@@ -15,21 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from tests.builders import BuiltProject
+from tests.cli_calls import assert_error, invoke
 
-from flightdeck.cli import cli
 from flightdeck.files.clock import format_utc
 from flightdeck.files.jsonl import sha256_bytes
-
-
-def invoke(runner: CliRunner, *args: str) -> Result:
-    return runner.invoke(cli, list(args), catch_exceptions=False)
-
-
-def assert_error(result: Result, line: str) -> None:
-    """Bad input: exit 2, exactly one stderr line, no traceback."""
-    assert result.exit_code == 2, result.output
-    assert result.stderr == f"error: {line}\n"
-    assert "Traceback" not in result.output
 
 
 @pytest.fixture

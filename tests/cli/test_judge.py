@@ -15,10 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
+from tests.cli_calls import assert_error, invoke
 from tests.judging import N, build_judge_project, qid, write_arm, write_people
-
-from flightdeck.cli import cli
 
 SUITE = "suites/judged-v1"
 STATES = [i % 2 == 0 for i in range(N)]
@@ -33,16 +32,6 @@ def people_votes() -> tuple[list[bool], list[bool]]:
     ravi = list(ana)
     ravi[6] = False  # ana True, ravi False: a tie, so the majority is incorrect
     return ana, ravi
-
-
-def invoke(runner: CliRunner, *args: str) -> Result:
-    return runner.invoke(cli, list(args), catch_exceptions=False)
-
-
-def assert_error(result: Result, line: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert result.stderr == f"error: {line}\n"
-    assert "Traceback" not in result.output
 
 
 @pytest.fixture

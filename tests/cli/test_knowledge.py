@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from tests.builders import FILES_LATER, BuiltProject, answer, labels_for, sha, write_jsonl
+from tests.cli_calls import assert_error, invoke
 
 from flightdeck.cli import cli
 from flightdeck.scoring.fabricated import SPLIT as FABRICATED_SPLIT
@@ -18,17 +19,6 @@ from flightdeck.suite.records import CANARY_RE
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 # score's arms a and b, b the candidate against the baseline a
 B_AGAINST_A = ["--arm", "a", "--arm", "b", "--baseline", "a", "--candidate", "b"]
-
-
-def invoke(runner: CliRunner, *args: str) -> Result:
-    return runner.invoke(cli, list(args), catch_exceptions=False)
-
-
-def assert_error(result: Result, line: str) -> None:
-    """Bad input: exit 2, exactly one stderr line, no traceback."""
-    assert result.exit_code == 2, result.output
-    assert result.stderr == f"error: {line}\n"
-    assert "Traceback" not in result.output
 
 
 def seal(runner: CliRunner, project: BuiltProject) -> Result:
