@@ -266,6 +266,24 @@ def test_the_kernels_allowed_are_still_there() -> None:
         pytest.param(
             "flightdeck.arms.agents.compose:compose", ["kind", "terms", "asked"], id="compose"
         ),
+        pytest.param(
+            "flightdeck.suite.checks:check_suite",
+            [
+                "questions_path",
+                "keys_path",
+                "questions",
+                "keys",
+                "repos",
+                "repos_not_at_hand",
+                "broken_ids",
+            ],
+            id="check-suite",
+        ),
+        pytest.param(
+            "flightdeck.arms.trees:relink",
+            ["base", "old", "files", "store", "checked"],
+            id="relink",
+        ),
     ],
 )
 def test_wide_signatures_take_their_options_by_name(function: str, named: list[str]) -> None:
