@@ -284,6 +284,11 @@ def test_the_kernels_allowed_are_still_there() -> None:
             ["base", "old", "files", "store", "checked"],
             id="relink",
         ),
+        pytest.param(
+            "flightdeck.arms.agents.llm_batch:write_sample",
+            ["provenance", "time_limit", "process"],
+            id="write-sample",
+        ),
     ],
 )
 def test_wide_signatures_take_their_options_by_name(function: str, named: list[str]) -> None:
@@ -291,6 +296,13 @@ def test_wide_signatures_take_their_options_by_name(function: str, named: list[s
 
     module, name = function.split(":")
     assert keyword_only(getattr(importlib.import_module(module), name)) == named
+
+
+def test_the_scored_frame_takes_the_arms_frames_whole() -> None:
+    # four polars frames by position could be passed in any order and still run
+    from flightdeck.scoring.tables import scored_frame
+
+    assert list(inspect.signature(scored_frame).parameters) == ["tables", "frames"]
 
 
 def test_the_claims_of_tables_are_named() -> None:
