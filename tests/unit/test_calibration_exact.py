@@ -37,7 +37,7 @@ def test_the_calibration_equals_the_oracle_from_the_definitions(
 ) -> None:
     cal = calibrate(n, threshold, alpha=0.025, side=side)
     n10, n01 = cells(n)
-    held = claims(cal, n10, n01)[0]
+    held = claims(cal, n10, n01).held
     mine = {(int(b), int(c)) for b, c, h in zip(n10, n01, held, strict=True) if h}
     assert mine == exact_oracle.calibrate(n, threshold, 0.025, side)
     # The worst case on the oracle's grid is the production size, up to the refinement
@@ -69,7 +69,7 @@ def test_the_old_rule_broke_the_guarantee_above_100(n: int, published: float) ->
     cal = calibrate(n, 15.0, alpha=0.025, side="shown")
     assert cal.size is not None
     assert cal.size <= 0.025
-    new = rule_size(n, 15.0, claims(cal, n10, n01)[0].astype(float)).size
+    new = rule_size(n, 15.0, claims(cal, n10, n01).held.astype(float)).size
     assert new <= cal.size + 1e-12
 
 
@@ -77,7 +77,7 @@ def _dominance_violations(n: int, side: str, threshold: float) -> list[tuple[int
     cal = calibrate(n, threshold, alpha=0.025, side=side)
     n10, n01 = cells(n)
     pairs = zip(n10.tolist(), n01.tolist(), strict=True)
-    held = dict(zip(pairs, claims(cal, n10, n01)[0].tolist(), strict=True))
+    held = dict(zip(pairs, claims(cal, n10, n01).held.tolist(), strict=True))
     bad = []
     for (b, c), h in held.items():
         # A table with one more win, or one loss fewer, dominates (b, c).
@@ -142,7 +142,8 @@ def test_a_1e15_change_of_any_statistic_changes_no_claim(
 ) -> None:
     cal = calibrate(n, threshold, alpha=0.025, side=side)
     n10, n01 = cells(n)
-    held, stat = claims(cal, n10, n01)
+    table = claims(cal, n10, n01)
+    held, stat = table.held, table.statistic
     edge = (n01 - n10) if side == "ruled_out" else (n10 - n01)
     for nudged in (stat + 1e-15, stat - 1e-15, stat * (1 + 1e-15), stat * (1 - 1e-15)):
         assert np.array_equal(cal.rule.claims(nudged, edge), held)
@@ -154,7 +155,8 @@ def test_the_table_at_alpha_prime_is_not_claimed_and_would_break_the_guarantee()
     for n in (16, 40):
         cal = calibrate(n, 15.0, alpha=0.025, side="shown")
         n10, n01 = cells(n)
-        held, stat = claims(cal, n10, n01)
+        table = claims(cal, n10, n01)
+        held, stat = table.held, table.statistic
         at = np.flatnonzero(stat == cal.level)
         assert at.size >= 1
         assert not cal.rule.claims(stat[at] - 1e-15, n10[at] - n01[at]).any()
@@ -205,5 +207,5 @@ def test_the_smallest_n_that_can_pass_each_margin() -> None:
     cal = calibrate(16, -10.0, alpha=0.025, side="shown_by_score")
     assert needed_wins(cal, 3) == 9
     n10, n01 = cells(16)
-    held = claims(cal, n10, n01)[0]
+    held = claims(cal, n10, n01).held
     assert int(held.sum()) == 40  # issue 22: "the gate passes 40 of 153 tables at n = 16"

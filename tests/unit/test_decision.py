@@ -270,22 +270,22 @@ def test_simulated_false_shown_rate_of_the_calibrated_rule() -> None:
     for p01 in (0.0, 0.05, cal.worst_p01, 0.2, 0.4):
         assert p01 is not None
         counts = rng.multinomial(40, [p01 + 0.15, p01, 1 - 2 * p01 - 0.15], size=draws)
-        held, stat = claims(cal, counts[:, 0], counts[:, 1])
-        rate = float(np.mean(held))
-        exact = float(weights[np.argmin(np.abs(grid - p01))] @ claims(cal, *cells(40))[0])
+        table = claims(cal, counts[:, 0], counts[:, 1])
+        rate = float(np.mean(table.held))
+        exact = float(weights[np.argmin(np.abs(grid - p01))] @ claims(cal, *cells(40)).held)
         assert exact <= 0.025
         assert rate <= 0.025 + 3 * se, (p01, rate)
         assert abs(rate - exact) <= 4 * math.sqrt(exact * (1 - exact) / draws) + 1e-12
-        plain.append(float(np.mean(stat < 0.025)))
+        plain.append(float(np.mean(table.statistic < 0.025)))
     assert max(plain) > 0.025 + 3 * se  # the simulation would catch the uncalibrated rule
 
 
 def test_one_table_alone_claims_as_among_all_tables() -> None:
     cal = calibrate(40, 15.0, alpha=0.025, side="shown")
     n10, n01 = cells(40)
-    every = claims(cal, n10, n01)[0]
+    every = claims(cal, n10, n01).held
     for i in range(0, len(n10), 37):
-        assert claims(cal, [n10[i]], [n01[i]])[0][0] == every[i]
+        assert claims(cal, [n10[i]], [n01[i]]).held[0] == every[i]
 
 
 @pytest.mark.slow  # a decision for every third table at n = 40
@@ -432,7 +432,7 @@ def test_between_the_table_and_the_limit_the_level_is_exact() -> None:
     assert cal.size is not None
     assert 0.02 < cal.size <= 0.025
     d, _ = decision(700, 200, 60)
-    assert d.shown.holds is bool(claims(cal, [200], [60])[0][0])
+    assert d.shown.holds is bool(claims(cal, [200], [60]).held[0])
     assert d.min_detectable_exact
 
 

@@ -22,7 +22,7 @@ def test_at_n16_the_note_names_the_fewest_wins_and_they_are_exact(tmp_path: Path
     # Each named count passes and one fewer does not, by the calibrated rule itself.
     cal = calibrate(16, -10.0, alpha=0.025, side="shown_by_score")
     for wins, losses in ((3, 0), (5, 1), (7, 2), (9, 3)):
-        assert claims(cal, [wins, wins - 1], [losses, losses])[0].tolist() == [True, False]
+        assert claims(cal, [wins, wins - 1], [losses, losses]).held.tolist() == [True, False]
     # The demo's failed correctness (8 wins, 3 losses) gets its own row: 9 are needed.
     demo = small_n_note(16, Params(root=tmp_path, gate_margin=10.0), losses=(3,))
     assert "7 with 2 the other way, 9 with 3 the other way (and more" in demo
@@ -34,5 +34,5 @@ def test_below_the_smallest_n_no_table_passes(tmp_path: Path, margin: float) -> 
     assert note.endswith("the smallest n at which one can is 5")
     for n in range(1, 5):
         cal = calibrate(n, -margin, alpha=0.025, side="shown_by_score")
-        assert not claims(cal, *cells(n))[0].any()
-    assert claims(calibrate(5, -margin, alpha=0.025, side="shown_by_score"), *cells(5))[0].any()
+        assert not claims(cal, *cells(n)).held.any()
+    assert claims(calibrate(5, -margin, alpha=0.025, side="shown_by_score"), *cells(5)).held.any()

@@ -8,7 +8,7 @@ import pytest
 
 from flightdeck.errors import JudgeFailed
 from flightdeck.params.sections import JudgeSpec
-from flightdeck.rating.judge_calibration import bootstrap_kappa
+from flightdeck.rating.judge_calibration import KappaInterval, bootstrap_kappa
 from flightdeck.rating.judge_llm import LlmJudge, parse_verdict, render_prompt
 from flightdeck.rating.judgements import FactVerdict
 from flightdeck.rating.judges import find_fact
@@ -64,9 +64,10 @@ def test_bootstrap_interval_against_a_fixed_seed_loop_with_scikit_learn() -> Non
     import numpy as np
 
     resamples, seed = 300, 7
-    lo, hi, undefined = bootstrap_kappa(
-        JUDGE, PEOPLE, resamples=resamples, confidence=0.95, seed=seed
-    )
+    interval = bootstrap_kappa(JUDGE, PEOPLE, resamples=resamples, confidence=0.95, seed=seed)
+    lo, hi = interval.lo, interval.hi
+    assert lo is not None
+    assert hi is not None
     idx = np.random.default_rng(seed).integers(0, len(JUDGE), (resamples, len(JUDGE)))
     values = []
     for row in idx:
@@ -75,33 +76,30 @@ def test_bootstrap_interval_against_a_fixed_seed_loop_with_scikit_learn() -> Non
             continue  # p_e = 1: undefined
         values.append(sk_kappa(a, b))
     expected = np.percentile(values, [2.5, 97.5])
-    assert undefined == resamples - len(values) == 0
+    assert interval.undefined_draws == resamples - len(values) == 0
     assert lo == pytest.approx(expected[0], abs=1e-12)
     assert hi == pytest.approx(expected[1], abs=1e-12)
     assert lo < 0.5844 < hi
     # Deterministic: the same seed gives equal floats; another seed another interval.
-    assert bootstrap_kappa(JUDGE, PEOPLE, resamples=resamples, confidence=0.95, seed=seed) == (
-        lo,
-        hi,
-        0,
-    )
-    assert bootstrap_kappa(JUDGE, PEOPLE, resamples=resamples, confidence=0.95, seed=8)[0] != lo
+    again = bootstrap_kappa(JUDGE, PEOPLE, resamples=resamples, confidence=0.95, seed=seed)
+    assert again == KappaInterval(lo, hi, undefined_draws=0)
+    other = bootstrap_kappa(JUDGE, PEOPLE, resamples=resamples, confidence=0.95, seed=8)
+    assert other.lo != lo
 
 
 def test_bootstrap_edges() -> None:
     # n = 1: every resample has one label from both, p_e = 1, kappa undefined.
-    assert bootstrap_kappa([True], [True], resamples=50, confidence=0.95, seed=0) == (
-        None,
-        None,
-        50,
+    assert bootstrap_kappa([True], [True], resamples=50, confidence=0.95, seed=0) == KappaInterval(
+        None, None, undefined_draws=50
     )
-    assert bootstrap_kappa([], [], resamples=10, confidence=0.95, seed=0) == (None, None, 10)
+    assert bootstrap_kappa([], [], resamples=10, confidence=0.95, seed=0) == KappaInterval(
+        None, None, undefined_draws=10
+    )
     # Perfect agreement with both labels present: kappa 1 wherever it is defined.
-    lo, hi, undefined = bootstrap_kappa(
+    perfect = bootstrap_kappa(
         [True, False] * 10, [True, False] * 10, resamples=200, confidence=0.95, seed=0
     )
-    assert (lo, hi) == (1.0, 1.0)
-    assert undefined == 0
+    assert perfect == KappaInterval(1.0, 1.0, undefined_draws=0)
 
 
 QUESTION = Question("q1", "Why Postgres?", "decision-why", {}, ())

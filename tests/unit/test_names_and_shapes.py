@@ -150,3 +150,210 @@ def test_a_missing_holdouts_manifest_is_refused_or_empty_by_name(tmp_path: Path)
     assert holdouts_manifest.load_manifest_or_empty(path) is EMPTY
     with holdouts_manifest.locked_manifest_or_new(folder):
         assert folder.is_dir()  # registering the first suite makes the folder
+
+
+# --- round two: wide positional signatures and tuple results (#23 item 7) ---
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "flightdeck"
+MAX_POSITIONAL = 6
+# Math kernels whose parameters are one table or one state of a loop, each a scalar the
+# kernel's formula names; passing them by name in the inner loop would say nothing more.
+KERNELS = {
+    "scoring/exact.py::rows_with_mass": "one tail_below_run row set: a, weight, n, first, steps "
+    "and the log-probabilities q, lq, l1q of one binomial",
+}
+
+
+def wide_positional(source: str) -> list[tuple[str, int]]:
+    """Public module-level functions and methods with more than MAX_POSITIONAL positional
+    parameters (``self``/``cls`` not counted). Nested functions are left out: they are
+    callbacks whose caller (hyperscan, click) fixes the signature."""
+    import ast
+
+    found: list[tuple[str, int]] = []
+    tree = ast.parse(source)
+    defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            defs.append(node)
+        elif isinstance(node, ast.ClassDef):
+            defs += [n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for function in defs:
+        if function.name.startswith("_"):
+            continue
+        positional = function.args.posonlyargs + function.args.args
+        count = len([a for a in positional if a.arg not in ("self", "cls")])
+        if count > MAX_POSITIONAL:
+            found.append((function.name, count))
+    return found
+
+
+def test_no_public_function_takes_more_than_six_arguments_by_position() -> None:
+    wide = []
+    for path in sorted(SRC.rglob("*.py")):
+        where = path.relative_to(SRC).as_posix()
+        for name, count in wide_positional(path.read_text(encoding="utf-8")):
+            if f"{where}::{name}" not in KERNELS:
+                wide.append(f"{where}::{name} ({count})")
+    assert wide == [], "put `*,` before the options, so callers name them"
+
+
+def test_the_scan_sees_functions_and_methods_but_not_callbacks() -> None:
+    source = (
+        "def wide(a, b, c, d, e, f, g): pass\n"
+        "def named(a, *, b, c, d, e, f, g): pass\n"
+        "def _private(a, b, c, d, e, f, g): pass\n"
+        "class C:\n"
+        "    def method(self, a, b, c, d, e, f): pass\n"
+        "    def wider(self, a, b, c, d, e, f, g): pass\n"
+        "def outer():\n"
+        "    def callback(a, b, c, d, e, f, g): pass\n"
+    )
+    assert wide_positional(source) == [("wide", 7), ("wider", 7)]
+
+
+def test_the_kernels_allowed_are_still_there() -> None:
+    for entry in KERNELS:
+        where, name = entry.split("::")
+        assert f"def {name}(" in (SRC / where).read_text(encoding="utf-8"), entry
+
+
+@pytest.mark.parametrize(
+    ("function", "named"),
+    [
+        pytest.param(
+            "flightdeck.tasks.scoring:load_arm",
+            ["questions", "keys", "params", "judge", "tables"],
+            id="load-arm",
+        ),
+        pytest.param(
+            "flightdeck.arms.trial_output:trace_header",
+            ["command", "policy", "workspace", "result", "exit_code", "reason", "seconds"],
+            id="trace-header",
+        ),
+        pytest.param(
+            "flightdeck.arms.batch_trial:run_batches",
+            ["spec", "cache", "control", "jobs", "record", "on_trial", "verify"],
+            id="run-batches",
+        ),
+        pytest.param(
+            "flightdeck.holdouts.search:search_view",
+            ["owned", "base", "state", "found", "seen"],
+            id="search-view",
+        ),
+        pytest.param(
+            "flightdeck.arms.agents.passages:section_arrays", ["kind", "asked"], id="sections"
+        ),
+        # five or six positional parameters, two of them of one type a caller could swap
+        pytest.param(
+            "flightdeck.arms.sandbox:harness_env",
+            ["path", "protocol", "home", "tmp"],
+            id="harness-env",
+        ),
+        pytest.param(
+            "flightdeck.arms.trial_output:write_trace",
+            ["header", "out", "outputs", "cap"],
+            id="write-trace",
+        ),
+        pytest.param(
+            "flightdeck.rating.lines:cited_page", ["number", "uri", "page"], id="cited-page"
+        ),
+        pytest.param(
+            "flightdeck.holdouts.decode:text_views",
+            ["start", "end", "chunk_size"],
+            id="text-views",
+        ),
+        pytest.param(
+            "flightdeck.arms.agents.compose:compose", ["kind", "terms", "asked"], id="compose"
+        ),
+        pytest.param(
+            "flightdeck.suite.checks:check_suite",
+            [
+                "questions_path",
+                "keys_path",
+                "questions",
+                "keys",
+                "repos",
+                "repos_not_at_hand",
+                "broken_ids",
+            ],
+            id="check-suite",
+        ),
+        pytest.param(
+            "flightdeck.arms.trees:relink",
+            ["base", "old", "files", "store", "checked"],
+            id="relink",
+        ),
+        pytest.param(
+            "flightdeck.arms.agents.llm_batch:write_sample",
+            ["provenance", "time_limit", "process"],
+            id="write-sample",
+        ),
+    ],
+)
+def test_wide_signatures_take_their_options_by_name(function: str, named: list[str]) -> None:
+    import importlib
+
+    module, name = function.split(":")
+    assert keyword_only(getattr(importlib.import_module(module), name)) == named
+
+
+def test_the_scored_frame_takes_the_arms_frames_whole() -> None:
+    # four polars frames by position could be passed in any order and still run
+    from flightdeck.scoring.tables import scored_frame
+
+    assert list(inspect.signature(scored_frame).parameters) == ["tables", "frames"]
+
+
+def test_the_claims_of_tables_are_named() -> None:
+    from flightdeck.scoring.calibrated_levels import TableClaims, claims
+
+    cal = calibrate(40, 15.0, alpha=0.025, side="shown")
+    table = claims(cal, [30, 10], [2, 10])
+    assert isinstance(table, TableClaims)
+    assert names(table) == ["held", "statistic"]
+    assert table.held.tolist() == [True, False]
+    assert table.statistic.shape == (2,)
+
+
+def test_the_kappa_interval_is_named() -> None:
+    from flightdeck.rating.judge_calibration import KappaInterval, bootstrap_kappa
+
+    interval = bootstrap_kappa([True], [True], resamples=5, confidence=0.95, seed=0)
+    assert isinstance(interval, KappaInterval)
+    assert names(interval) == ["lo", "hi", "undefined_draws"]
+
+
+def test_the_section_arrays_are_named() -> None:
+    from flightdeck.arms.agents.passages import SectionArrays, section_arrays
+
+    text = b"# Title\n\nSome words.\n\n## Part\n\nMore words.\n"
+    sections = section_arrays(["a.md"], [text], np.array([0]), kind="decision-why")
+    assert isinstance(sections, SectionArrays)
+    assert names(sections) == [
+        "file_of",
+        "first",
+        "end",
+        "blocks",
+        "heading_passage",
+        "heading_line",
+        "weight",
+    ]
+    count = len(sections.blocks)
+    assert count >= 1
+    assert sections.file_of.tolist() == [0] * count
+    assert len(sections.first) == len(sections.end) == len(sections.weight) == count
+    assert len(sections.heading_passage) == len(sections.heading_line)
+
+
+def test_a_file_read_line_by_line_is_named(tmp_path: Path) -> None:
+    from flightdeck.suite.every_line import LinesRead, every_line
+
+    keys = tmp_path / "keys.jsonl"
+    keys.write_text('{"id": "q1"}\n')
+    read = every_line(keys, lambda path, data: read_keys(path, data=data))
+    assert isinstance(read, LinesRead)
+    assert names(read) == ["records", "problems", "broken_ids"]
+    assert read.records == []
+    assert [p.line for p in read.problems] == [1]
+    assert read.broken_ids == {"q1"}

@@ -66,6 +66,7 @@ Record = Callable[[TrialOutcome], None]  # what a batch calls with each trial it
 
 def run_batches(
     questions: Sequence[Question],
+    *,
     spec: TrialSpec,
     cache: WorkspaceCache,
     control: TrialControl,
@@ -238,8 +239,9 @@ class _Batch:
             home = tmp = str((scratch / "home").resolve())
             os.mkdir(home)
             root, batch_path = str(out.resolve()), str((out / "batch.json").resolve())
+        protocol = {ENV_BATCH: batch_path, ENV_WORKSPACE: root}
         env = sandbox.harness_env(
-            policy, self.spec.path, {ENV_BATCH: batch_path, ENV_WORKSPACE: root}, home, tmp
+            policy, path=self.spec.path, protocol=protocol, home=home, tmp=tmp
         )
         if not confined:
             return prlimit_argv(
@@ -301,15 +303,16 @@ class _Batch:
         if seconds is None:
             seconds = time.monotonic() - self.started
         trace = spec.traces_dir / trace_file_name(question.id)
-        header = trace_header(
-            question, spec.command, spec.policy, workspace, result, code, reason, seconds
-        )
+        header = trace_header(question, command=spec.command, policy=spec.policy,
+                              workspace=workspace, result=result, exit_code=code,
+                              reason=reason, seconds=seconds)  # fmt: skip
         with contextlib.ExitStack() as stack:
             if outputs is None:
                 empty = stack.enter_context(tempfile.TemporaryFile())
                 outputs = (empty, empty)
             cap = spec.policy.limits.output_bytes
-            write_trace(trace, header, folder or Path(os.devnull), outputs, cap)
+            out = folder or Path(os.devnull)
+            write_trace(trace, header=header, out=out, outputs=outputs, cap=cap)
         self.last_trace = trace
         shown = trace.relative_to(spec.root) if trace.is_relative_to(spec.root) else trace
         ok = reason is None and result is not None

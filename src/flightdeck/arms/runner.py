@@ -345,10 +345,9 @@ def _run_all(
     previous = _interrupt_on_sigterm()
     try:
         if batched:  # one process for many questions, each still a trial (arms/batch_trial.py)
-            verify = cache.verify if checked else None
-            outcomes = run_batches(
-                ordered, spec, cache, control, config.jobs, record, on_trial, verify
-            )
+            outcomes = run_batches(ordered, spec=spec, cache=cache, control=control,
+                                   jobs=config.jobs, record=record, on_trial=on_trial,
+                                   verify=cache.verify if checked else None)  # fmt: skip
         futures = [pool.submit(one, q) for q in ordered if not batched]
         for future in concurrent.futures.as_completed(futures):
             outcome = future.result()

@@ -332,7 +332,7 @@ def flightdeck_pythonpath() -> str | None:
 
 
 def harness_env(
-    policy: SandboxPolicy, path: str, protocol: Mapping[str, str], home: str, tmp: str
+    policy: SandboxPolicy, *, path: str, protocol: Mapping[str, str], home: str, tmp: str
 ) -> dict[str, str]:
     """The harness's whole environment: PATH, HOME, TMPDIR, locale, protocol, named ones."""
     env = {"PATH": path, "HOME": home, "TMPDIR": tmp}

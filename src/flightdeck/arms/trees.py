@@ -29,11 +29,11 @@ def link_files(base: Path, files: Mapping[str, str], store: BlobStore) -> None:
 
 def relink(
     top: Path,
+    *,
     base: Path,
     old: Mapping[str, str],
     files: Mapping[str, str],
     store: BlobStore,
-    *,
     checked: bool,
 ) -> None:
     """Turn a tree into another commit's: only the files that differ are unlinked or linked."""

@@ -242,11 +242,12 @@ def run_trial(
                 if reason is not None and spec.policy.network_allow:
                     reason = net_relay.with_relay_failure(reason, scratch / "net")
             seconds = time.monotonic() - started
-            header = trace_header(
-                question, spec.command, spec.policy, workspace, result, exit_code, reason, seconds
-            )
+            header = trace_header(question, command=spec.command, policy=spec.policy,
+                                  workspace=workspace, result=result, exit_code=exit_code,
+                                  reason=reason, seconds=seconds)  # fmt: skip
             try:
-                write_trace(trace, header, out, (stdout, stderr), spec.policy.limits.output_bytes)
+                cap = spec.policy.limits.output_bytes
+                write_trace(trace, header=header, out=out, outputs=(stdout, stderr), cap=cap)
             except OSError as exc:  # a full disk fails this trial, not the run
                 result = None
                 reason = f"could not write its trace {shown_trace}: {exc.strerror or exc}"
@@ -320,7 +321,7 @@ def _command(
         ENV_RESULT: f"{out_shown}/result.json",
         ENV_TRACE: f"{out_shown}/trace.log",
     }
-    env = sandbox.harness_env(policy, spec.path, protocol, home, tmp)
+    env = sandbox.harness_env(policy, path=spec.path, protocol=protocol, home=home, tmp=tmp)
     if policy.mode != "bwrap":
         return prlimit_argv(policy.prlimit, policy.limits, processes=False) + spec.argv, env
     cwd = (spec.cwd or Path.cwd()).resolve()

@@ -118,6 +118,7 @@ def _listed(items: list[str]) -> str:
 
 def trace_header(
     question: Question,
+    *,
     command: str,
     policy: sandbox.SandboxPolicy,
     workspace: Workspace | None,
@@ -166,7 +167,7 @@ def _copy(source: IO[bytes], target: IO[bytes], cap: int) -> None:
 
 
 def write_trace(
-    path: Path, header: str, out: Path, outputs: tuple[IO[bytes], IO[bytes]], cap: int
+    path: Path, *, header: str, out: Path, outputs: tuple[IO[bytes], IO[bytes]], cap: int
 ) -> None:
     """Write the trial's trace atomically: header, stdout, stderr, result file, own log."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -216,10 +216,10 @@ class WorkspaceCache:
             if donor is not None:
                 relink(
                     donor.path,
-                    donor.path / donor.key[0],
-                    donor.files,
-                    linked,
-                    self.store,
+                    base=donor.path / donor.key[0],
+                    old=donor.files,
+                    files=linked,
+                    store=self.store,
                     checked=self.checked,
                 )
                 donor.key, donor.files, donor.omitted = key, linked, omitted

@@ -158,6 +158,7 @@ def experiment() -> None:
 @click.pass_context
 def run_command(
     ctx: click.Context,
+    *,
     suite: Path,
     arm: str,
     command: str,

@@ -76,6 +76,7 @@ from flightdeck.errors import AgentError, InputError
     help="experiment run starts a process per question instead of one per batch (slower).",
 )
 def llm_command(
+    *,
     model: str,
     workspace: Path,
     question: str | None,

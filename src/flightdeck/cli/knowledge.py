@@ -199,6 +199,7 @@ def _evidence(evidence: Evidence) -> str:
 @stats_options
 @params_options
 def score_command(
+    *,
     suite: Path,
     arms: tuple[str, ...],
     baseline: str | None,
@@ -272,6 +273,7 @@ def score_command(
 @params_options
 @json_option
 def gate_command(
+    *,
     suite: Path,
     pinned: str | None,
     candidate: str | None,

@@ -49,6 +49,7 @@ from flightdeck.cli._options import json_option, params_options, suite_argument
 @params_options
 @json_option
 def import_answers_command(
+    *,
     suite: Path,
     arm: str,
     source: Path,

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 )
 @params_options
 def rate_command(
+    *,
     suite: Path,
     rater: str,
     tui: bool,

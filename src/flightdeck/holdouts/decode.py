@@ -260,7 +260,7 @@ def newlines(view: Any, lo: int, hi: int) -> int:
 
 
 def text_views(
-    path: str, kind: str, start: int, end: int, chunk_size: int
+    path: str, kind: str, *, start: int, end: int, chunk_size: int
 ) -> Iterator[tuple[Any, int, int, int]]:
     """``(view, base, lo, hi)`` over the text in ``[start, end)``: ``view[lo:hi]`` is text at
     ``base + lo``, valid until the next item. Plain files are read into one buffer of at most

@@ -226,12 +226,23 @@ def _scan_piece(piece: _Piece, kind: str, state: ScanState, found: Found) -> Non
     for data in decompressed(path, kind, state.chunk_size, state.report):
         data = carry + data
         keep = max(own, len(data) - MARGIN)
-        search_view(data, own, keep, (0, len(data)), base, state, found, seen)
+        search_view(
+            data, own, keep, owned=(0, len(data)), base=base, state=state, found=found, seen=seen
+        )
         cut = max(0, keep - MARGIN)
         carry = data[cut:]
         own = keep - cut
         base += cut
-    search_view(carry, own, len(carry), (0, len(carry)), base, state, found, seen)
+    search_view(
+        carry,
+        own,
+        len(carry),
+        owned=(0, len(carry)),
+        base=base,
+        state=state,
+        found=found,
+        seen=seen,
+    )
     found.scanned = base + len(carry)
 
 
@@ -266,7 +277,9 @@ def _scan_plain(handle: FileIO, piece: _Piece, state: ScanState, found: Found) -
         held = _fill(handle, view, held, need, held_start)
         lo, hi = offset - held_start, ends - held_start
         owned = (piece.start - held_start, piece.end - held_start)
-        search_view(view[:held], lo, hi, owned, held_start, state, found, seen)
+        search_view(
+            view[:held], lo, hi, owned=owned, base=held_start, state=state, found=found, seen=seen
+        )
         state.report(stop - offset)
         offset = stop
 
@@ -318,7 +331,8 @@ def _count_task(
     index, path, kind, start, end, offsets = task
     counts: list[int] = []
     total = 0
-    for view, base, lo, hi in text_views(path, kind, start, end, state.chunk_size):
+    views = text_views(path, kind, start=start, end=end, chunk_size=state.chunk_size)
+    for view, base, lo, hi in views:
         position = lo  # view[lo:hi] is the text at [base + lo, base + hi)
         while len(counts) < len(offsets) and offsets[len(counts)] < base + hi:
             cut = offsets[len(counts)] - base

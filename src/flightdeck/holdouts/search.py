@@ -39,6 +39,7 @@ def search_view(
     view: Any,
     lo: int,
     hi: int,
+    *,
     owned: tuple[int, int],
     base: int,
     state: ScanState,

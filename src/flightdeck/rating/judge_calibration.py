@@ -48,6 +48,15 @@ from flightdeck.suite.records import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class KappaInterval:
+    """A bootstrap interval of kappa (None when no draw had one) and the draws without one."""
+
+    lo: float | None
+    hi: float | None
+    undefined_draws: int
+
+
 def bootstrap_kappa(
     judge: Sequence[bool],
     people: Sequence[bool],
@@ -55,7 +64,7 @@ def bootstrap_kappa(
     resamples: int,
     confidence: float,
     seed: int,
-) -> tuple[float | None, float | None, int]:
+) -> KappaInterval:
     """Percentile bootstrap interval of Cohen's kappa over answers, and the undefined draws.
 
     One index matrix ``default_rng(seed).integers(0, n, (resamples, n))`` resamples answers
@@ -70,7 +79,7 @@ def bootstrap_kappa(
     b = np.asarray(people, dtype=np.float64)
     n = len(a)
     if n == 0:
-        return None, None, resamples
+        return KappaInterval(None, None, resamples)
     idx = np.random.default_rng(seed).integers(0, n, (resamples, n))
     ra, rb = a[idx], b[idx]
     po = np.mean(ra == rb, axis=1)
@@ -80,10 +89,10 @@ def bootstrap_kappa(
     kappas = (po[defined] - pe[defined]) / (1 - pe[defined])
     undefined = int(resamples - defined.sum())
     if kappas.size == 0:
-        return None, None, undefined
+        return KappaInterval(None, None, undefined)
     tail = 100 * (1 - confidence) / 2
     lo, hi = np.percentile(kappas, [tail, 100 - tail])
-    return float(lo), float(hi), undefined
+    return KappaInterval(float(lo), float(hi), undefined)
 
 
 @dataclass(frozen=True)
@@ -232,7 +241,7 @@ def calibrate(
     j = [r.judgement.correct for r in rated]
     p = [r.people for r in rated]
     overall = cohens_kappa(j, p)
-    lo, hi, undefined = bootstrap_kappa(
+    interval = bootstrap_kappa(
         j, p, resamples=params.resamples, confidence=params.confidence, seed=params.seed
     )
     pairs = list(zip(j, p, strict=True))
@@ -268,10 +277,10 @@ def calibrate(
         suite=suite.name,
         judge=identity,
         kappa=overall.value,
-        kappa_lo=lo,
-        kappa_hi=hi,
+        kappa_lo=interval.lo,
+        kappa_hi=interval.hi,
         kappa_reason=overall.reason,
-        bootstrap_undefined=undefined,
+        bootstrap_undefined=interval.undefined_draws,
         n=overall.n,
         agreement=overall.agreement,
         table=table,

@@ -122,13 +122,13 @@ def cited_lines(
 ) -> tuple[CitationView, ...]:
     """Each citation, numbered from 1, with the first page of its lines at ``as_of``."""
     return tuple(
-        cited_page(reader, question, number, cite.uri, 0)
+        cited_page(reader, question, number=number, uri=cite.uri, page=0)
         for number, cite in enumerate(citations, start=1)
     )
 
 
 def cited_page(
-    reader: LineReader, question: Question, number: int, uri: str, page: int
+    reader: LineReader, question: Question, *, number: int, uri: str, page: int
 ) -> CitationView:
     """Page ``page`` (from 0; clamped to the last) of one citation's lines at ``as_of``.
 

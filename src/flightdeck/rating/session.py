@@ -281,7 +281,8 @@ class RatingSession:
         cites = item.answer.citations
         if not 1 <= number <= len(cites):
             raise NoSuchItem(f"no citation {number}")
-        return cited_page(self._lines, item.question, number, cites[number - 1].uri, page)
+        uri = cites[number - 1].uri
+        return cited_page(self._lines, item.question, number=number, uri=uri, page=page)
 
     # --- writing ---------------------------------------------------------------------
 

@@ -171,19 +171,25 @@ def claim_bounds(cal: CalibratedLevel) -> IntArray:
     return _bounds(cal.n, cal.threshold, cal.side, cal.cut, cal.tie)
 
 
-def claims(
-    cal: CalibratedLevel, n10: npt.ArrayLike, n01: npt.ArrayLike
-) -> tuple[npt.NDArray[np.bool_], FloatArray]:
-    """(does each table make the claim, its statistic): the calibrated rule on tables given as
-    (n10, n01), the one function the verdict and the tests read."""
+@dataclass(frozen=True, slots=True)
+class TableClaims:
+    """The calibrated rule on some tables: whether each makes the claim, and its statistic."""
+
+    held: npt.NDArray[np.bool_]
+    statistic: FloatArray
+
+
+def claims(cal: CalibratedLevel, n10: npt.ArrayLike, n01: npt.ArrayLike) -> TableClaims:
+    """The calibrated rule on tables given as (n10, n01), the one function the verdict and the
+    tests read."""
     import numpy as np
 
     problem = Problem(cal.n, cal.threshold, cal.side)
     b, c = problem.orient(n10, n01)
     stat = problem.statistic(b, c)
     if cal.refused:
-        return np.zeros(stat.shape, np.bool_), stat
-    return cal.rule.claims(stat, b - c), stat
+        return TableClaims(np.zeros(stat.shape, np.bool_), stat)
+    return TableClaims(cal.rule.claims(stat, b - c), stat)
 
 
 def smallest_claiming_n(

@@ -217,8 +217,8 @@ def _calibrated(
         # are both false, as the refusal says.
         bound = 1.0 if side == "ruled_out" else -1.0
         return Claim(side, False, bound, 0.0, p, None, False, None, refused=True)
-    held, stats = claims(cal, [b], [c])
-    holds, stat = bool(held[0]), float(stats[0])
+    table = claims(cal, [b], [c])
+    holds, stat = bool(table.held[0]), float(table.statistic[0])
     # The bound is read at the cut (numerically zero when the cut splits the zero group by
     # the edge) and held to the verdict, so "shown" is exactly "bound >= t".
     level = cal.cut if cal.cut > 0.0 else ZERO

@@ -245,7 +245,7 @@ def score_arm(
     if frames is None:
         frames = tables.arm_frames(answers.values(), labels)
     citations = frames.citations
-    results = tables.scored_frame(suite, frames.answered, frames.labels, citations, frames.flags)
+    results = tables.scored_frame(suite, frames)
     first_two = tables.first_two_raters(frames.labels)
     raters = first_two.raters
     if len(raters) < 2:

@@ -260,17 +260,12 @@ def _flagged(cites: pl.LazyFrame, flags: pl.LazyFrame, *, on: list[str]) -> pl.L
 ENGINE: Final = "in-memory"
 
 
-def scored_frame(
-    tables: SuiteTables,
-    answered: pl.DataFrame,
-    labels: pl.DataFrame,
-    citations: pl.DataFrame,
-    flags: pl.DataFrame,
-) -> pl.DataFrame:
+def scored_frame(tables: SuiteTables, frames: ArmFrames) -> pl.DataFrame:
     """One row per question in suite order, with the columns of :func:`result_schema`: the
     citations classed (:func:`_classify`) and the votes counted, as one plan."""
-    classified = _classify(citations.lazy(), tables.valid.lazy(), flags.lazy())
-    plan = _results(tables.questions.lazy(), answered.lazy(), labels.lazy(), classified)
+    classified = _classify(frames.citations.lazy(), tables.valid.lazy(), frames.flags.lazy())
+    answered, labels = frames.answered.lazy(), frames.labels.lazy()
+    plan = _results(tables.questions.lazy(), answered, labels, classified)
     return plan.collect(engine=ENGINE)
 
 

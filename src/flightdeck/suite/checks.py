@@ -53,12 +53,12 @@ class SourceCheck:
 
 
 def check_suite(
+    *,
     questions_path: Path,
     keys_path: Path,
     questions: Sequence[Question],
     keys: Sequence[Key],
     repos: RepoSet,
-    *,
     repos_not_at_hand: ReposNotAtHand = ReposNotAtHand.REFUSE,
     broken_ids: frozenset[str] = frozenset(),
 ) -> SourceCheck:

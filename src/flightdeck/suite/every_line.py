@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import read_bytes
@@ -29,6 +29,15 @@ from flightdeck.suite.repos import RepoSet
 
 T = TypeVar("T")
 SHORT_COMMIT = re.compile(r"[0-9a-fA-F]{4,39}\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class LinesRead(Generic[T]):
+    """One file read line by line: the records of the lines that read, and the others."""
+
+    records: list[T]
+    problems: list[Problem]  # a problem per line that did not read
+    broken_ids: set[str]  # the ids of those lines, where they can be read
 
 
 @dataclass(frozen=True)
@@ -43,26 +52,27 @@ class GoldLines:
 
 def read_gold_lines(questions_path: Path, keys_path: Path, repos: RepoSet) -> GoldLines:
     """Both files, every bad line a problem; short commits named in full where possible."""
-    questions, q_problems, q_broken = every_line(
-        questions_path, lambda path, data: read_questions(path, data=data)
-    )
-    keys, k_problems, k_broken = every_line(
+    questions = every_line(questions_path, lambda path, data: read_questions(path, data=data))
+    keys = every_line(
         keys_path, lambda path, data: read_keys(path, canaries=Canaries.EITHER, data=data)
     )
-    problems = [_with_full_commit(p, questions_path, repos) for p in q_problems] + k_problems
-    return GoldLines(questions, keys, problems, frozenset(q_broken | k_broken))
+    problems = [_with_full_commit(p, questions_path, repos) for p in questions.problems]
+    return GoldLines(
+        questions.records,
+        keys.records,
+        problems + keys.problems,
+        frozenset(questions.broken_ids | keys.broken_ids),
+    )
 
 
-def every_line(
-    path: Path, read: Callable[[Path, bytes], list[T]]
-) -> tuple[list[T], list[Problem], set[str]]:
+def every_line(path: Path, read: Callable[[Path, bytes], list[T]]) -> LinesRead[T]:
     """``read``'s records of the lines that read, a problem per line that does not, their ids."""
     data = read_bytes(path)
     try:
-        return read(path, data), [], set()
+        return LinesRead(read(path, data), [], set())
     except InputError as exc:
         if exc.line is None:  # the file as a whole (empty, say): nothing line by line
-            return [], [Problem(exc.path or str(path), 0, exc.message)], set()
+            return LinesRead([], [Problem(exc.path or str(path), 0, exc.message)], set())
     lines = data.split(b"\n")
     problems: list[Problem] = []
     broken: set[str] = set()
@@ -80,11 +90,11 @@ def every_line(
             records = read(path, b"\n".join(lines))
         except InputError as between:
             if between.line is None:  # every line was bad: "no questions" adds nothing
-                return [], problems, broken
+                return LinesRead([], problems, broken)
             problems.append(Problem(str(path), between.line, between.message))
             lines[between.line - 1] = b""
             continue
-        return records, problems, broken
+        return LinesRead(records, problems, broken)
 
 
 ID_TEXT = re.compile(rb'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')

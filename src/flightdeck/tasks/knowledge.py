@@ -102,11 +102,11 @@ def check(
     problems.extend(read.problems)
     questions, keys = read.questions, read.keys
     found = check_suite(
-        suite.questions,
-        suite.keys,
-        questions,
-        keys,
-        repos,
+        questions_path=suite.questions,
+        keys_path=suite.keys,
+        questions=questions,
+        keys=keys,
+        repos=repos,
         repos_not_at_hand=repos_not_at_hand,
         broken_ids=read.broken_ids,
     )
@@ -140,7 +140,12 @@ def seal(
         raise sort_problems(read.problems)[0].error()
     questions, keys = read.questions, read.keys
     found = check_suite(
-        suite.questions, suite.keys, questions, keys, repos, repos_not_at_hand=repos_not_at_hand
+        questions_path=suite.questions,
+        keys_path=suite.keys,
+        questions=questions,
+        keys=keys,
+        repos=repos,
+        repos_not_at_hand=repos_not_at_hand,
     )
     if found.first is not None:
         raise found.first.error()

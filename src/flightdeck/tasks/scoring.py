@@ -71,6 +71,7 @@ class ScoreOptions:
 def load_arm(
     suite: SuiteFolder,
     arm: str,
+    *,
     questions: Sequence[Question],
     keys: dict[str, Key],
     params: Params,
@@ -167,7 +168,16 @@ def read_arms(
 
     tables = suite_tables(questions, keys_by_id)  # built once, shared by every arm
     scores = {
-        arm: load_arm(suite, arm, questions, keys_by_id, params, judge, tables) for arm in arms
+        arm: load_arm(
+            suite,
+            arm,
+            questions=questions,
+            keys=keys_by_id,
+            params=params,
+            judge=judge,
+            tables=tables,
+        )
+        for arm in arms
     }
     return ArmsRead(
         suite=suite,

@@ -286,6 +286,7 @@ def compose(
     paths: list[str],
     data: list[bytes],
     ranked: list[Hit],
+    *,
     kind: str,
     terms: list[str],
     asked: frozenset[kinds.Mention] = frozenset(),

@@ -111,8 +111,11 @@ def run_batch(
     written: list[int] = []
 
     def collect(sample: EvalSample) -> None:
+        trial = trials[str(sample.id)]
         written.append(
-            write_sample(trials[str(sample.id)], sample, provenance, time_limit, process)
+            write_sample(
+                trial, sample, provenance=provenance, time_limit=time_limit, process=process
+            )
         )
 
     _on_sample_end(collect)
@@ -169,6 +172,7 @@ def _on_sample_end(collect: Any) -> None:
 def write_sample(
     trial: _Trial,
     sample: EvalSample,
+    *,
     provenance: Mapping[str, Any],
     time_limit: float | None,
     process: Mapping[str, Any],

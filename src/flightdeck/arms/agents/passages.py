@@ -205,26 +205,34 @@ def _yaml_entries(lines: list[str]) -> list[Block]:
 _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
 
 
+@dataclass(frozen=True, slots=True)
+class SectionArrays:
+    """Every file's passages as line ranges of the one buffer, one entry per passage.
+
+    ``heading_passage[i]`` and ``heading_line[i]`` are one pair: a passage and a (global) line
+    of its heading path.
+    """
+
+    file_of: npt.NDArray[np.int64]  # the file of each passage
+    first: npt.NDArray[np.int64]  # its first line in the buffer
+    end: npt.NDArray[np.int64]  # the line after its last, in the buffer
+    blocks: list[Block]  # its block in its own file's lines (0-based)
+    heading_passage: npt.NDArray[np.int64]
+    heading_line: npt.NDArray[np.int64]
+    weight: npt.NDArray[np.float64]  # its weight for the question's kind
+
+
 def section_arrays(
     paths: list[str],
     data: list[bytes],
     file_first_line: npt.NDArray[np.int64],
+    *,
     kind: str,
     asked: frozenset[kinds.Mention] = frozenset(),
-) -> tuple[
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    npt.NDArray[np.int64],
-    list[Block],
-    tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
-    npt.NDArray[np.float64],
-]:
+) -> SectionArrays:
     """Every file's passages (:func:`.passages.blocks`) as global line ranges.
 
-    Returns the file of each passage, its first and end lines in the buffer, its block in its
-    own file's lines (0-based), the heading-path pairs and the weights.
-
-    Also each passage's heading path as (passage, global line) pairs, and its weight for the
+    Each passage's heading path comes as (passage, global line) pairs, and its weight for the
     question's kind (:func:`.kinds.file_weight` of its path and of what its headings show,
     times :func:`.kinds.section_weight`), divided by :data:`MENTION_WEIGHT` when its heading
     path (or its file's name) names versions or dates and none the question ``asked`` about
@@ -282,11 +290,12 @@ def section_arrays(
             ends.append(offset + block.end)
             local.append(block)
     as_array = np.array
-    return (
-        as_array(files, dtype=np.int64),
-        as_array(starts, dtype=np.int64),
-        as_array(ends, dtype=np.int64),
-        local,
-        (as_array(pair_block, dtype=np.int64), as_array(pair_line, dtype=np.int64)),
-        as_array(weights, dtype=np.float64),
+    return SectionArrays(
+        file_of=as_array(files, dtype=np.int64),
+        first=as_array(starts, dtype=np.int64),
+        end=as_array(ends, dtype=np.int64),
+        blocks=local,
+        heading_passage=as_array(pair_block, dtype=np.int64),
+        heading_line=as_array(pair_line, dtype=np.int64),
+        weight=as_array(weights, dtype=np.float64),
     )

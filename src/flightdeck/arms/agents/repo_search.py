@@ -217,8 +217,14 @@ def search(
         last = np.minimum(first + WINDOW, file_first_line[file_of] + lines_per_file[file_of])
         local: list[Block] = []
     else:
-        file_of, first, last, local, heads, weight = section_arrays(
-            corpus.paths, corpus.data, file_first_line, kind, asked
+        sections = section_arrays(
+            corpus.paths, corpus.data, file_first_line, kind=kind, asked=asked
+        )
+        file_of, first, last, local = (
+            sections.file_of,
+            sections.first,
+            sections.end,
+            sections.blocks,
         )
     cum_words = np.concatenate(([0], np.cumsum(words_by_line)))
     cum_tf = np.concatenate((np.zeros((len(words), 1), dtype=np.int64), tf_by_line.cumsum(1)), 1)
@@ -226,7 +232,7 @@ def search(
     lengths = (cum_words[last] - cum_words[first]).astype(np.float64) + path_len[file_of]
     tf = (cum_tf[:, last] - cum_tf[:, first]).astype(np.float64) + tf_path[:, file_of]
     if section:  # the heading path is a second field: its words count again, in tf and length
-        pair_block, pair_line = heads
+        pair_block, pair_line = sections.heading_passage, sections.heading_line
         lengths += np.bincount(pair_block, weights=words_by_line[pair_line], minlength=len(first))
         for row in range(len(words)):
             tf[row] += np.bincount(
@@ -234,7 +240,7 @@ def search(
             )
     scores = bm25_scores(tf, lengths)
     if section:
-        scores = scores * weight
+        scores = scores * sections.weight
     order = np.lexsort((np.arange(len(scores)), -scores))  # best first; ties by path, line
 
     for i in order[:10]:  # spans as a citation gives them: the file's lines, 1-based
@@ -252,7 +258,7 @@ def search(
             for i in order[:MAX_RANKED]
             if scores[i] > 0
         ]
-        quotes = compose(corpus.paths, corpus.data, ranked, kind, words, asked)
+        quotes = compose(corpus.paths, corpus.data, ranked, kind=kind, terms=words, asked=asked)
         chosen = [_passage(corpus, q) for q in quotes]
         cited_passages = [_passage(corpus, q) for q in cited(quotes)]
     else:
