@@ -347,13 +347,13 @@ def test_the_section_arrays_are_named() -> None:
 
 
 def test_a_file_read_line_by_line_is_named(tmp_path: Path) -> None:
-    from flightdeck.suite.every_line import LinesRead, every_line
+    from flightdeck.suite.every_line import FileLines, every_line
 
     keys = tmp_path / "keys.jsonl"
     keys.write_text('{"id": "q1"}\n')
     read = every_line(keys, lambda path, data: read_keys(path, data=data))
-    assert isinstance(read, LinesRead)
-    assert names(read) == ["records", "problems", "broken_ids"]
+    assert isinstance(read, FileLines)
+    assert names(read) == ["records", "problems", "bad_lines", "read_whole"]
     assert read.records == []
     assert [p.line for p in read.problems] == [1]
-    assert read.broken_ids == {"q1"}
+    assert read.bad_lines == [b'{"id": "q1"}']

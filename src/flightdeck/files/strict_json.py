@@ -134,7 +134,8 @@ def _diagnose(data: bytes) -> JSONProblem | None:
             parse_constant=_no_constant,
         )
     except _Problem as exc:
-        return JSONProblem(exc.kind, exc.what, _line_of_key(text, exc.key) if exc.key else None)
+        line = _line_of_key(text, exc.key) if exc.key else _line_of_number(text, exc.number)
+        return JSONProblem(exc.kind, exc.what, line)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}" if "\n" in text else f"column {exc.colno}"
         return JSONProblem("syntax", f"not JSON ({exc.msg} at {where})", exc.lineno)
@@ -147,9 +148,10 @@ def _diagnose(data: bytes) -> JSONProblem | None:
 
 
 class _Problem(HandledError):
-    def __init__(self, kind: str, what: str, key: str | None = None) -> None:
+    def __init__(self, kind: str, what: str, key: str | None = None, number: str = "") -> None:
         super().__init__(what)
         self.kind, self.what, self.key = kind, what, key
+        self.number = number  # a number refused, as written
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -167,14 +169,15 @@ def _bounded_int(digits: str) -> int:
     limit = sys.get_int_max_str_digits()
     if limit and len(digits.lstrip("-")) > limit:
         what = f"an integer of {len(digits.lstrip('-')):,} digits (more than {limit:,})"
-        raise _Problem("number", f"holds {what}")
+        raise _Problem("number", f"holds {what}", number=digits)
     return int(digits)
 
 
 def _bounded_float(text: str) -> float:
     value = float(text)
     if math.isinf(value):
-        raise _Problem("number", f"holds a number too large for a float ({_quoted(text)})")
+        what = f"holds a number too large for a float ({_quoted(text)})"
+        raise _Problem("number", what, number=text)
     return value
 
 
@@ -194,6 +197,22 @@ def _line_of_key(text: str, key: str) -> int | None:
     pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
     hits = [m.start() for m in pattern.finditer(text)]
     return text.count("\n", 0, hits[1]) + 1 if len(hits) > 1 else None
+
+
+def _line_of_number(text: str, number: str) -> int | None:
+    """The line of the first ``number`` written outside a string, in a text with newlines (a
+    document); None on one line. ``json`` reads numbers in the order they are written, so the
+    first one it refused is the first one written so."""
+    if not number or "\n" not in text.strip():
+        return None
+    for token in _TOKEN.finditer(text):
+        if token[0] == number:
+            return text.count("\n", 0, token.start()) + 1
+    return None  # pragma: no cover - json read the number from this text
+
+
+# A JSON string or number: a string is skipped whole, so a number is never found inside one.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
 
 
 def line_of_place(data: bytes, place: Sequence[str | int]) -> int | None:

@@ -8,6 +8,14 @@ ones, and only a key given twice in the mapping itself is refused. The file is r
 every mapping it holds is a :class:`Located` dict that keeps the line of each of its keys
 (a merged key keeps its line in the anchor), so every check of a value names its
 params.yaml line through :func:`line_in` without reading the file again.
+
+PyYAML shares an anchored value among its aliases, so aliases of anchors that hold aliases
+multiply what a short file stands for (``a: &a [x,x]``, ``b: &b [*a,*a]``, ...: the "billion
+laughs") and anything that walks the values walks every copy. The reader counts the values as
+it composes them, an alias as every value of its anchor, and refuses the alias that takes the
+count past the file's length in characters: written-out values take at least a character
+each, so only aliasing can pass it. An alias inside its own anchor (a value that holds itself)
+and nesting deeper than the interpreter recurses are refused on their line too.
 """
 
 from __future__ import annotations
@@ -62,18 +70,27 @@ def read_yaml(path: Path) -> Any:
     import yaml
 
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_keys_loader()) or {}
+        loader = _unique_keys_loader()(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, f"not YAML ({exc}); fix the syntax") from None
+    try:
+        return loader.get_single_data() or {}
+    except RecursionError:
+        line = loader.get_mark().line + 1
+        raise InputError(path, line, "YAML nested too deeply; write flatter values") from None
     except _DuplicateKey as exc:
         raise InputError(
             path, exc.line, f"duplicate key {exc.key!r} (first on line {exc.first}); keep one"
         ) from None
-    except _BadScalar as exc:
+    except _Refused as exc:
         raise InputError(path, exc.line, exc.message) from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise InputError(path, line, f"not YAML ({exc.problem}); fix the syntax") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except yaml.YAMLError as exc:
         raise InputError(path, None, f"not YAML ({exc}); fix the syntax") from None
+    finally:
+        loader.dispose()
 
 
 class _DuplicateKey(HandledError):
@@ -84,8 +101,9 @@ class _DuplicateKey(HandledError):
         self.key, self.line, self.first = key, line, first
 
 
-class _BadScalar(HandledError):
-    """A scalar PyYAML would crash on (a ValueError, exit 3): what it is and how to fix it."""
+class _Refused(HandledError):
+    """A value refused on its line: a scalar PyYAML would crash on (a ValueError, exit 3), an
+    alias inside its own anchor or past the file's length: what it is and how to fix it."""
 
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
@@ -106,12 +124,46 @@ def _unique_keys_loader() -> Any:
     import yaml
 
     class Loader(yaml.SafeLoader):
+        def __init__(self, text: str) -> None:
+            super().__init__(text)
+            self.characters = len(text)
+            self.values = 0  # composed so far, an alias counted as all its anchor's values
+            self.sizes: dict[int, int] = {}  # id of each node composed whole -> its values
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()  # type: ignore[no-untyped-call]  # (the stubs')
+                node: Any = super().compose_node(parent, index)  # undefined: refused
+                line = event.start_mark.line + 1
+                size = self.sizes.get(id(node))
+                if size is None:  # its anchor is still being composed: it holds itself
+                    raise _Refused(
+                        line,
+                        f"alias *{event.anchor} is inside its own anchor &{event.anchor} "
+                        "(a value that holds itself); write the value out",
+                    )
+                self.values += size
+                if self.values > self.characters:
+                    raise _Refused(
+                        line,
+                        f"alias *{event.anchor} makes the file stand for more values than its "
+                        f"{self.characters:,} characters: aliases of anchors that hold aliases "
+                        'multiply (a "billion laughs"); write the values out',
+                    )
+                return node
+            node = super().compose_node(parent, index)  # a scalar, sequence or mapping
+            items = node.value if isinstance(node.value, list) else ()
+            children = [n for item in items for n in (item if isinstance(item, tuple) else [item])]
+            self.sizes[id(node)] = 1 + sum(self.sizes[id(child)] for child in children)
+            self.values += 1
+            return node
+
         def construct_yaml_int(self, node: Any) -> Any:
             try:
                 return super().construct_yaml_int(node)
             except ValueError:
                 digits = sum(c.isdigit() for c in node.value)
-                raise _BadScalar(
+                raise _Refused(
                     node.start_mark.line + 1,
                     f"an integer of {digits:,} digits is more than Python reads "
                     f"({sys.get_int_max_str_digits():,}); write a smaller number",
@@ -121,7 +173,7 @@ def _unique_keys_loader() -> Any:
             try:
                 return super().construct_yaml_timestamp(node)
             except ValueError as exc:
-                raise _BadScalar(
+                raise _Refused(
                     node.start_mark.line + 1,
                     f"{node.value!r} is not a real date ({exc}); write one as YYYY-MM-DD",
                 ) from None

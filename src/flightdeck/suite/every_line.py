@@ -6,7 +6,12 @@ line hid every problem after it). So when a file does not read whole, each line 
 its own by the same reader (the same Struct, the same messages), the bad ones are listed
 and blanked, and the reader runs once more over the rest for the rules between records
 (unique ids, unique canaries), blanking each line it refuses in turn. The ids of the bad
-lines are kept, so the cross-file checks do not also call their partners orphans.
+lines are kept, so the cross-file checks do not also call their partners orphans: one fault,
+one line. A bad line whose id cannot be read (not an object, nested too deeply) or is
+another line's (a duplicate id) may be any id's partner, so the other file's ids missing from
+this one are not called orphans while there are no more of them than such lines (nor any
+when the file did not read at all, empty say); more of them are all listed, since some are
+then missing whichever they are.
 
 A short ``as_of`` commit gets the full hash it names in the repository at hand (#21), so
 the message says what to write.
@@ -31,15 +36,6 @@ T = TypeVar("T")
 SHORT_COMMIT = re.compile(r"[0-9a-fA-F]{4,39}\Z")
 
 
-@dataclass(frozen=True, slots=True)
-class LinesRead(Generic[T]):
-    """One file read line by line: the records of the lines that read, and the others."""
-
-    records: list[T]
-    problems: list[Problem]  # a problem per line that did not read
-    broken_ids: set[str]  # the ids of those lines, where they can be read
-
-
 @dataclass(frozen=True)
 class GoldLines:
     """What the questions and keys files hold, line by line."""
@@ -47,7 +43,7 @@ class GoldLines:
     questions: list[Question]
     keys: list[Key]
     problems: list[Problem]  # every bad line, in no particular order (the caller sorts)
-    broken_ids: frozenset[str]  # the ids of lines that did not read
+    broken_ids: frozenset[str]  # ids whose partner may be a line that did not read
 
 
 def read_gold_lines(questions_path: Path, keys_path: Path, repos: RepoSet) -> GoldLines:
@@ -56,26 +52,34 @@ def read_gold_lines(questions_path: Path, keys_path: Path, repos: RepoSet) -> Go
     keys = every_line(
         keys_path, lambda path, data: read_keys(path, canaries=Canaries.EITHER, data=data)
     )
+    question_ids = {q.id for q in questions.records}
+    key_ids = {k.id for k in keys.records}
     problems = [_with_full_commit(p, questions_path, repos) for p in questions.problems]
-    return GoldLines(
-        questions.records,
-        keys.records,
-        problems + keys.problems,
-        frozenset(questions.broken_ids | keys.broken_ids),
-    )
+    broken = _partners(questions, question_ids, key_ids) | _partners(keys, key_ids, question_ids)
+    return GoldLines(questions.records, keys.records, problems + keys.problems, frozenset(broken))
 
 
-def every_line(path: Path, read: Callable[[Path, bytes], list[T]]) -> LinesRead[T]:
-    """``read``'s records of the lines that read, a problem per line that does not, their ids."""
+@dataclass(frozen=True)
+class FileLines(Generic[T]):
+    """One file read line by line: the records of the lines that read, and the rest."""
+
+    records: list[T]
+    problems: list[Problem]  # one per bad line, or one for the whole file
+    bad_lines: list[bytes]  # each line refused, as written
+    read_whole: bool  # False: the file as a whole was refused (empty, say), no line blamed
+
+
+def every_line(path: Path, read: Callable[[Path, bytes], list[T]]) -> FileLines[T]:
+    """``read``'s records of the lines that read, a problem per line that does not."""
     data = read_bytes(path)
     try:
-        return LinesRead(read(path, data), [], set())
+        return FileLines(read(path, data), [], [], read_whole=True)
     except InputError as exc:
         if exc.line is None:  # the file as a whole (empty, say): nothing line by line
-            return LinesRead([], [Problem(exc.path or str(path), 0, exc.message)], set())
+            return FileLines([], [Problem(exc.path or str(path), 0, exc.message)], [], False)
     lines = data.split(b"\n")
     problems: list[Problem] = []
-    broken: set[str] = set()
+    bad: list[bytes] = []
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -83,18 +87,40 @@ def every_line(path: Path, read: Callable[[Path, bytes], list[T]]) -> LinesRead[
             read(path, raw)  # the line on its own: the record's own rules
         except InputError as exc:
             problems.append(Problem(str(path), number, exc.message))
-            broken |= _id_of(raw)
+            bad.append(raw)
             lines[number - 1] = b""
     while True:  # the rules between records, over the lines that read
         try:
             records = read(path, b"\n".join(lines))
         except InputError as between:
             if between.line is None:  # every line was bad: "no questions" adds nothing
-                return LinesRead([], problems, broken)
+                return FileLines([], problems, bad, read_whole=True)
             problems.append(Problem(str(path), between.line, between.message))
+            bad.append(lines[between.line - 1])
             lines[between.line - 1] = b""
             continue
-        return LinesRead(records, problems, broken)
+        return FileLines(records, problems, bad, read_whole=True)
+
+
+def _partners(file: FileLines[Any], ids: set[str], other_ids: set[str]) -> set[str]:
+    """The ids of the other file that one of ``file``'s bad lines may be the partner of.
+
+    A bad line's id is its own when it can be read and neither a line that read nor a bad
+    line before it has it; the other bad lines may be anyone's partner (see the module's
+    docstring).
+    """
+    named: set[str] = set()
+    unnamed = 0
+    for raw in file.bad_lines:
+        found = _id_of(raw)
+        if found and not found & (ids | named):
+            named |= found
+        else:
+            unnamed += 1
+    missing = other_ids - ids - named
+    if not file.read_whole or len(missing) <= unnamed:
+        return named | missing
+    return named
 
 
 ID_TEXT = re.compile(rb'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
