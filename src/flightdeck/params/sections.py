@@ -20,7 +20,7 @@ import msgspec
 
 from flightdeck.errors import InputError
 from flightdeck.params.arm_names import check_arm_name
-from flightdeck.params.yaml_file import line_in
+from flightdeck.params.yaml_file import line_in, line_of_item
 
 
 @dataclass(frozen=True)
@@ -109,11 +109,11 @@ def _check_allow(path: Path, arm: str, settings: dict[str, Any]) -> None:
 
     entries = settings.get("network_allow") or []
     line = line_in(settings, "network_allow")
-    for entry in entries:
+    for index, entry in enumerate(entries):
         try:
             parse_target(entry)
         except ValueError as exc:
-            where = _line_after(path, line, entry)  # a block list's items have lines of their own
+            where = line_of_item(entries, index) or line  # a list item has a line of its own
             raise InputError(path, where, f"harness_sandbox.{arm}.network_allow: {exc}") from None
     if entries and settings.get("network") is not None:
         raise InputError(
@@ -122,16 +122,6 @@ def _check_allow(path: Path, arm: str, settings: dict[str, Any]) -> None:
             f"harness_sandbox.{arm}: network and network_allow cannot both be set; network: "
             "true shares the whole host network, network_allow only the targets named",
         )
-
-
-def _line_after(path: Path, start: int | None, text: str) -> int | None:
-    """The first line from ``start`` on that holds ``text``, else ``start`` (the parser keeps
-    the lines of keys, not of list items)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number in range(start or 1, len(lines) + 1):
-        if text in lines[number - 1]:
-            return number
-    return start
 
 
 class _FactsJudge(
