@@ -24,7 +24,7 @@ from flightdeck.version import __version__ as __version__  # re-exported
 _LAZY = {
     "DryRuns": "flightdeck.project.modes",  # score(..., dry_runs=DryRuns.ALLOW)
     "score": "flightdeck.project",  # through the facade: Project.open().suite().score()
-    "load_results": "flightdeck.scoring.results",
+    "load_results": "flightdeck.project.results",  # through the facade: Project.open()
 }
 
 __all__ = ["DryRuns", "__version__", "load_results", "score"]  # the names in _LAZY
@@ -32,7 +32,7 @@ __all__ = ["DryRuns", "__version__", "load_results", "score"]  # the names in _L
 if TYPE_CHECKING:
     from flightdeck.project import score
     from flightdeck.project.modes import DryRuns
-    from flightdeck.scoring.results import load_results
+    from flightdeck.project.results import load_results
 
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,8 @@
 
 Counted on the real commands through click's runner: every look at the suite's folder and
 files (``SuiteFolder.require_files``, which opening a suite runs) and every read of a suite's
-manifest.json, for every command that takes a suite.
+manifest.json, for every command that takes a suite; and that no module below the facade
+opens the params or the repositories again (``Project.open``, ``Project.repos``).
 """
 
 from __future__ import annotations
@@ -10,11 +11,13 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from tests.builders import BuiltProject, answer, write_jsonl
 
+import flightdeck
 import flightdeck.project.suite_folder
 import flightdeck.tasks.knowledge  # every module that reads a suite's manifest by name
 from flightdeck.cli import cli
@@ -22,12 +25,16 @@ from flightdeck.errors import InputError
 from flightdeck.project import Project as Facade
 from flightdeck.project import Suite
 from flightdeck.project.suite_folder import SuiteFolder
+from flightdeck.suite.repos import RepoSet
 
 
 class Counts:
     def __init__(self) -> None:
         self.opens = 0
         self.manifest_reads = 0
+        self.project_opens = 0
+        self.repo_sets: list[str] = []  # the function that built each RepoSet
+        self.scratch_rules = 0
 
 
 @pytest.fixture
@@ -44,7 +51,26 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
         counted.manifest_reads += 1
         return real_read(path)
 
+    real_open = Facade.open.__func__  # type: ignore[attr-defined]
+    real_repo_set = RepoSet.__init__
+    real_rule = Facade.is_scratch_arm
+
+    def open_project(cls: type[Facade], *args: Any, **kwargs: Any) -> Facade:
+        counted.project_opens += 1
+        return real_open(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    def repo_set(self: RepoSet, *args: Any, **kwargs: Any) -> None:
+        counted.repo_sets.append(sys._getframe(1).f_code.co_qualname)
+        real_repo_set(self, *args, **kwargs)
+
+    def is_scratch_arm(self: Facade, arm: str) -> bool:
+        counted.scratch_rules += 1
+        return real_rule(self, arm)
+
     monkeypatch.setattr(SuiteFolder, "require_files", require_files)
+    monkeypatch.setattr(Facade, "open", classmethod(open_project))
+    monkeypatch.setattr(RepoSet, "__init__", repo_set)
+    monkeypatch.setattr(Facade, "is_scratch_arm", is_scratch_arm)
     for module in list(sys.modules.values()):
         if getattr(module, "read_manifest", None) is real_read:
             monkeypatch.setattr(module, "read_manifest", read_manifest)
@@ -132,15 +158,33 @@ def test_every_command_on_a_suite_opens_it_once(
             1,
         ),  # fmt: skip
     ):
-        counts.opens = counts.manifest_reads = 0
+        counts.opens = counts.manifest_reads = counts.project_opens = counts.scratch_rules = 0
+        counts.repo_sets = []
         assert run(runner, *args) in (0, 1), args
         assert (counts.opens, counts.manifest_reads) == (1, manifest_reads), args
+        assert counts.project_opens == 1, args
+        assert counts.repo_sets in ([], ["Project.repos"]), args  # the project's, once
+        assert counts.scratch_rules <= 1, args  # one owner of the scratch rule (#21)
     counts.opens = counts.manifest_reads = 0
     assert run(runner, "knowledge", "rate", suite, "--rater", "cy", "--tui", stdin="q\n") == 0
     assert (counts.opens, counts.manifest_reads) == (1, 1)
     counts.opens = counts.manifest_reads = 0
     assert run(runner, "knowledge", "show", suite) == 0
     assert (counts.opens, counts.manifest_reads) == (0, 0)  # reads what score wrote, only
+
+
+def test_load_results_opens_the_project_through_the_facade(
+    runner: CliRunner, project: BuiltProject, counts: Counts, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = str(project.suite)
+    assert run(runner, "knowledge", "seal", suite, "--holdouts", "holdouts") == 0
+    project.write_arm("a", [True, True, False, True])
+    assert run(runner, "knowledge", "score", suite, "--arm", "a") == 0
+    monkeypatch.chdir(project.root)
+    counts.project_opens = 0
+    frame = flightdeck.load_results(project.suite)
+    assert frame["arm"].unique().to_list() == ["a"]
+    assert counts.project_opens == 1  # params.yaml read as every other entry reads it
 
 
 def test_a_suite_is_bound_to_its_project_and_named_by_folder_or_name(

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from flightdeck.params import load_params
+from flightdeck.project import Project
 from flightdeck.project.paths import ProjectPaths
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.metrics import metrics_json
@@ -30,6 +31,7 @@ def result():  # type: ignore[no-untyped-def]
         SuiteFolder(ROOT / "suites" / SUITE, ProjectPaths(params.root)),
         list(params.arms),
         params=params,
+        repos=Project(params).repos,
         baseline="baseline-repo-search",
         candidate="baseline-projects",
     )

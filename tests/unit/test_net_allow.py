@@ -146,6 +146,22 @@ def test_a_bad_allow_list_flag_is_one_line_exit_2(
             id="typo-names-its-own-line",
         ),
         pytest.param(
+            "harness_sandbox:\n  arm1:\n    network_allow:\n      # was api.openai.com:44 3\n"
+            "      - 127.0.0.1:8000\n      - api.openai.com:44 3\n",
+            5,
+            "harness_sandbox.arm1.network_allow: 'api.openai.com:44 3': the port '44 3' is not "
+            "a number from 1 to 65535",
+            id="its-line-not-a-comment-that-quotes-it",
+        ),
+        pytest.param(
+            "harness_sandbox:\n  arm1:\n    network_allow: [127.0.0.1:8000,\n"
+            "      127.0.0.1:8000, api.openai.com:44 3]\n",
+            3,
+            "harness_sandbox.arm1.network_allow: 'api.openai.com:44 3': the port '44 3' is not "
+            "a number from 1 to 65535",
+            id="a-flow-list-item-on-its-line",
+        ),
+        pytest.param(
             "harness_sandbox:\n  arm1:\n    network_allow: [127.0.0.1:8000]\n    network: true\n",
             3,
             "harness_sandbox.arm1: network and network_allow cannot both be set; network: true "

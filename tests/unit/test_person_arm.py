@@ -15,6 +15,7 @@ from flightdeck.arms.people_rows import read_rows_with_format
 from flightdeck.arms.snapshot import EMPTY_SHA256, folder_hash
 from flightdeck.errors import InputError
 from flightdeck.suite.records import read_answers, read_meta
+from flightdeck.suite.repos import RepoSet
 
 ADR = "docs/adr/0001-database.md"
 DEPLOY = "docs/runbooks/deploy.md"
@@ -49,7 +50,9 @@ def do_import(project: BuiltProject, file: Path, **options: Any) -> Any:
         defaults["snapshot_dir"] = snapshot(project.root, FILES_AS_OF)
     repos = options.pop("repos", {"sdlc": project.repo})
     how = ImportOptions(**(defaults | options))
-    return import_answers(project.folder, "projects", file, how, repos=repos)
+    return import_answers(
+        project.folder, "projects", file, how, repos=RepoSet(repos, project.folder.project.cache)
+    )
 
 
 def read(project: BuiltProject) -> dict[str, Any]:
@@ -296,10 +299,9 @@ def test_bad_options(project: BuiltProject, options: dict[str, Any], match: str)
     } | options
     if "snapshot_commits" in options:
         args.pop("snapshot_dir")
+    repos = RepoSet({"sdlc": project.repo}, project.folder.project.cache)
     with pytest.raises(InputError, match=match):
-        import_answers(
-            project.folder, arm, file, ImportOptions(**args), repos={"sdlc": project.repo}
-        )
+        import_answers(project.folder, arm, file, ImportOptions(**args), repos=repos)
 
 
 def test_both_snapshot_kinds_at_once_are_refused(project: BuiltProject) -> None:

@@ -221,7 +221,8 @@ def _import(project: Built) -> Any:
     how = ImportOptions(
         by="ada", model="m", date="2026-11-20", snapshot_commits={"sdlc": project.as_of}
     )
-    return import_answers(project.folder, "person", source, how, repos={"sdlc": project.repo})
+    repos = RepoSet({"sdlc": project.repo}, project.folder.project.cache)
+    return import_answers(project.folder, "person", source, how, repos=repos)
 
 
 def _rate(project: Built) -> Any:

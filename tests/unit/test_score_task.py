@@ -14,6 +14,7 @@ from benchmarks.bench_score import make_suite
 
 from flightdeck.errors import InputError
 from flightdeck.params import load_params
+from flightdeck.project import Project
 from flightdeck.project.paths import ProjectPaths
 from flightdeck.project.suite_folder import SuiteFolder
 from flightdeck.scoring.outcomes import ScoreResult
@@ -35,7 +36,13 @@ def score(suite: Path, arms: list[str], **options: Any) -> ScoreResult:
     params = params_at(suite.parents[1])
     folder = SuiteFolder(suite, ProjectPaths(params.root))
     return compute_scores(
-        folder, arms, params=params, baseline="search", candidate="retrieval", **options
+        folder,
+        arms,
+        params=params,
+        repos=Project(params).repos,
+        baseline="search",
+        candidate="retrieval",
+        **options,
     )
 
 

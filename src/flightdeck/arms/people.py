@@ -127,12 +127,12 @@ def import_answers(
     source: Path,
     options: ImportOptions,
     *,
-    repos: Mapping[str, Path] | None = None,
+    repos: RepoSet,
 ) -> ImportResult:
     """Write ``answers/<arm>.jsonl`` and its meta from a person's file; see the module doc.
 
-    ``repos`` are where the snapshot commits are read (bundles cloned into the suite's
-    project cache).
+    ``repos`` are where the snapshot commits are read: the project's
+    (:attr:`flightdeck.project.Project.repos`).
     """
     by, model, date = options.by, options.model, options.date
     snapshot_dir, snapshot_commits = options.snapshot_dir, options.snapshot_commits
@@ -167,15 +167,14 @@ def import_answers(
         for c in row.citations
         if (pair := split_uri(c.uri)) and not c.sha256 and (row.line, c.uri) not in outside_uris
     }
-    commit_repos = RepoSet(repos or {}, suite.project.cache)
     if snapshot_dir is not None:
         hashes = hash_from_folder(snapshot_dir, wanted)
         where = str(snapshot_dir)
         snapshot: Any = snapshot_record(snapshot_dir)
     else:
         commits = dict(snapshot_commits or {})
-        check_snapshot_commits(commits, wanted, commit_repos)
-        hashes = hash_from_commits(commit_repos, commits, wanted)
+        check_snapshot_commits(commits, wanted, repos)
+        hashes = hash_from_commits(repos, commits, wanted)
         where = "the snapshot commits"
         snapshot = {repo: [commits[repo]] for repo in sorted(commits)}
     if wanted and not hashes:

@@ -36,7 +36,7 @@ class RunRequest:
     bind: tuple[Path, ...] = ()  # after params' harness_sandbox.<arm>.bind
     limits: Limits = field(default_factory=Limits)
     workspace_cache_mb: int | None = None  # None: DEFAULT_CAP_MB
-    scratch: bool = False  # a scratch run (#21), also for an arm the pipeline does not name
+    scratch: bool | None = None  # a scratch run (#21); None: Suite.run_request decides
 
     def config(self, suite_dir: Path, arm: str, params: Params) -> RunConfig:
         """The runner's config for ``arm`` on the suite ``suite_dir`` of the project ``params``."""
@@ -61,7 +61,7 @@ class RunRequest:
             limits=self.limits,
             holdouts=params.holdouts,
             workspace_cache_mb=self.workspace_cache_mb or DEFAULT_CAP_MB,
-            scratch=self.scratch,
+            scratch=bool(self.scratch),
         )
 
     def _network_allow(self, arm_sandbox: dict[str, Any]) -> tuple[str, ...]:

@@ -222,13 +222,6 @@ def run_command(
     project = open_project(params_file, repo, near=suite)
     running = project.suite(suite)
     warn_if_unsealed(running)
-    scratch = scratch or project.is_scratch_arm(arm)
-    if scratch:
-        click.echo(
-            f"scratch run: {arm} writes under {project.paths.scratch}, apart from the "
-            "pipeline (not an arm of params.yaml)",
-            err=True,
-        )
     request = RunRequest(
         command=command,
         jobs=jobs,
@@ -242,8 +235,15 @@ def run_command(
         bind=bind,
         limits=Limits(max_output_mb, max_tmp_mb, max_memory_mb, max_processes),
         workspace_cache_mb=workspace_cache_mb,
-        scratch=scratch,
+        scratch=True if scratch else None,  # else the project decides (#21)
     )
+    request = running.run_request(arm, request)
+    if request.scratch:
+        click.echo(
+            f"scratch run: {arm} writes under {project.paths.scratch}, apart from the "
+            "pipeline (not an arm of params.yaml)",
+            err=True,
+        )
     progress = _Progress(quiet=as_json)
     try:
         result = running.run(arm, request=request, on_start=progress.start, on_trial=progress.trial)

@@ -9,13 +9,11 @@ harnesses, sandboxes) parse in :mod:`flightdeck.params.sections`; the file itsel
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import msgspec
 from msgspec import UNSET, UnsetType
 
 from flightdeck.errors import InputError
@@ -26,10 +24,16 @@ from flightdeck.params.sections import (
     parse_pipeline,
     sandbox_values,
 )
+from flightdeck.params.top_level import (
+    decode,
+    first_refused,
+    flag_problem,
+    points_problem,
+    undeclared_judge,
+)
 from flightdeck.params.yaml_file import find_params, line_in, read_yaml
 from flightdeck.project.names import HOLDOUTS_FOLDER, PARAMS_FILE
 from flightdeck.project.paths import ProjectPaths
-from flightdeck.suite.decoding import show
 
 
 @dataclass(frozen=True)
@@ -84,8 +88,11 @@ class Params:
         reason = changes.get("holdouts_reason")
         if reason is not None and not str(reason).strip():
             raise InputError("--holdouts-reason", None, "is empty; say why this holdouts folder")
+        refused = flag_problem(changes)  # a flag's value, through params.yaml's Struct
+        if refused is not None:
+            raise InputError(f"--{refused[0].replace('_', '-')}", None, refused[1])
         checked = dataclasses.replace(self, **changes, repos=repos)
-        _check_ranges(checked, self.root / PARAMS_FILE, set(changes))
+        _check_points(checked, self.root / PARAMS_FILE, set(changes))
         return checked
 
 
@@ -114,52 +121,17 @@ KNOWN_KEYS = {
 }
 
 
-class _TopLevel(msgspec.Struct, frozen=True):
-    """The plain values of params.yaml: their types are the rule (an int is not a bool, a
-    float may be written as an int). Unknown keys pass here and get a warning; the sections
-    with rules of their own (judges, people, harnesses, sandboxes) are checked by
-    :mod:`flightdeck.params.sections`; the ranges by ``_range_problems``."""
-
-    seed: int | UnsetType = UNSET
-    resamples: int | UnsetType = UNSET
-    confidence: float | UnsetType = UNSET
-    threshold: float | UnsetType = UNSET
-    min_raters: int | UnsetType = UNSET
-    gate_margin: float | UnsetType = UNSET
-    judge_min_kappa: float | UnsetType = UNSET
-    arms: list[Annotated[str, msgspec.Meta(min_length=1)]] | UnsetType = UNSET
-    holdouts: str | None = None
-    repos: dict[Any, str] | None = None
-
-
-# What each plain value must be, in params.yaml's own words, and what to write instead.
-_WRONG = {
-    **dict.fromkeys(("seed", "resamples", "min_raters"), ("an integer", "write a whole number")),
-    "confidence": ("a number", "write a proportion such as 0.95"),
-    "threshold": ("a number", "write points such as 15"),
-    "gate_margin": ("a number", "write points such as 10"),
-    "judge_min_kappa": ("a number", "write a kappa from -1 to 1 such as 0.6"),
-    "arms": ("a list of arm names", "write one `- NAME` line per arm"),
-    "holdouts": ("a folder path", "write the folder's path, relative to params.yaml"),
-    "repos": ("a mapping of names to paths", "write one `NAME: PATH` line per repository"),
-}
-_NUMBERS = ("seed", "resamples", "confidence", "threshold", "min_raters", "gate_margin")
-
-
-def _top_level(path: Path, data: dict[str, Any]) -> _TopLevel:
-    """params.yaml's plain values as their Struct, or the error naming the key's line."""
-    try:
-        named = {k: v for k, v in data.items() if isinstance(k, str)}  # others: unknown keys
-        return msgspec.convert(named, _TopLevel)
-    except msgspec.ValidationError as exc:
-        found = re.search(r"`\$\.(\w+)", str(exc))
-        name = found[1] if found else ""
-        if name in _WRONG:
-            kind, fix = _WRONG[name]
-            message = f"{name} must be {kind}, got {show(data[name])}; {fix}"
-        else:
-            message = f"{exc}; fix the value"
-        raise InputError(path, line_in(data, name) if name else None, message) from None
+# The plain values, laid into Params as decoded (their rules: TopLevel's types).
+_PLAIN = (
+    "seed",
+    "resamples",
+    "confidence",
+    "threshold",
+    "min_raters",
+    "gate_margin",
+    "decision",
+    "judge_min_kappa",
+)
 
 
 def load_params(path: Path | None = None, *, near: Path | None = None) -> Params:
@@ -176,15 +148,16 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
         raise InputError(path, 1, "params.yaml must be a mapping of names to values")
     values: dict[str, Any] = {"root": root}
     values["lines"] = {k: v for k, v in getattr(data, "lines", {}).items() if isinstance(k, str)}
-    plain = _top_level(path, data)
-    for name in (*_NUMBERS, "judge_min_kappa"):
+    refused = first_refused(data)
+    if refused is not None:
+        raise InputError(path, line_in(data, refused[0]), refused[1])
+    plain = decode(data)
+    for name in _PLAIN:
         value = getattr(plain, name)
         if value is not UNSET:
             values[name] = value
-    if "decision" in data:
-        values["decision"] = data["decision"]
-    if data.get("suite") is not None:
-        values["suite"] = str(data["suite"])
+    if plain.suite is not None:
+        values["suite"] = plain.suite
     if not isinstance(plain.arms, UnsetType):
         values["arms"] = tuple(plain.arms)
     if plain.holdouts is not None:
@@ -195,20 +168,16 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     values["holdouts_in_params"] = values["holdouts"]
     values["repos"] = {str(k): root / v for k, v in (plain.repos or {}).items()}
     values.update(sandbox_values(data, path))
-    values["judges"] = parse_judges(path, data.get("judges"), root, line=line_in(data, "judges"))
-    if data.get("judge") is not None:
-        judge = data["judge"]
-        if not isinstance(judge, str) or judge not in values["judges"]:
+    values["judges"] = parse_judges(path, data.get("judges"), root)
+    if plain.judge is not None:  # the whole file's rule: a judge declared under judges:
+        if plain.judge not in values["judges"]:
             raise InputError(
-                path,
-                line_in(data, "judge"),
-                f"judge {judge!r} is not declared under judges: "
-                f"({', '.join(values['judges']) or 'none declared'}); declare it or fix the name",
+                path, line_in(data, "judge"), undeclared_judge(plain.judge, values["judges"])
             )
-        values["judge"] = judge
+        values["judge"] = plain.judge
     values.update(parse_pipeline(path, data, root))
     params = Params(**values)
-    _check_ranges(params, path, None)
+    _check_points(params, path, None)
     unknown = sorted(set(data) - KNOWN_KEYS, key=str)
     if unknown:
         warning = (
@@ -219,44 +188,15 @@ def load_params(path: Path | None = None, *, near: Path | None = None) -> Params
     return params
 
 
-def _range_problems(params: Params) -> list[tuple[str, str]]:
-    """(name, what is wrong) for each value outside its range."""
-    problems = []
-    if params.resamples < 1:
-        problems.append(("resamples", f"must be at least 1, got {params.resamples}"))
-    if not 0 < params.confidence < 1:  # also refuses NaN
-        problems.append(("confidence", f"must be between 0 and 1, got {params.confidence}"))
-    if not 0 <= params.threshold <= 100:  # also refuses NaN and infinities
-        problems.append(("threshold", f"must be 0 to 100 points, got {params.threshold}"))
-    elif 0 < params.threshold < 1:
-        problems.append(("threshold", _proportion_given(params.threshold)))
-    if params.min_raters < 1:
-        problems.append(("min_raters", f"must be at least 1, got {params.min_raters}"))
-    if params.seed < 0:
-        problems.append(("seed", f"must be non-negative, got {params.seed}"))
-    if params.decision not in ("calibrated", "percentile"):
-        problems.append(("decision", f"must be calibrated or percentile, got {params.decision!r}"))
-    if not 0 <= params.gate_margin <= 100:
-        problems.append(("gate_margin", f"must be 0 to 100 points, got {params.gate_margin}"))
-    elif 0 < params.gate_margin < 1:
-        problems.append(("gate_margin", _proportion_given(params.gate_margin)))
-    if not -1 <= params.judge_min_kappa <= 1:
-        problems.append(("judge_min_kappa", f"must be -1 to 1, got {params.judge_min_kappa}"))
-    return problems
-
-
-def _proportion_given(value: float) -> str:
-    """A value in (0, 1) where points are meant: 0.15 is almost surely 15 points."""
-    return f"points, not a proportion: did you mean {100 * value:g}?"
-
-
-def _check_ranges(params: Params, path: Path, flags: set[str] | None) -> None:
-    """A bad value names its flag when a flag set it, else the params.yaml line."""
-    for name, problem in _range_problems(params):
+def _check_points(params: Params, path: Path, flags: set[str] | None) -> None:
+    """Points written as a proportion, named by its flag or else on its params.yaml line."""
+    for name in ("threshold", "gate_margin"):
+        problem = points_problem(getattr(params, name))
+        if problem is None:
+            continue
         if flags is not None and name in flags:
             raise InputError(f"--{name.replace('_', '-')}", None, problem)
-        words = f"{name} is in {problem}" if problem.startswith("points,") else f"{name} {problem}"
-        raise InputError(path, params.lines.get(name) if path.is_file() else None, words)
+        raise InputError(path, params.lines.get(name), f"{name} is in {problem}")
 
 
 def parse_repo_option(values: tuple[str, ...]) -> dict[str, Path]:

@@ -5,7 +5,10 @@ types are the rule) and parses into its own frozen spec (:class:`JudgeSpec`,
 :class:`PersonArm`) or plain values that :func:`flightdeck.params.load_params` lays into
 ``Params``. A refused entry is an InputError on its own line, worded from where msgspec
 refuses it; the checks between fields (a real date, ``network_allow`` beside ``network``)
-run after the Struct. An unknown key inside an entry is an error, not a warning.
+run after the Struct. An unknown key inside an entry is an error, not a warning. The shape
+of each section (a mapping, a sandbox that is bwrap or none, a command that is not blank, an
+arm name that is a string) is :class:`flightdeck.params.top_level.TopLevel`'s, decoded first,
+so the functions here take a file that Struct accepted.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import msgspec
 
 from flightdeck.errors import InputError
 from flightdeck.params.arm_names import check_arm_name
-from flightdeck.params.yaml_file import line_in
+from flightdeck.params.yaml_file import line_in, line_of_item
 
 
 @dataclass(frozen=True)
@@ -66,18 +69,9 @@ def sandbox_values(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """
     values: dict[str, Any] = {}
     if data.get("sandbox") is not None:
-        if data["sandbox"] not in ("bwrap", "none"):
-            raise InputError(path, line_in(data, "sandbox"), "sandbox must be bwrap or none")
         values["sandbox"] = data["sandbox"]
     arms = data.get("harness_sandbox") or {}
     line = line_in(data, "harness_sandbox")
-    if not isinstance(arms, dict) or not all(isinstance(v, dict) for v in arms.values()):
-        raise InputError(
-            path,
-            line,
-            "harness_sandbox must map arm names to {bind, network, network_allow, pass_env, "
-            "sandbox}",
-        )
     for arm, settings in arms.items():
         try:
             msgspec.convert(settings, _HarnessSandbox)
@@ -109,11 +103,11 @@ def _check_allow(path: Path, arm: str, settings: dict[str, Any]) -> None:
 
     entries = settings.get("network_allow") or []
     line = line_in(settings, "network_allow")
-    for entry in entries:
+    for index, entry in enumerate(entries):
         try:
             parse_target(entry)
         except ValueError as exc:
-            where = _line_after(path, line, entry)  # a block list's items have lines of their own
+            where = line_of_item(entries, index) or line  # a list item has a line of its own
             raise InputError(path, where, f"harness_sandbox.{arm}.network_allow: {exc}") from None
     if entries and settings.get("network") is not None:
         raise InputError(
@@ -122,16 +116,6 @@ def _check_allow(path: Path, arm: str, settings: dict[str, Any]) -> None:
             f"harness_sandbox.{arm}: network and network_allow cannot both be set; network: "
             "true shares the whole host network, network_allow only the targets named",
         )
-
-
-def _line_after(path: Path, start: int | None, text: str) -> int | None:
-    """The first line from ``start`` on that holds ``text``, else ``start`` (the parser keeps
-    the lines of keys, not of list items)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for number in range(start or 1, len(lines) + 1):
-        if text in lines[number - 1]:
-            return number
-    return start
 
 
 class _FactsJudge(
@@ -154,9 +138,7 @@ _JudgeEntry = _FactsJudge | _LlmJudge
 _JudgeName = Annotated[str, msgspec.Meta(pattern=r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")]
 
 
-def parse_judges(
-    path: Path, raw: Any, root: Path, *, line: int | None = None
-) -> dict[str, JudgeSpec]:
+def parse_judges(path: Path, raw: Any, root: Path) -> dict[str, JudgeSpec]:
     """``judges: {NAME: {kind: facts}}`` or ``{kind: llm, model: M, prompt: FILE, temperature: T}``.
 
     Each entry is its Struct (``_FactsJudge`` or ``_LlmJudge``, told apart by ``kind``); the
@@ -166,8 +148,6 @@ def parse_judges(
     """
     if raw is None:
         return {}
-    if not isinstance(raw, dict):
-        raise InputError(path, line, "judges must map names to {kind: ...}")
     judges = {}
     for name, spec in raw.items():
         where = line_in(raw, name)
@@ -246,22 +226,14 @@ def parse_pipeline(path: Path, data: dict[str, Any], root: Path) -> dict[str, An
     values: dict[str, Any] = {}
     harnesses = data.get("harnesses")
     if harnesses is not None:
-        if not isinstance(harnesses, dict) or not all(
-            isinstance(v, str) and v.strip() for v in harnesses.values()
-        ):
-            raise InputError(
-                path, line_in(data, "harnesses"), "harnesses must map arm names to commands"
-            )
         for arm in harnesses:
             _check_arm(path, arm, line_in(harnesses, arm))
         values["harnesses"] = {str(k): v for k, v in harnesses.items()}
-    values["people"] = _parse_people(path, data.get("people"), root, line_in(data, "people"))
+    values["people"] = _parse_people(path, data.get("people"), root)
     for name in ("baseline", "candidate", "pinned"):
         value = data.get(name)
         if value is None:
             continue
-        if not isinstance(value, str):
-            raise InputError(path, line_in(data, name), f"{name} must be an arm name")
         _check_arm(path, value, line_in(data, name))
         values[name] = value
     if "baseline" in values and "candidate" not in values:  # a candidate alone serves the gate
@@ -293,9 +265,7 @@ class _Person(msgspec.Struct, frozen=True, forbid_unknown_fields=True, rename={"
     snapshot: _Text
 
 
-def _parse_people(
-    path: Path, raw: Any, root: Path, section_line: int | None
-) -> dict[str, PersonArm]:
+def _parse_people(path: Path, raw: Any, root: Path) -> dict[str, PersonArm]:
     """``people: {ARM: {from: FILE, by: WHO, model: M, date: D, snapshot: DIR}}``.
 
     Each entry is a ``_Person``; the message comes from where msgspec refuses it, on the
@@ -303,8 +273,6 @@ def _parse_people(
     """
     if raw is None:
         return {}
-    if not isinstance(raw, dict):
-        raise InputError(path, section_line, "people must map arm names to {from, by, ...}")
     people = {}
     for arm, spec in raw.items():
         line = line_in(raw, arm)

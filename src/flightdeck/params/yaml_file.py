@@ -6,7 +6,8 @@ does not exist (``2024-13-45``), so the reader names those on their line instead
 (``<<: *base``) work as YAML 1.1 defines them: the mapping's own keys override the merged
 ones, and only a key given twice in the mapping itself is refused. The file is read once:
 every mapping it holds is a :class:`Located` dict that keeps the line of each of its keys
-(a merged key keeps its line in the anchor), so every check of a value names its
+(a merged key keeps its line in the anchor), and every list a :class:`LocatedList` that keeps
+the line of each of its items, so every check of a value names its
 params.yaml line through :func:`line_in` without reading the file again.
 
 PyYAML shares an anchored value among its aliases, so aliases of anchors that hold aliases
@@ -54,6 +55,22 @@ class Located(dict[Any, Any]):
     def __init__(self) -> None:
         super().__init__()
         self.lines = {}
+
+
+class LocatedList(list[Any]):
+    """A list of params.yaml, with the line of each of its items (``lines``)."""
+
+    lines: list[int]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines = []
+
+
+def line_of_item(items: Any, index: int) -> int | None:
+    """The params.yaml line of ``items[index]`` (None for a list not read from it)."""
+    lines: list[int] = getattr(items, "lines", [])
+    return lines[index] if 0 <= index < len(lines) else None
 
 
 def line_in(mapping: Any, key: Any) -> int | None:
@@ -188,6 +205,12 @@ def _unique_keys_loader() -> Any:
                 with contextlib.suppress(TypeError):  # an unhashable key: PyYAML refused it
                     data.lines[key] = key_node.start_mark.line + 1
 
+        def construct_located_list(self, node: Any) -> Iterator[LocatedList]:
+            data = LocatedList()
+            yield data
+            data.extend(self.construct_sequence(node))
+            data.lines = [item.start_mark.line + 1 for item in node.value]
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: dict[Any, int] = {}
             for key_node, _ in node.value:
@@ -204,6 +227,7 @@ def _unique_keys_loader() -> Any:
             return super().construct_mapping(node, deep=deep)
 
     Loader.add_constructor("tag:yaml.org,2002:map", Loader.construct_located)
+    Loader.add_constructor("tag:yaml.org,2002:seq", Loader.construct_located_list)
     Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
     Loader.add_constructor("tag:yaml.org,2002:timestamp", Loader.construct_yaml_timestamp)
     return Loader

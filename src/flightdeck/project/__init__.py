@@ -269,7 +269,8 @@ class Suite:
             results_dir=results_dir,
             dry_runs=dry_runs,
         )
-        return score(self.folder, options, params=self.params, on_progress=on_progress)
+        params, repos = self.params, self.project.repos
+        return score(self.folder, options, params=params, repos=repos, on_progress=on_progress)
 
     def gate(self, *, pinned: str | None = None, candidate: str | None = None) -> GateResult:
         """``knowledge gate``: does the candidate keep within the margin of the pinned arm?"""
@@ -294,15 +295,24 @@ class Suite:
         """``experiment run``: each question without an answer is one trial of the harness."""
         from flightdeck.arms.runner import run_experiment
 
-        scratch = request.scratch or self.project.is_scratch_arm(arm)
-        config = replace(request, scratch=scratch).config(self.folder.root, arm, self.params)
-        return run_experiment(config, on_start=on_start, on_trial=on_trial)
+        config = self.run_request(arm, request).config(self.folder.root, arm, self.params)
+        repos = self.project.repos
+        return run_experiment(config, repos=repos, on_start=on_start, on_trial=on_trial)
+
+    def run_request(self, arm: str, request: RunRequest) -> RunRequest:
+        """``request`` with ``scratch`` decided (#21), the one place that rule is applied.
+
+        Left None, a run is scratch when the project's pipeline does not name ``arm``.
+        """
+        if request.scratch is not None:
+            return request
+        return replace(request, scratch=self.project.is_scratch_arm(arm))
 
     def import_answers(self, arm: str, *, source: Path, options: ImportOptions) -> ImportResult:
         """``knowledge import-answers``: a person's answers, hashed from their snapshot."""
         from flightdeck.arms.people import import_answers
 
-        return import_answers(self.folder, arm, source, options, repos=self.params.repos)
+        return import_answers(self.folder, arm, source, options, repos=self.project.repos)
 
     def rate(
         self, rater: str, *, arms: Sequence[str] = (), to_rate: ToRate = ToRate.EVERY_ANSWER

@@ -28,8 +28,6 @@ from flightdeck.suite.records import Question, parse_source_uri
 from flightdeck.suite.repos import BlobReader, RepoSet
 
 if TYPE_CHECKING:
-    from flightdeck.params import Params
-    from flightdeck.project.suite_folder import SuiteFolder
     from flightdeck.scoring.outcomes import ScoreResult
 
 NOT_A_SOURCE = "fabricated_not_a_source"
@@ -46,11 +44,12 @@ WORDS = {
 
 
 def with_fabricated_split(
-    result: ScoreResult, suite: SuiteFolder, params: Params, *, questions: Sequence[Question]
+    result: ScoreResult, *, repos: RepoSet, questions: Sequence[Question]
 ) -> ScoreResult:
     """``result`` with each arm's ``citations`` holding the split beside ``fabricated``.
 
-    ``questions`` are the suite's, as scored (their ``as_of`` says where to look).
+    ``questions`` are the suite's, as scored (their ``as_of`` says where to look), and
+    ``repos`` the project's (:attr:`flightdeck.project.Project.repos`).
     """
     import polars as pl
 
@@ -68,7 +67,6 @@ def with_fabricated_split(
     found = pl.collect_all(plans, engine=ENGINE)  # every arm's in one go
     fabricated = {arm: frame.rows() for arm, frame in zip(result.arms, found, strict=True)}
     by_id = {q.id: q for q in questions} if any(fabricated.values()) else {}
-    repos = RepoSet(params.repos, suite.project.cache)
     with _Lookup(repos) as lookup:
         arms = {
             arm: replace(

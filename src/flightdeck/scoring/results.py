@@ -1,9 +1,9 @@
 """The per-question results files: written from the frame, read back as one for a notebook.
 
 `knowledge score` writes ``results/<suite>/<arm>.jsonl`` (:func:`encode_results`);
-`flightdeck.load_results` reads them back. Reading those files (rather than scoring again)
-gives exactly what the report and metrics were computed from, needs no labels or sealed keys
-at hand, and takes a fraction of a second.
+`flightdeck.load_results` reads them back (:func:`read_results`, through the facade).
+Reading those files (rather than scoring again) gives exactly what the report and metrics
+were computed from, needs no labels or sealed keys at hand, and takes a fraction of a second.
 """
 
 from __future__ import annotations
@@ -20,44 +20,19 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def load_results(
-    suite: str | Path,
-    *,
-    results: str | Path | None = None,
-    arms: Sequence[str] | None = None,
-) -> pl.DataFrame:
-    """The per-question results of every scored arm of ``suite``, one row per (arm, question).
+def read_results(folder: Path, suite: str, arms: Sequence[str] | None = None) -> pl.DataFrame:
+    """The per-question results in ``folder`` of every scored arm of ``suite`` (its name).
 
-    Columns: ``arm`` then those of `flightdeck.scoring.tables.result_schema`: ``id``, ``kind``,
-    ``answered``, ``raters`` and ``votes`` (aligned lists), ``correct`` (the majority; a tie or
-    a missing answer is incorrect), ``citations`` and ``classes`` (aligned lists: each cited uri
-    and its class), ``citation_valid``, and the counts ``fabricated``, ``stale``,
-    ``unsupported``, ``valid``. Rows are in arm order, then suite order.
-
-    Args:
-        suite: The suite folder (``suites/knowledge-demo-v1``).
-        results: The folder `knowledge score` wrote them to; by default, as the command's
-            ``--results`` default, ``results/<suite>/`` beside the project's params.yaml.
-        arms: Which arms, in this order; by default every arm with a results file, sorted.
-
-    Raises:
-        InputError: no results for the suite or an arm (score it first), or a results file
-            that is not one `knowledge score` wrote.
+    What `flightdeck.load_results` (:mod:`flightdeck.project.results`) returns, once the
+    project has said where the results are; ``arms`` as it takes them.
     """
     import polars as pl
 
-    from flightdeck.params import load_params
-    from flightdeck.project.paths import ProjectPaths, results_arms, results_file
+    from flightdeck.project.paths import results_arms, results_file
 
-    suite = Path(suite)
-    name = suite.resolve().name
-    if results is not None:
-        folder = Path(results)
-    else:  # where `knowledge score` writes them by default
-        folder = ProjectPaths(load_params(near=suite).root).results(name)
     if not folder.is_dir():
         raise InputError(
-            folder, None, f"no results for suite {name!r}; run `flightdeck knowledge score` first"
+            folder, None, f"no results for suite {suite!r}; run `flightdeck knowledge score` first"
         )
     found = results_arms(folder)
     for arm in arms or ():

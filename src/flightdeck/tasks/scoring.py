@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from flightdeck.holdouts.custody import Custody
     from flightdeck.rating.judge_calibration import JudgedBy
     from flightdeck.scoring.tables import SuiteTables
+    from flightdeck.suite.repos import RepoSet
 
 
 @dataclass(frozen=True)
@@ -232,9 +233,12 @@ def score(
     options: ScoreOptions,
     *,
     params: Params,
+    repos: RepoSet,
     on_progress: Callable[[str], None] | None = None,
 ) -> ScoreResult:
     """The whole of ``knowledge score``: score, write metrics, results and report, record.
+
+    ``repos`` are the project's (:attr:`flightdeck.project.Project.repos`).
 
     The ledger (``scores.jsonl``) gets each arm's hashes unless already there. The result
     says what was written (``written``) and which arms were recorded (``recorded``).
@@ -250,6 +254,7 @@ def score(
         suite,
         scored,
         params=params,
+        repos=repos,
         baseline=baseline,
         candidate=candidate,
         on_progress=on_progress,
@@ -281,6 +286,7 @@ def compute_scores(
     arms: Sequence[str],
     *,
     params: Params,
+    repos: RepoSet,
     baseline: str | None = None,
     candidate: str | None = None,
     on_progress: Callable[[str], None] | None = None,
@@ -288,7 +294,8 @@ def compute_scores(
 ) -> ScoreResult:
     """Score each arm once (ledger-checked) and compare candidate with baseline if asked.
 
-    Writes nothing: :func:`score` is this plus the outputs and the ledger.
+    Writes nothing: :func:`score` is this plus the outputs and the ledger. ``repos`` (the
+    project's) are where each fabricated citation is looked up.
     """
     if not arms:
         raise InputError("--arm", None, "name at least one arm to score")
@@ -330,7 +337,7 @@ def compute_scores(
         questions={q.id: q.question for q in read.questions},
     )
     # (#21) what each fabricated citation is
-    return with_fabricated_split(result, read.suite, params, questions=read.questions)
+    return with_fabricated_split(result, repos=repos, questions=read.questions)
 
 
 def check_ledger(suite: SuiteFolder, scores: dict[str, ArmScore]) -> None:
