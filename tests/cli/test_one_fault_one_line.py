@@ -252,3 +252,14 @@ def test_a_number_json_cannot_read_names_its_line_in_the_holdouts_manifest(
         f"holdouts/manifest.json:{line}: holds {what}; write a smaller number, or the number "
         "as a string",
     )
+
+
+def test_a_control_character_in_params_yaml_is_one_line(
+    runner: CliRunner, project: BuiltProject
+) -> None:
+    """PyYAML's reader refuses it as the loader is made, in a message of two lines."""
+    (project.root / "params.yaml").write_text(PARAMS + "seed: 1\x00\n")
+    assert_error(
+        status(runner, project),
+        "params.yaml:6: not YAML (character U+0000 is not allowed in YAML); remove it",
+    )

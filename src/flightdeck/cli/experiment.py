@@ -237,7 +237,7 @@ def run_command(
         workspace_cache_mb=workspace_cache_mb,
         scratch=True if scratch else None,  # else the project decides (#21)
     )
-    request = running.run_request(arm, request)
+    request = running.run_request(arm, request=request)
     if request.scratch:
         click.echo(
             f"scratch run: {arm} writes under {project.paths.scratch}, apart from the "

@@ -87,9 +87,15 @@ def read_yaml(path: Path) -> Any:
     import yaml
 
     try:
-        loader = _unique_keys_loader()(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(path, None, f"not YAML ({exc}); fix the syntax") from None
+    try:  # the reader refuses a control character as it is made
+        loader = _unique_keys_loader()(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        what = f"character U+{exc.character:04X} is not allowed in YAML"
+        raise InputError(path, line, f"not YAML ({what}); remove it") from None
     try:
         return loader.get_single_data() or {}
     except RecursionError:

@@ -295,11 +295,11 @@ class Suite:
         """``experiment run``: each question without an answer is one trial of the harness."""
         from flightdeck.arms.runner import run_experiment
 
-        config = self.run_request(arm, request).config(self.folder.root, arm, self.params)
+        config = self.run_request(arm, request=request).config(self.folder.root, arm, self.params)
         repos = self.project.repos
         return run_experiment(config, repos=repos, on_start=on_start, on_trial=on_trial)
 
-    def run_request(self, arm: str, request: RunRequest) -> RunRequest:
+    def run_request(self, arm: str, *, request: RunRequest) -> RunRequest:
         """``request`` with ``scratch`` decided (#21), the one place that rule is applied.
 
         Left None, a run is scratch when the project's pipeline does not name ``arm``.
