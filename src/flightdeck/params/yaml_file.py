@@ -93,9 +93,9 @@ def read_yaml(path: Path) -> Any:
     try:  # the reader refuses a control character as it is made
         loader = _unique_keys_loader()(text)
     except yaml.reader.ReaderError as exc:
-        line = text.count("\n", 0, exc.position) + 1
         what = f"character U+{exc.character:04X} is not allowed in YAML"
-        raise InputError(path, line, f"not YAML ({what}); remove it") from None
+        at = text.count("\n", 0, exc.position) + 1
+        raise InputError(path, at, f"not YAML ({what}); remove it") from None
     try:
         return loader.get_single_data() or {}
     except RecursionError:
