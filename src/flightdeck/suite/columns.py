@@ -45,7 +45,7 @@ class Pattern:
     ``column`` is the same rule over many strings at once: true exactly when the pattern
     matches each of them (``tests/unit/test_columns.py`` holds every rule to that).
     ``colon_free``: no string the pattern matches holds a ``:`` (so the count of a file's
-    colons, :mod:`flightdeck.suite.colons`, skips them).
+    colons, :func:`colons_agree`, skips them).
     """
 
     pattern: str
