@@ -124,16 +124,19 @@ def test_a_dead_scan_worker_is_a_bug_not_bad_input(tmp_path: Path) -> None:
     )
     traces = tmp_path / "traces"
     traces.mkdir()
-    for name in ("a.log", "b.log", "c.log"):
-        (traces / name).write_text("no canary here\n")
-    # One task per file, so two workers get work; each worker (forked after the patch)
-    # dies as it starts scanning, as one killed by SIGBUS on a truncated file would.
+    for name in ("a.log", "b.log", "c.log"):  # sparse: over a range each, so two workers get work
+        with (traces / name).open("wb") as handle:
+            handle.truncate(70 << 20)
+    # Each worker is killed by a signal as it takes its first task, as one killed by SIGBUS
+    # on a file cut short would be (the runner's public map, handed a dying task function).
     code = textwrap.dedent(
         f"""
-        import os, sys
-        from flightdeck.holdouts import scan
-        scan._batch = lambda pieces, range_size, jobs: [[p] for p in pieces]
-        scan._scan_piece = lambda *args: os._exit(9)
+        import os, signal, sys
+        from flightdeck.holdouts.workers import Runner
+        real_map = Runner.map
+        def dying(task, state):
+            os.kill(os.getpid(), signal.SIGKILL)
+        Runner.map = lambda self, func, tasks, stop=None: real_map(self, dying, tasks)
         sys.argv = ["flightdeck", "holdout", "canary-scan", "--holdouts", {str(holdouts)!r},
                     "--jobs", "2", {str(traces)!r}]
         from flightdeck.cli import main

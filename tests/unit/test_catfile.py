@@ -8,6 +8,7 @@ and fetches ask for far more names and reply bytes than a pipe holds (64 KiB on 
 from __future__ import annotations
 
 import errno
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -190,25 +191,30 @@ def test_a_fetch_starts_no_thread(blobs: tuple[Repository, dict[str, bytes]]) ->
 def test_the_blob_store_writes_every_blob_after_a_write_failed_mid_fetch(
     blobs: tuple[Repository, dict[str, bytes]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # ENOSPC in the store's write, the third blob in: the error reaches the caller, and once
-    # there is room again the same store (and its cached reader) writes the right bytes,
-    # asked for in another order so that replies left from the first fetch would show.
+    # ENOSPC from the disk, the third blob file in: the error reaches the caller, the cut
+    # file is gone, and once there is room again the same store (and its cached reader)
+    # writes the right bytes, asked for in another order so that replies left from the
+    # first fetch would show.
     repo, known = blobs
-    store = BlobStore(tmp_path / "store", read_only=False)
-    real_write = BlobStore._write
-    calls = []
+    root = tmp_path / "store"
+    store = BlobStore(root, read_only=False)
+    real_write = os.write
+    files: list[str] = []
 
-    def full_disk(self: BlobStore, name: str, data: bytes, executable: bool) -> None:
-        calls.append(name)
-        if len(calls) > 2:
+    def full_disk(fd: int, data: Any) -> int:
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        if name.startswith(str(root)) and name not in files:
+            files.append(name)
+        if name.startswith(str(root)) and len(files) > 2:
             raise OSError(errno.ENOSPC, "No space left on device")
-        real_write(self, name, data, executable)
+        return real_write(fd, data)
 
     wanted = sorted(known)
-    monkeypatch.setattr(BlobStore, "_write", full_disk)
+    monkeypatch.setattr(os, "write", full_disk)
     with pytest.raises(OSError, match="No space left"):
         _within(lambda: store.ensure(repo, [(oid, False) for oid in wanted]))
-    monkeypatch.setattr(BlobStore, "_write", real_write)
+    monkeypatch.setattr(os, "write", real_write)
+    assert files[2] not in {str(p) for p in root.rglob("*")}  # the cut file was removed
     try:
         _within(lambda: store.ensure(repo, [(oid, False) for oid in reversed(wanted)]))
     finally:

@@ -196,8 +196,10 @@ def dotted(node: ast.expr) -> str | None:
 def borrowed_names(tree: ast.Module, known: set[str]) -> list[str]:
     """The private names of flightdeck's modules that a file reaches for: imported
     (``from flightdeck.x import _y``), read off a module it imported (``x._y``,
-    ``flightdeck.x._y``) or set or got by name (``monkeypatch.setattr(x, "_y", ...)``)."""
+    ``flightdeck.x._y``), read off a class or function it imported (``Store._write``) or set
+    or got by name (``monkeypatch.setattr(x, "_y", ...)``)."""
     bound: dict[str, str] = {}  # a local name -> the flightdeck module it names
+    objects: dict[str, str] = {}  # a local name -> the flightdeck class or function it names
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -211,6 +213,8 @@ def borrowed_names(tree: ast.Module, known: set[str]) -> list[str]:
                     found.append(f"{node.module}.{alias.name}")
                 elif f"{node.module}.{alias.name}" in known:
                     bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                else:
+                    objects[alias.asname or alias.name] = f"{node.module}.{alias.name}"
 
     def module_of(node: ast.expr) -> str | None:
         name = dotted(node)
@@ -220,15 +224,20 @@ def borrowed_names(tree: ast.Module, known: set[str]) -> list[str]:
         full = f"{bound[head]}.{rest}" if rest else bound[head]
         return full if full in known else None
 
+    def owner_of(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name) and node.id in objects:
+            return objects[node.id]
+        return module_of(node)
+
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and is_private(node.attr):
-            module = module_of(node.value)
+            module = owner_of(node.value)
             if module:
                 found.append(f"{module}.{node.attr}")
         elif isinstance(node, ast.Call) and len(node.args) >= 2:
             target, attr = node.args[0], node.args[1]
             is_named = isinstance(attr, ast.Constant) and isinstance(attr.value, str)
-            if is_named and is_private(attr.value) and (module := module_of(target)):
+            if is_named and is_private(attr.value) and (module := owner_of(target)):
                 found.append(f"{module}.{attr.value}")
     return found
 
