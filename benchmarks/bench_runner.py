@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks.synthetic import load_line, synthetic_suite
+from tests.builders import project_repos
 
 from flightdeck.arms.runner import RunConfig, run_experiment
 
@@ -45,8 +46,9 @@ def make_project(root: Path, trials: int) -> tuple[Path, dict[str, Path]]:
 def timed_run(root: Path, trials: int, command: str, jobs: int, arm: str) -> float:
     suite, repos = make_project(root / arm, trials)
     config = RunConfig(suite, arm, command, root=root / arm, repos=repos, jobs=jobs)
+    repo_set = project_repos(config)  # opens nothing yet: the timed run opens the repositories
     started = time.perf_counter()
-    result = run_experiment(config)
+    result = run_experiment(config, repos=repo_set)
     elapsed = time.perf_counter() - started
     assert not result.failed, result.failed[:3]
     assert result.answered == trials

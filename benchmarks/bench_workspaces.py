@@ -110,6 +110,8 @@ def _blocks(top: Path) -> int:
 
 def scenario(args: argparse.Namespace) -> None:
     """One run in this process: print {seconds, peak_sampled, peak_accounted} as JSON."""
+    from tests.builders import project_repos
+
     from flightdeck.arms.runner import RunConfig, run_experiment
 
     root = Path(args.project)
@@ -134,8 +136,9 @@ def scenario(args: argparse.Namespace) -> None:
     if args.sandbox:
         options["sandbox"] = args.sandbox
     config = RunConfig(suite, "noop", NOOP, root=root, repos={"big": Path(args.bundle)}, **options)
+    repos = project_repos(config)  # opens nothing yet: the timed run clones the bundle
     started = time.perf_counter()
-    result = run_experiment(config)
+    result = run_experiment(config, repos=repos)
     seconds = time.perf_counter() - started
     stop.set()
     assert not result.failed, result.failed[:2]
@@ -224,6 +227,8 @@ def big_repository(args: argparse.Namespace) -> None:
 
 def demo_overhead(args: argparse.Namespace) -> None:
     """The demo suite's 16 questions with a no-op harness, in a copy of the project."""
+    from tests.builders import project_repos
+
     from flightdeck.arms.runner import RunConfig, run_experiment
 
     stamps: list[float] = []
@@ -243,8 +248,11 @@ def demo_overhead(args: argparse.Namespace) -> None:
             jobs=1,
             **options,
         )
+        repos = project_repos(config)
         started = time.perf_counter()
-        result = run_experiment(config, on_trial=lambda _o: stamps.append(time.perf_counter()))
+        result = run_experiment(
+            config, repos=repos, on_trial=lambda _o: stamps.append(time.perf_counter())
+        )
         total = time.perf_counter() - started
     assert not result.failed
     bare = []

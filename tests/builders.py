@@ -11,12 +11,18 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.gitrepo import make_git_repo
 
+from flightdeck.params import Params
+from flightdeck.project import Project
 from flightdeck.project.paths import ProjectPaths
 from flightdeck.project.suite_folder import SuiteFolder
+
+if TYPE_CHECKING:
+    from flightdeck.arms.runner import RunConfig
+    from flightdeck.suite.repos import RepoSet
 
 FILES_AS_OF = {
     "docs/adr/0001-database.md": "# ADR 1: Postgres\n\nWe chose Postgres for JSONB support.\n",
@@ -95,6 +101,12 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def project_repos(config: RunConfig) -> RepoSet:
+    """The repositories of the run's project (its ``root`` and ``repos``), opened the one way
+    flightdeck opens them: ``Project.repos``, bundles cloned into the project's cache."""
+    return Project(Params(root=config.root, repos=dict(config.repos))).repos
 
 
 def build_project(root: Path, *, name: str = "demo-v1") -> BuiltProject:

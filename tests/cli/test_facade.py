@@ -3,11 +3,14 @@
 Counted on the real commands through click's runner: every look at the suite's folder and
 files (``SuiteFolder.require_files``, which opening a suite runs) and every read of a suite's
 manifest.json, for every command that takes a suite; and that no module below the facade
-opens the params or the repositories again (``Project.open``, ``Project.repos``).
+opens the params or the repositories again (``Project.open``, ``Project.repos``). That last
+is also read from the source: ``Project.repos`` is the one ``RepoSet(...)`` in ``src/``, so
+a builder no command reaches (a fallback for Python callers) is found too.
 """
 
 from __future__ import annotations
 
+import ast
 import shlex
 import sys
 from pathlib import Path
@@ -202,3 +205,33 @@ def test_a_suite_is_bound_to_its_project_and_named_by_folder_or_name(
     assert opened.suite("not-a-suite").root == Path("not-a-suite")  # a folder, named as given
     with pytest.raises(InputError, match="name the suite"):
         opened.suite(None)  # params.yaml names no suite
+
+
+def _repo_set_builders(source: str) -> list[str]:
+    """The qualified name of the function around each ``RepoSet(...)`` call in ``source``."""
+    found: list[str] = []
+
+    def visit(node: ast.AST, owner: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = owner
+            if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                inner = f"{owner}.{child.name}" if owner else child.name
+            if isinstance(child, ast.Call):
+                func = child.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                if name == "RepoSet":
+                    found.append(owner or "<module>")
+            visit(child, inner)
+
+    visit(ast.parse(source), "")
+    return found
+
+
+def test_only_project_repos_builds_a_repo_set_in_src() -> None:
+    package = Path(flightdeck.__file__).parent
+    builders = [
+        f"{path.relative_to(package).as_posix()}:{where}"
+        for path in sorted(package.rglob("*.py"))
+        for where in _repo_set_builders(path.read_text(encoding="utf-8"))
+    ]
+    assert builders == ["project/__init__.py:Project.repos"]

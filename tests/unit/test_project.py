@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from tests.builders import BuiltProject as Built
-from tests.builders import answer, write_jsonl
+from tests.builders import answer, project_repos, write_jsonl
 
 from flightdeck.errors import InputError
 from flightdeck.params.arm_names import check_arm_name
@@ -201,15 +201,14 @@ def test_require_commits_checks_each_pair_once_with_one_message(project: Built) 
 def _run(project: Built) -> Any:
     from flightdeck.arms.runner import RunConfig, run_experiment
 
-    return run_experiment(
-        RunConfig(
-            suite_dir=project.suite,
-            arm="a",
-            command=f"{sys.executable} -c pass",
-            root=project.root,
-            repos={"sdlc": project.repo},
-        )
+    config = RunConfig(
+        suite_dir=project.suite,
+        arm="a",
+        command=f"{sys.executable} -c pass",
+        root=project.root,
+        repos={"sdlc": project.repo},
     )
+    return run_experiment(config, repos=project_repos(config))
 
 
 def _import(project: Built) -> Any:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.builders import project_repos
 from tests.gitrepo import make_git_repo
 from tests.tree import gen
 
@@ -102,7 +103,7 @@ def run(env: dict[str, Any], command: str, **options: Any) -> RunResult:
         jobs=options.pop("jobs", 2),
         **options,
     )
-    return run_experiment(config)
+    return run_experiment(config, repos=project_repos(config))
 
 
 def answers(env: dict[str, Any], arm: str = "arm1") -> dict[str, Any]:

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from tests.builders import project_repos
 from tests.gitrepo import make_bundle, make_git_repo
 from tests.tree import gen
 
@@ -102,7 +103,8 @@ def run(project: dict[str, Any], command: str, **options: Any) -> RunResult:
     config = RunConfig(
         project["suite"], options.pop("arm", "arm1"), command, root=project["root"], repos=repos
     )
-    return run_experiment(RunConfig(**{**config.__dict__, **options}))
+    config = RunConfig(**{**config.__dict__, **options})
+    return run_experiment(config, repos=project_repos(config))
 
 
 def outcomes(project: dict[str, Any], arm: str = "arm1") -> dict[str, str]:

@@ -109,11 +109,14 @@ RUNNER = """
 import json, sys
 from pathlib import Path
 from flightdeck.arms.runner import RunConfig, run_experiment
+from flightdeck.params import Params
+from flightdeck.project import Project
 spec = json.loads(sys.argv[1])
 root = Path(spec["root"])
-config = RunConfig(Path(spec["suite"]), "arm1", spec["command"], root=root,
-                   repos={k: Path(v) for k, v in spec["repos"].items()})
-print(json.dumps(run_experiment(config).failed))
+repos = {k: Path(v) for k, v in spec["repos"].items()}
+config = RunConfig(Path(spec["suite"]), "arm1", spec["command"], root=root, repos=repos)
+project = Project(Params(root=root, repos=repos))  # its repos, the one way
+print(json.dumps(run_experiment(config, repos=project.repos).failed))
 """
 
 

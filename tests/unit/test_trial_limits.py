@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.builders import project_repos
 from tests.gitrepo import make_git_repo
 from tests.tree import gen
 
@@ -68,7 +69,8 @@ def run(project: dict[str, Any], *args: str, **options: Any) -> RunResult:
         timeout=120,
         limits=CAPS,
     )
-    return run_experiment(RunConfig(**{**config.__dict__, **options}))
+    config = RunConfig(**{**config.__dict__, **options})
+    return run_experiment(config, repos=project_repos(config))
 
 
 def ledger_ids(project: dict[str, Any]) -> list[list[str]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.builders import project_repos
 from tests.gitrepo import git_env, make_bundle, make_git_repo
 from tests.tree import gen
 
@@ -163,7 +164,7 @@ def test_trace_says_what_was_left_out_and_what_the_harness_read(tmp_path: Path) 
     result = json.dumps({"answer": "a", "citations": [], "read": ["sdlc/ok.md"]})
     command = shlex.join(["sh", "-c", f"cat >/dev/null; printf '%s' '{result}'"])
     config = RunConfig(suite, "arm1", command, root=tmp_path, repos={"sdlc": tmp_path / "sdlc"})
-    run = run_experiment(config)
+    run = run_experiment(config, repos=project_repos(config))
     assert not run.failed, run.failed
     assert run.omissions == {
         "blob missing from the repository": 1,

@@ -136,13 +136,13 @@ class RunResult:
 def run_experiment(
     config: RunConfig,
     *,
-    repos: RepoSet | None = None,
+    repos: RepoSet,
     on_start: Callable[[int, int], None] | None = None,
     on_trial: Callable[[TrialOutcome], None] | None = None,
 ) -> RunResult:
     """Run every question of the suite that has no answer yet; return what happened.
 
-    ``repos``: the project's (``Suite.run`` passes them); None opens ``config.repos``.
+    ``repos`` are the project's (``Project.repos``, which ``Suite.run`` passes).
     ``on_start(pending, total)`` is called once the work is known, ``on_trial(outcome)`` as
     each trial ends (from the calling thread). Bad input raises :class:`InputError` before
     any trial starts.
@@ -210,8 +210,6 @@ def run_experiment(
         } | ({} if needs is None else {"harness_needs": needs.meta(policy.opens, os.environ)})
         meta["date"] = (answers_path != scored_path and previous_meta_date(meta_path)) or date
         meta = check_meta(meta_path, meta, bool(done))
-        if repos is None:
-            repos = RepoSet(config.repos, paths.cache)
         repos.require_commits(
             (repo, commit, suite.questions, q.line)
             for q in pending
