@@ -1,15 +1,17 @@
 """An arm's frames (scoring/tables.arm_frames): the columns as the records hold them, and the
-entries that flag no citation as ``first_unflagging`` reads them, label by label."""
+entries that flag no citation as ``first_unflagging`` reads them, label by label; the
+citations flagged (tables.flagged) and the labels that flag none (unflagging_labels), both
+made from one polars match, against ``is_flagged_unsupported`` citation by citation."""
 
 from __future__ import annotations
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from flightdeck.scoring.tables import arm_frames, unflagging_labels
-from flightdeck.suite.citations import first_unflagging
+from flightdeck.scoring.tables import arm_frames, flagged, unflagging_labels
+from flightdeck.suite.citations import first_unflagging, is_flagged_unsupported
 from flightdeck.suite.records import Answer, Label, Source
 
 H1, H2 = "1" * 64, "2" * 64
@@ -24,6 +26,15 @@ URIS = [
     "https://x#L1",
     "https://x",
 ]
+
+
+# Up to 3 answers citing up to 3 uris each; labels of an answer by number (3 may be past the
+# answers: no answer), each with up to 3 ``unsupported`` entries.
+_URI = st.sampled_from(URIS) | st.text(alphabet="ab#L1-:/", max_size=8)
+CITED = st.lists(st.lists(_URI, max_size=3), min_size=1, max_size=3)
+RATED = st.lists(
+    st.tuples(st.integers(min_value=0, max_value=3), st.lists(_URI, max_size=3)), max_size=8
+)
 
 
 def test_frames_hold_every_record_in_order() -> None:
@@ -71,20 +82,7 @@ def test_no_answers_and_no_labels() -> None:
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(
-    st.lists(
-        st.lists(st.sampled_from(URIS) | st.text(alphabet="ab#L1-:/", max_size=8), max_size=3),
-        min_size=1,
-        max_size=3,
-    ),
-    st.lists(
-        st.tuples(
-            st.integers(min_value=0, max_value=3),  # 3 may be past the answers: no answer
-            st.lists(st.sampled_from(URIS) | st.text(alphabet="ab#L1-:/", max_size=8), max_size=3),
-        ),
-        max_size=8,
-    ),
-)
+@given(CITED, RATED)
 def test_unflagging_labels_is_first_unflagging(
     cited: list[list[str]], rated: list[tuple[int, list[str]]]
 ) -> None:
@@ -104,3 +102,37 @@ def test_unflagging_labels_is_first_unflagging(
         )
     ]
     assert unflagging_labels(arm_frames(answers.values(), labels)) == expected
+
+
+@settings(deadline=None)
+@given(CITED, RATED)
+# A spanless entry flags every span of its file, an opaque uri only whole; a spanned entry
+# flags no citation whose file it spells ("r/a.md#L1#L2" without its span is "r/a.md#L1").
+@example([["r/a.md#L2-L3", "https://x#L1"], []], [(0, ["r/a.md", "https://x"]), (1, ["r/a.md"])])
+@example([["r/a.md#L1#L2", "r/a.md#L1"]], [(0, ["r/a.md#L1"]), (0, ["r/a.md#L1#L2", "r/b.md"])])
+def test_flagged_and_unflagging_labels_are_is_flagged_unsupported(
+    cited: list[list[str]], rated: list[tuple[int, list[str]]]
+) -> None:
+    answers = [
+        Answer(id=f"q{n}", answer="a", citations=tuple(Source(u, H1) for u in uris))
+        for n, uris in enumerate(cited)
+    ]
+    labels = [Label(f"q{n}", "ana", True, tuple(entries)) for n, entries in rated]
+    frames = arm_frames(answers, labels)
+    entries_of = {
+        a.id: [e for lb in labels if lb.id == a.id for e in lb.unsupported] for a in answers
+    }
+    marks = flagged(frames.citations, frames.flags, on=["id"])
+    assert marks.drop("flagged").equals(frames.citations)  # every citation, in order
+    assert marks["flagged"].to_list() == [
+        is_flagged_unsupported(c.uri, entries_of[a.id]) for a in answers for c in a.citations
+    ]
+    cites_of = {a.id: [c.uri for c in a.citations] for a in answers}
+    assert unflagging_labels(frames) == [
+        i
+        for i, label in enumerate(labels)
+        if any(
+            not any(is_flagged_unsupported(uri, [entry]) for uri in cites_of.get(label.id, []))
+            for entry in label.unsupported
+        )
+    ]

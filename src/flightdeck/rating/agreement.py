@@ -178,7 +178,7 @@ def arm_agreement(
     """
     import polars as pl
 
-    from flightdeck.scoring.tables import flagged, strip_span
+    from flightdeck.scoring.tables import flagged
 
     raters = tuple(dict.fromkeys(label.rater for label in labels))
     rank = {qid: i for i, qid in enumerate(order)}
@@ -211,11 +211,9 @@ def arm_agreement(
         {"id": [c[0] for c in cited], "pos": [c[1] for c in cited], "uri": [c[2] for c in cited]},
         schema={"id": pl.String, "pos": pl.Int64, "uri": pl.String},
     )
-    marks = flagged(
-        table.join(cites, on="id").with_columns(strip_span("uri").alias("base")),
-        flags,
-        on=["label"],
-    ).select("id", "pos", "uri", "rater", pl.col("flagged").alias("correct"))
+    marks = flagged(table.join(cites, on="id"), flags, on=["label"]).select(
+        "id", "pos", "uri", "rater", pl.col("flagged").alias("correct")
+    )
     by_pair = {
         "correct": _pair_counts(table, ["id"]),
         "unsupported": _pair_counts(marks, ["id", "pos"]),

@@ -169,28 +169,16 @@ def _each_repeated(frame: pl.DataFrame, counts: list[int]) -> pl.DataFrame:
 
 def unflagging_labels(frames: ArmFrames) -> list[int]:
     """The positions of the labels with an ``unsupported`` entry that flags none of their
-    answer's citations (or whose id has no answer), in file order.
-
-    The rule of ``suite.citations.first_unflagging``, for every entry at once: an entry flags
-    a citation when equal to its uri, or spanless and equal to its uri without the span.
-    """
+    answer's citations (or whose id has no answer), in file order: the entries
+    :func:`_flag_matches` pairs with no citation (``suite.citations.first_unflagging``'s rule,
+    for every entry at once)."""
     import polars as pl
 
-    cites = frames.citations.lazy()
-    missed = frames.flags.lazy().join(
-        cites.select("id", pl.col("uri").alias("entry")), on=["id", "entry"], how="anti"
-    )
-    # The files cited, of the answers with an entry not cited as written.
-    files = (
-        cites.join(missed.select("id").unique(), on="id", how="semi")
-        .select("id", strip_span("uri").alias("entry"), pl.lit(True).alias("_file"))
-        .unique()
-    )
-    spanless = strip_span("entry") == pl.col("entry")
-    unflagging = (
-        missed.join(files, on=["id", "entry"], how="left")
-        .filter(~spanless | pl.col("_file").is_null())
-        .select(pl.col("label").unique().sort())
+    cites = frames.citations.lazy().with_row_index("_cite")
+    flags = frames.flags.lazy().with_row_index("_entry")
+    matches = _flag_matches(cites, flags, on=["id"])
+    unflagging = flags.join(matches, on="_entry", how="anti").select(
+        pl.col("label").unique().sort()
     )
     positions: list[int] = unflagging.collect(engine=ENGINE)["label"].to_list()
     return positions
@@ -223,36 +211,47 @@ def _classify(citations: pl.LazyFrame, valid: pl.LazyFrame, flags: pl.LazyFrame)
 
 
 def flagged(cites: pl.DataFrame, flags: pl.DataFrame, *, on: list[str]) -> pl.DataFrame:
-    """``cites`` (``on`` columns, uri, base) with ``flagged``: an entry of ``flags`` with the same
+    """``cites`` (``on`` columns, uri) with ``flagged``: an entry of ``flags`` with the same
     ``on`` values equals the uri, or has no span and equals the uri without its span."""
     return _flagged(cites.lazy(), flags.lazy(), on=on).collect(engine=ENGINE)
 
 
 def _flagged(cites: pl.LazyFrame, flags: pl.LazyFrame, *, on: list[str]) -> pl.LazyFrame:
-    """:func:`flagged` as a plan."""
+    """:func:`flagged` as a plan: the citations :func:`_flag_matches` pairs with an entry."""
     import polars as pl
 
-    spanless = flags.filter(strip_span("entry") == pl.col("entry"))
-    by_uri = flags.select(*on, pl.col("entry").alias("uri")).unique()
-    by_base = spanless.select(*on, pl.col("entry").alias("base")).unique()
+    cites = cites.with_row_index("_cite")
+    matches = _flag_matches(cites, flags.with_row_index("_entry"), on=on)
+    hit = matches.select("_cite").unique().with_columns(pl.lit(True).alias("flagged"))
     return (
-        cites.join(
-            by_uri.with_columns(pl.lit(True).alias("_uri")),
-            on=[*on, "uri"],
-            how="left",
-            maintain_order="left",
-        )
-        .join(
-            by_base.with_columns(pl.lit(True).alias("_base")),
-            on=[*on, "base"],
-            how="left",
-            maintain_order="left",
-        )
-        .with_columns(
-            (pl.col("_uri").is_not_null() | pl.col("_base").is_not_null()).alias("flagged")
-        )
-        .drop("_uri", "_base")
+        cites.join(hit, on="_cite", how="left", maintain_order="left")
+        .with_columns(pl.col("flagged").fill_null(False))
+        .drop("_cite")
     )
+
+
+def _flag_matches(cites: pl.LazyFrame, flags: pl.LazyFrame, *, on: list[str]) -> pl.LazyFrame:
+    """The (``_entry``, ``_cite``) row pairs where an entry of ``flags`` flags a citation of
+    ``cites`` with the same ``on`` values, as a plan; a pair may come twice.
+
+    The rule's one statement over frames (``suite.citations.is_flagged_unsupported`` reads it
+    per record): an entry flags a citation when equal to its uri, or spanless and equal to its
+    uri without the span. ``cites`` carry a ``_cite`` row index, ``flags`` an ``_entry`` one.
+    """
+    import polars as pl
+
+    entries = flags.select(*on, "entry", "_entry")
+    as_written = entries.join(
+        cites.select(*on, pl.col("uri").alias("entry"), "_cite"), on=[*on, "entry"]
+    )
+    spanless = entries.filter(strip_span("entry") == pl.col("entry"))
+    # Spans are stripped only from the citations that share their ``on`` values with a
+    # spanless entry (in scoring: of the answers a rater flagged by file).
+    files = cites.join(spanless.select(on).unique(), on=on, how="semi").select(
+        *on, strip_span("uri").alias("entry"), "_cite"
+    )
+    by_file = spanless.join(files, on=[*on, "entry"])
+    return pl.concat([as_written.select("_entry", "_cite"), by_file.select("_entry", "_cite")])
 
 
 # The plans here are joins and group-bys of frames already in memory: the in-memory engine
