@@ -45,8 +45,9 @@ def make_project(root: Path, trials: int) -> tuple[Path, dict[str, Path]]:
 
 def timed_run(root: Path, trials: int, command: str, jobs: int, arm: str) -> float:
     suite, repos = make_project(root / arm, trials)
-    config = RunConfig(suite, arm, command, root=root / arm, repos=repos, jobs=jobs)
-    repo_set = project_repos(config)  # opens nothing yet: the timed run opens the repositories
+    config = RunConfig(suite, arm, command, root=root / arm, jobs=jobs)
+    # opens nothing yet: the timed run opens the repositories
+    repo_set = project_repos(config.root, repos)
     started = time.perf_counter()
     result = run_experiment(config, repos=repo_set)
     elapsed = time.perf_counter() - started

@@ -135,8 +135,9 @@ def scenario(args: argparse.Namespace) -> None:
     options = {"jobs": args.jobs}
     if args.sandbox:
         options["sandbox"] = args.sandbox
-    config = RunConfig(suite, "noop", NOOP, root=root, repos={"big": Path(args.bundle)}, **options)
-    repos = project_repos(config)  # opens nothing yet: the timed run clones the bundle
+    config = RunConfig(suite, "noop", NOOP, root=root, **options)
+    # opens nothing yet: the timed run clones the bundle
+    repos = project_repos(root, {"big": Path(args.bundle)})
     started = time.perf_counter()
     result = run_experiment(config, repos=repos)
     seconds = time.perf_counter() - started
@@ -244,11 +245,10 @@ def demo_overhead(args: argparse.Namespace) -> None:
             "noop",
             NOOP,
             root=root,
-            repos={"sdlc": ROOT / "demo" / "sdlc.bundle"},
             jobs=1,
             **options,
         )
-        repos = project_repos(config)
+        repos = project_repos(root, {"sdlc": ROOT / "demo" / "sdlc.bundle"})
         started = time.perf_counter()
         result = run_experiment(
             config, repos=repos, on_trial=lambda _o: stamps.append(time.perf_counter())

@@ -21,7 +21,8 @@ from flightdeck.project.paths import ProjectPaths
 from flightdeck.project.suite_folder import SuiteFolder
 
 if TYPE_CHECKING:
-    from flightdeck.arms.runner import RunConfig
+    from collections.abc import Mapping
+
     from flightdeck.suite.repos import RepoSet
 
 FILES_AS_OF = {
@@ -103,10 +104,10 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
-def project_repos(config: RunConfig) -> RepoSet:
-    """The repositories of the run's project (its ``root`` and ``repos``), opened the one way
-    flightdeck opens them: ``Project.repos``, bundles cloned into the project's cache."""
-    return Project(Params(root=config.root, repos=dict(config.repos))).repos
+def project_repos(root: Path, repos: Mapping[str, Path]) -> RepoSet:
+    """The repositories ``repos`` of the project at ``root``, opened the one way flightdeck
+    opens them: ``Project.repos``, bundles cloned into the project's cache."""
+    return Project(Params(root=root, repos=dict(repos))).repos
 
 
 def build_project(root: Path, *, name: str = "demo-v1") -> BuiltProject:

@@ -206,9 +206,8 @@ def _run(project: Built) -> Any:
         arm="a",
         command=f"{sys.executable} -c pass",
         root=project.root,
-        repos={"sdlc": project.repo},
     )
-    return run_experiment(config, repos=project_repos(config))
+    return run_experiment(config, repos=project_repos(project.root, {"sdlc": project.repo}))
 
 
 def _import(project: Built) -> Any:

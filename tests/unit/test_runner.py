@@ -99,11 +99,10 @@ def run(env: dict[str, Any], command: str, **options: Any) -> RunResult:
         arm=options.pop("arm", "arm1"),
         command=command,
         root=env["root"],
-        repos=env["repos"],
         jobs=options.pop("jobs", 2),
         **options,
     )
-    return run_experiment(config, repos=project_repos(config))
+    return run_experiment(config, repos=project_repos(config.root, env["repos"]))
 
 
 def answers(env: dict[str, Any], arm: str = "arm1") -> dict[str, Any]:

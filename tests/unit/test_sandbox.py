@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -100,11 +101,9 @@ def hostile(project: dict[str, Any], listener: str, *extra: str) -> str:
 
 def run(project: dict[str, Any], command: str, **options: Any) -> RunResult:
     repos = {"sdlc": project["clone"], "infra": project["bundle"]}
-    config = RunConfig(
-        project["suite"], options.pop("arm", "arm1"), command, root=project["root"], repos=repos
-    )
+    config = RunConfig(project["suite"], options.pop("arm", "arm1"), command, root=project["root"])
     config = RunConfig(**{**config.__dict__, **options})
-    return run_experiment(config, repos=project_repos(config))
+    return run_experiment(config, repos=project_repos(config.root, repos))
 
 
 def outcomes(project: dict[str, Any], arm: str = "arm1") -> dict[str, str]:
@@ -297,6 +296,22 @@ def test_a_bind_that_holds_what_a_score_depends_on_is_refused(
     target.mkdir(exist_ok=True)
     with pytest.raises(InputError, match=r"which a score depends on; bind a folder that does not"):
         run(project, hostile(project, listener), bind=(target,))
+    assert not (project["suite"] / "answers" / "arm1.jsonl").exists()
+
+
+def test_the_repositories_guarded_are_the_repo_set_s_the_trials_read(
+    project: dict[str, Any], listener: str, outside: Path
+) -> None:
+    """The run's RepoSet is its one list of repositories: a clone it names outside the
+    project is guarded like any, though no other setting of the run names it."""
+    mirror = outside / "mirror"
+    shutil.copytree(project["clone"], mirror / "sdlc")
+    command = hostile(project, listener)
+    config = RunConfig(project["suite"], "arm1", command, root=project["root"], bind=(mirror,))
+    repos = project_repos(project["root"], {"sdlc": mirror / "sdlc"})
+    guarded = re.escape(f"{mirror} holds or lies in {(mirror / 'sdlc').resolve()}, which")
+    with pytest.raises(InputError, match=guarded):
+        run_experiment(config, repos=repos)
     assert not (project["suite"] / "answers" / "arm1.jsonl").exists()
 
 

@@ -114,7 +114,7 @@ from flightdeck.project import Project
 spec = json.loads(sys.argv[1])
 root = Path(spec["root"])
 repos = {k: Path(v) for k, v in spec["repos"].items()}
-config = RunConfig(Path(spec["suite"]), "arm1", spec["command"], root=root, repos=repos)
+config = RunConfig(Path(spec["suite"]), "arm1", spec["command"], root=root)
 project = Project(Params(root=root, repos=repos))  # its repos, the one way
 print(json.dumps(run_experiment(config, repos=project.repos).failed))
 """

@@ -64,13 +64,12 @@ def run(project: dict[str, Any], *args: str, **options: Any) -> RunResult:
         "arm1",
         command,
         root=project["root"],
-        repos={"sdlc": project["clone"]},
         jobs=2,
         timeout=120,
         limits=CAPS,
     )
     config = RunConfig(**{**config.__dict__, **options})
-    return run_experiment(config, repos=project_repos(config))
+    return run_experiment(config, repos=project_repos(config.root, {"sdlc": project["clone"]}))
 
 
 def ledger_ids(project: dict[str, Any]) -> list[list[str]]:

@@ -163,8 +163,8 @@ def test_trace_says_what_was_left_out_and_what_the_harness_read(tmp_path: Path) 
     gen(suite, {"questions.jsonl": [{**record, "scope": []}]})
     result = json.dumps({"answer": "a", "citations": [], "read": ["sdlc/ok.md"]})
     command = shlex.join(["sh", "-c", f"cat >/dev/null; printf '%s' '{result}'"])
-    config = RunConfig(suite, "arm1", command, root=tmp_path, repos={"sdlc": tmp_path / "sdlc"})
-    run = run_experiment(config, repos=project_repos(config))
+    config = RunConfig(suite, "arm1", command, root=tmp_path)
+    run = run_experiment(config, repos=project_repos(tmp_path, {"sdlc": tmp_path / "sdlc"}))
     assert not run.failed, run.failed
     assert run.omissions == {
         "blob missing from the repository": 1,

@@ -1,9 +1,10 @@
 """What ``experiment run`` is asked, and the run it makes with the project's params.
 
 A :class:`RunRequest` holds the flags as the person gave them (None: not given); params.yaml's
-``harness_sandbox.<arm>`` and ``sandbox`` fill what they left out, and the project's root,
-repositories and holdouts complete the :class:`~flightdeck.arms.runner.RunConfig` the runner
-takes. ``Suite.run`` (:mod:`flightdeck.project`) is the verb that does both.
+``harness_sandbox.<arm>`` and ``sandbox`` fill what they left out, and the project's root and
+holdouts complete the :class:`~flightdeck.arms.runner.RunConfig` the runner takes; its
+repositories go to the runner apart, as ``Project.repos``. ``Suite.run``
+(:mod:`flightdeck.project`) is the verb that does both.
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ class RunRequest:
             arm=arm,
             command=self.command,
             root=params.root,
-            repos=params.repos,
             jobs=self.jobs or os.cpu_count() or 1,
             timeout=self.timeout,
             model=self.model,

@@ -37,7 +37,7 @@ import secrets
 import signal
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,6 @@ class RunConfig:
     arm: str
     command: str
     root: Path = Path(".")  # project root: its ProjectPaths (traces, runs, cache) are here
-    repos: Mapping[str, Path] = field(default_factory=dict)  # name -> clone or bundle
     jobs: int = 1
     timeout: float | None = None
     model: str | None = None
@@ -175,7 +174,7 @@ def run_experiment(
     # Before the policy and any trial: nothing of the cache is ever readable, first run included.
     paths.state.mkdir(parents=True, exist_ok=True)
     needs = harness_needs(argv)  # (#21) a built-in model agent's variables and network
-    policy = sandbox_policy(widened(config, needs), argv, path)
+    policy = sandbox_policy(widened(config, needs), argv, path, repos=repos)
     leaks = LeakCheck([paths.holdouts, paths.default_holdouts])
     questions = read_questions(suite.questions)
     answers_path = suite.answers(config.arm)
@@ -265,13 +264,18 @@ def policy_request(config: RunConfig) -> sandbox.PolicyRequest:
     return sandbox.PolicyRequest(config.sandbox, bool(config.network), *fields)
 
 
-def sandbox_policy(config: RunConfig, argv: list[str], path: str) -> sandbox.SandboxPolicy:
-    """The arm's sandbox, from the run's settings (bwrap tried once before any trial)."""
+def sandbox_policy(
+    config: RunConfig, argv: list[str], path: str, *, repos: RepoSet
+) -> sandbox.SandboxPolicy:
+    """The arm's sandbox, from the run's settings (bwrap tried once before any trial).
+
+    The repositories it guards are ``repos``, the very set the trials read: their one list.
+    """
     return sandbox.policy_for(
         policy_request(config),
         root=config.root,
         suite_dir=config.suite_dir,
-        repos=list(config.repos.values()),
+        repos=list(repos.locations.values()),
         holdouts=ProjectPaths(config.root, config.holdouts).holdouts,
         argv=argv,
         path=path,
