@@ -318,3 +318,12 @@ def test_one_failed_question_in_a_batch_costs_only_itself(project: BuiltProject)
         asked = {body["messages"][1]["content"].split("\n")[0] for _, body in server.requests}
     assert asked == {"Question: How do we deploy?"}
     assert sorted(answers(project, "llm-batch")) == ["q1", "q2", "q3", "q4"]
+
+
+def test_a_model_call_retries_a_bounded_number_of_times_by_default() -> None:
+    # inspect's own default retries for ever: a trial against a server that is down hung
+    # without a word (the README's first real-model example, no server started yet).
+    from flightdeck.cli.experiment_llm import llm_command
+
+    (retries,) = [p for p in llm_command.params if p.name == "max_retries"]
+    assert retries.default == 5

@@ -267,10 +267,8 @@ def policy_request(config: RunConfig) -> sandbox.PolicyRequest:
 def sandbox_policy(
     config: RunConfig, argv: list[str], path: str, *, repos: RepoSet
 ) -> sandbox.SandboxPolicy:
-    """The arm's sandbox, from the run's settings (bwrap tried once before any trial).
-
-    The repositories it guards are ``repos``, the very set the trials read: their one list.
-    """
+    """The arm's sandbox, from the run's settings (bwrap tried once before any trial); the
+    repositories it guards are ``repos``, the very set the trials read."""
     return sandbox.policy_for(
         policy_request(config),
         root=config.root,

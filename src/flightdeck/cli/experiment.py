@@ -41,7 +41,7 @@ def experiment() -> None:
 
     \b
     Example:
-        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
+        flightdeck experiment run suites/knowledge-demo-v1 --arm repo-search-passages \\
             --harness "python -m flightdeck experiment agent repo-search"
     """
 
@@ -205,16 +205,19 @@ def run_command(
     name when it names harnesses) writes all of the above under .flightdeck/scratch/<suite>/,
     which no pipeline stage reads, so the committed pipeline stays up to date.
 
+    The model agents read their provider's variables (LOCAL_BASE_URL and LOCAL_API_KEY for
+    an OpenAI-compatible server such as vLLM or llama.cpp, as below; ANTHROPIC_API_KEY for
+    --model anthropic/...), which the runner passes, opening only the model's endpoint.
+
     \b
     Example:
-        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
+        flightdeck experiment run suites/knowledge-demo-v1 --arm repo-search-passages \\
             --harness "python -m flightdeck experiment agent repo-search" --jobs 4 --timeout 60
-        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
+        flightdeck experiment run suites/knowledge-demo-v1 --arm my-repo-search \\
             --harness "python -m flightdeck experiment agent repo-search" --by ada
-        flightdeck experiment run suites/knowledge-demo-v1 --arm llm-claude \\
-            --harness "python examples/llm_harness.py" --network --pass-env ANTHROPIC_API_KEY
+        export LOCAL_BASE_URL=http://127.0.0.1:8000/v1 LOCAL_API_KEY=none
         flightdeck experiment run suites/knowledge-demo-v1 --arm llm-local \\
-            --harness "python examples/llm_harness.py" --network-allow 127.0.0.1:8000
+            --harness "flightdeck experiment agent llm --model openai-api/local/qwen3-32b"
     """
     from flightdeck.arms.limits import Limits
     from flightdeck.arms.run_request import RunRequest

@@ -23,7 +23,7 @@ def agent() -> None:
 
     \b
     Example:
-        flightdeck experiment run suites/knowledge-demo-v1 --arm baseline-repo-search \\
+        flightdeck experiment run suites/knowledge-demo-v1 --arm repo-search-passages \\
             --harness "python -m flightdeck experiment agent repo-search"
     """
 

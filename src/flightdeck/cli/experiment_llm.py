@@ -40,8 +40,10 @@ from flightdeck.errors import AgentError, InputError
 @click.option(
     "--max-retries",
     type=click.IntRange(min=0),
-    default=None,
-    help="Retries of a failed model request [default: inspect's, with backoff].",
+    default=5,
+    show_default=True,
+    help="inspect's retries of a failed call, with backoff (rate limits, timeouts); a server "
+    "that is down fails after about two minutes instead of retrying for ever.",
 )
 @click.option(
     "--token-limit",
@@ -83,7 +85,7 @@ def llm_command(
     max_steps: int,
     temperature: float | None,
     max_tokens: int | None,
-    max_retries: int | None,
+    max_retries: int,
     token_limit: int | None,
     prompt_file: Path | None,
     mcp_commands: tuple[str, ...],
