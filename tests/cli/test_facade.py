@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import shlex
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
 
     real_open = Facade.open.__func__  # type: ignore[attr-defined]
     real_repo_set = RepoSet.__init__
-    real_rule = Facade.is_scratch_arm
+    real_rule = Facade.scratch_arms
 
     def open_project(cls: type[Facade], *args: Any, **kwargs: Any) -> Facade:
         counted.project_opens += 1
@@ -66,14 +67,14 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
         counted.repo_sets.append(sys._getframe(1).f_code.co_qualname)
         real_repo_set(self, *args, **kwargs)
 
-    def is_scratch_arm(self: Facade, arm: str) -> bool:
+    def scratch_arms(self: Facade, arms: Iterable[str]) -> frozenset[str]:
         counted.scratch_rules += 1
-        return real_rule(self, arm)
+        return real_rule(self, arms)
 
     monkeypatch.setattr(SuiteFolder, "require_files", require_files)
     monkeypatch.setattr(Facade, "open", classmethod(open_project))
     monkeypatch.setattr(RepoSet, "__init__", repo_set)
-    monkeypatch.setattr(Facade, "is_scratch_arm", is_scratch_arm)
+    monkeypatch.setattr(Facade, "scratch_arms", scratch_arms)
     for module in list(sys.modules.values()):
         if getattr(module, "read_manifest", None) is real_read:
             monkeypatch.setattr(module, "read_manifest", read_manifest)

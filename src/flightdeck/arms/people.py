@@ -224,7 +224,7 @@ def import_answers(
     }
     # answers and meta appear together or not at all, even if the import is killed (#25)
     write_together(
-        suite.answers_folder,
+        answers_path.parent,  # the tracked answers folder, or a scratch arm's (#21)
         {answers_path.name: encode_lines(ordered), meta_path.name: encode_document(meta)},
     )
     return ImportResult(

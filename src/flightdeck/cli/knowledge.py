@@ -231,7 +231,8 @@ def score_command(
     from flightdeck.scoring.report import score_lines
 
     project = open_project(params_file, repo, near=suite, judge=judge, **overrides)
-    result = project.suite(suite).score(
+    scoring = project.suite(suite)
+    result = scoring.score(
         arms=arms or None,
         baseline=baseline,
         candidate=candidate,
@@ -250,6 +251,14 @@ def score_command(
         click.echo(line)
     written = result.written
     click.echo(f"wrote {written['metrics']}, {written['report']}, {written['picture']}")
+    if result.scratch:  # (#21) nothing the pipeline tracks was written
+        results = sorted(
+            {str(path.parent) for kind, path in written.items() if kind.startswith("results:")}
+        )
+        click.echo(
+            f"scratch score: {', '.join(result.scratch)} not in the pipeline; results in "
+            f"{', '.join(results)}, ledger lines in {scoring.folder.scratch_ledger}"
+        )
 
 
 @knowledge.command("gate")

@@ -17,7 +17,7 @@ circle; each verb imports its task module when called, which keeps ``flightdeck 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -114,11 +114,14 @@ class Project:
 
         return RepoSet(self.params.repos, self.paths.cache)
 
-    def is_scratch_arm(self, arm: str) -> bool:
-        """An arm the pipeline does not run or score (#21), when params.yaml names harnesses."""
+    def scratch_arms(self, arms: Iterable[str]) -> frozenset[str]:
+        """The arms of ``arms`` the pipeline does not run or score (#21): none unless
+        params.yaml names harnesses (a pipeline project); a person's arm (``people``) is its."""
         params = self.params
+        if not params.harnesses:
+            return frozenset()
         pipeline = {*params.harnesses, *params.people, *params.arms}
-        return bool(params.harnesses) and arm not in pipeline
+        return frozenset(arm for arm in arms if arm not in pipeline)
 
     def suite(self, folder: Path | str | None) -> Suite:
         """The suite ``folder``, ``suites/<name>`` for a bare name, or (None) params' ``suite``.
@@ -257,9 +260,19 @@ class Suite:
 
         ``baseline``/``candidate`` None: params' pair when both are scored; an output None:
         where the suite's paths say. A dry-run arm is refused unless ``dry_runs=DryRuns.ALLOW``.
+        A score with a scratch arm (#21) writes nothing the pipeline tracks: its default
+        outputs and its ledger lines go under the suite's scratch folder (``result.scratch``
+        names those arms); an output path given is written as given.
         """
         from flightdeck.tasks.scoring import ScoreOptions, score
 
+        scored = tuple(self.params.arms if arms is None else arms)
+        scratch = self.scratch_arms(scored)
+        folder = self.folder
+        if scratch:
+            metrics = metrics or folder.scratch_metrics_path
+            report = report or folder.scratch_report_path
+            results_dir = results_dir or folder.scratch_results_dir
         options = ScoreOptions(
             arms=None if arms is None else tuple(arms),
             baseline=baseline,
@@ -267,10 +280,19 @@ class Suite:
             metrics=metrics,
             report=report,
             results_dir=results_dir,
+            ledger=folder.scratch_ledger if scratch else None,
             dry_runs=dry_runs,
         )
         params, repos = self.params, self.project.repos
-        return score(self.folder, options, params=params, repos=repos, on_progress=on_progress)
+        result = score(folder, options, params=params, repos=repos, on_progress=on_progress)
+        return replace(result, scratch=tuple(a for a in scored if a in scratch))
+
+    def scratch_arms(self, arms: Iterable[str]) -> frozenset[str]:
+        """The arms of ``arms`` kept apart from the pipeline (#21), the one place that rule is
+        applied: those it does not name, and those whose answers live in the scratch folder."""
+        arms = tuple(arms)
+        found = {arm for arm in arms if self.folder.is_scratch(arm)}
+        return self.project.scratch_arms(arms) | found
 
     def gate(self, *, pinned: str | None = None, candidate: str | None = None) -> GateResult:
         """``knowledge gate``: does the candidate keep within the margin of the pinned arm?"""
@@ -306,13 +328,20 @@ class Suite:
         """
         if request.scratch is not None:
             return request
-        return replace(request, scratch=self.project.is_scratch_arm(arm))
+        return replace(request, scratch=bool(self.project.scratch_arms((arm,))))
 
     def import_answers(self, arm: str, *, source: Path, options: ImportOptions) -> ImportResult:
-        """``knowledge import-answers``: a person's answers, hashed from their snapshot."""
+        """``knowledge import-answers``: a person's answers, hashed from their snapshot.
+
+        An arm the pipeline does not name goes to the scratch folder, as a run of it would
+        (#21); a person's arm params.yaml names (``people``) stays tracked.
+        """
         from flightdeck.arms.people import import_answers
 
-        return import_answers(self.folder, arm, source, options, repos=self.project.repos)
+        folder = self.folder
+        if self.project.scratch_arms((arm,)):
+            folder = folder.with_scratch(arm)
+        return import_answers(folder, arm, source, options, repos=self.project.repos)
 
     def rate(
         self, rater: str, *, arms: Sequence[str] = (), to_rate: ToRate = ToRate.EVERY_ANSWER

@@ -20,6 +20,10 @@ WORKSPACES_FOLDER = STATE_FOLDER / "workspaces"  # blob store of the trial works
 # name) keep their answers, meta, labels, run log and traces under scratch/<suite>/, which
 # `flightdeck init` puts in .gitignore and no dvc.yaml stage depends on.
 SCRATCH_FOLDER = STATE_FOLDER / "scratch"
+# (#21) A score of a scratch arm writes its outputs there too (scratch/<suite>/metrics.json,
+# report.md and its .svg, results/<arm>.jsonl, scores.jsonl), never the tracked ones.
+SCRATCH_METRICS_FILE = "metrics.json"
+SCRATCH_REPORT_FILE = "report.md"
 SUITES_FOLDER = "suites"  # suites/<suite>/
 HOLDOUTS_FOLDER = "holdouts"  # params' default `holdouts`
 METRICS_FOLDER = "metrics"  # metrics/<suite>.json

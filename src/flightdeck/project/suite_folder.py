@@ -88,6 +88,26 @@ class SuiteFolder:
         """``.flightdeck/scratch/<suite>/`` in the project root: answers, labels, runs, traces."""
         return self.project.scratch_of(self.name)
 
+    @property
+    def scratch_metrics_path(self) -> Path:
+        """A scratch score's metrics: ``.flightdeck/scratch/<suite>/metrics.json``."""
+        return self.scratch_root / names.SCRATCH_METRICS_FILE
+
+    @property
+    def scratch_report_path(self) -> Path:
+        """A scratch score's report (its picture beside it, ``report.svg``)."""
+        return self.scratch_root / names.SCRATCH_REPORT_FILE
+
+    @property
+    def scratch_results_dir(self) -> Path:
+        """A scratch score's per-question results: ``.flightdeck/scratch/<suite>/results/``."""
+        return self.scratch_root / names.RESULTS_FOLDER
+
+    @property
+    def scratch_ledger(self) -> Path:
+        """A scratch score's ledger: ``.flightdeck/scratch/<suite>/scores.jsonl``, untracked."""
+        return self.scratch_root / names.LEDGER_FILE
+
     def with_scratch(self, arm: str) -> SuiteFolder:
         """This suite with ``arm`` kept in the scratch folder (for the run that writes it)."""
         return replace(self, scratch_arms=self.scratch_arms | {arm})
@@ -168,7 +188,9 @@ class SuiteFolder:
             raise InputError(
                 self.root, None, "suite folder not found; pass a folder such as suites/<suite>"
             )
-        finish_pending(self.answers_folder)  # an import a kill interrupted: done or undone (#25)
+        # an import a kill interrupted: done or undone (#25), tracked or scratch (#21)
+        finish_pending(self.answers_folder)
+        finish_pending(self.scratch_root / names.ANSWERS_FOLDER)
         if not self.questions.is_file():
             raise InputError(self.questions, None, "file not found; a suite needs questions.jsonl")
         if keys and not self.keys.is_file():
@@ -191,17 +213,24 @@ class SuiteFolder:
 
     # The scores ledger.
 
-    def ledger_records(self) -> list[LedgerRecord]:
-        """Every record of the scores ledger, oldest first (none before the first score)."""
-        return read_ledger(self.ledger) if self.ledger.is_file() else []
+    def ledger_records(self, ledger: Path | None = None) -> list[LedgerRecord]:
+        """Every record of the scores ledgers, oldest first: the tracked one's, then the
+        scratch one's (#21); ``ledger`` given, that file's only (none before a first score)."""
+        files = (self.ledger, self.scratch_ledger) if ledger is None else (ledger,)
+        return [record for path in files if path.is_file() for record in read_ledger(path)]
+
+    def first_scores(self) -> dict[str, tuple[Path, LedgerRecord]]:
+        """arm -> the ledger file and its first record there: where and when it was first
+        scored, and on which answers (the tracked ledger first, then the scratch one)."""
+        first: dict[str, tuple[Path, LedgerRecord]] = {}
+        for path in (self.ledger, self.scratch_ledger):
+            for record in self.ledger_records(path):
+                first.setdefault(record.arm, (path, record))
+        return first
 
     def read_ledger(self) -> dict[str, LedgerRecord]:
-        """arm -> its first record in the ledger: where and when it was first scored, and on
-        which answers."""
-        first: dict[str, LedgerRecord] = {}
-        for record in self.ledger_records():
-            first.setdefault(record.arm, record)
-        return first
+        """arm -> its first record in the ledgers (:meth:`first_scores` without the file)."""
+        return {arm: record for arm, (_, record) in self.first_scores().items()}
 
     def require_unchanged_if_scored(self, arm: str, answers_sha256: str | None) -> None:
         """Refuse answers for an arm the ledger says was scored, unless they are the scored bytes.

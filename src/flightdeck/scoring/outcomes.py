@@ -35,6 +35,7 @@ class ScoreResult:
     questions: dict[str, str] = field(default_factory=dict)
     written: dict[str, Path] = field(default_factory=dict)  # what score() wrote, by kind
     recorded: tuple[str, ...] = ()  # arms score() added to the ledger
+    scratch: tuple[str, ...] = ()  # (#21) scratch arms scored: outputs and ledger kept apart
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -56,8 +56,9 @@ class ScoreOptions:
 
     ``arms`` None: params' ``arms``; ``baseline``/``candidate`` None: params' pair when both
     are scored; an output None: where the suite's paths say (``metrics/<suite>.json``,
-    ``reports/<suite>.md``, ``results/<suite>/``). A dry-run arm (``mockllm/model``) is
-    refused unless ``dry_runs`` is ``DryRuns.ALLOW``.
+    ``reports/<suite>.md``, ``results/<suite>/``) and ``ledger`` None: the suite's
+    ``scores.jsonl`` (a scratch score's are the scratch folder's, #21). A dry-run arm
+    (``mockllm/model``) is refused unless ``dry_runs`` is ``DryRuns.ALLOW``.
     """
 
     arms: tuple[str, ...] | None = None
@@ -66,6 +67,7 @@ class ScoreOptions:
     metrics: Path | None = None
     report: Path | None = None
     results_dir: Path | None = None
+    ledger: Path | None = None
     dry_runs: DryRuns = DryRuns.REFUSE
 
 
@@ -266,7 +268,7 @@ def score(
         report=options.report or suite.report_path,
         results_dir=options.results_dir or suite.results_dir,
     )
-    recorded = record_scores(suite, result)
+    recorded = record_scores(suite, result, ledger=options.ledger or suite.ledger)
     return replace(result, written=written, recorded=tuple(recorded))
 
 
@@ -342,9 +344,9 @@ def compute_scores(
 
 def check_ledger(suite: SuiteFolder, scores: dict[str, ArmScore]) -> None:
     """Refuse an arm whose answers changed since it was first scored (labels may change)."""
-    ledger = suite.read_ledger()
+    ledger = suite.first_scores()  # the tracked ledger's and the scratch one's (#21)
     for arm, result in scores.items():
-        first = ledger.get(arm)
+        ledger_file, first = ledger.get(arm, (suite.ledger, None))
         if first is not None and first.answers_sha256 != result.answers_sha256:
             line, scored_sha256, when = first.line, first.answers_sha256, first.scored_at
             if only_line_endings(suite.answers(arm), scored_sha256):
@@ -356,23 +358,30 @@ def check_ledger(suite: SuiteFolder, scores: dict[str, ArmScore]) -> None:
                     ".gitattributes keeps answer files -text)",
                 )
             raise InputError(
-                suite.ledger,
+                ledger_file,
                 line,
                 f"arm {arm!r} was scored on {when} with other answers; each arm is scored "
                 "once, so score the new answers under a new arm name",
             )
 
 
-def record_scores(suite: SuiteFolder, result: ScoreResult) -> list[str]:
-    """Append each arm's (answers, labels) hashes to scores.jsonl unless already recorded."""
+def record_scores(suite: SuiteFolder, result: ScoreResult, *, ledger: Path) -> list[str]:
+    """Append each arm's (answers, labels) hashes to ``ledger`` unless already recorded there.
+
+    ``ledger`` is the suite's scores.jsonl, or a scratch score's (#21). What the tracked one
+    holds counts for both; the tracked one never leans on a line only the scratch one holds.
+    """
     suite = suite.opened()
-    seen = {(r.arm, r.answers_sha256, r.labels_sha256) for r in suite.ledger_records()}
+    records = suite.ledger_records(suite.ledger)
+    if ledger != suite.ledger:
+        records += suite.ledger_records(ledger)
+    seen = {(r.arm, r.answers_sha256, r.labels_sha256) for r in records}
     added = []
     for arm, s in result.arms.items():
         if (arm, s.answers_sha256, s.labels_sha256) in seen:
             continue
         append_jsonl(
-            suite.ledger,
+            ledger,
             {
                 "arm": arm,
                 "answers_sha256": s.answers_sha256,
