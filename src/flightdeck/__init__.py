@@ -23,16 +23,15 @@ from flightdeck.version import __version__ as __version__  # re-exported
 # name -> the module that defines it; imported on first use (PEP 562).
 _LAZY = {
     "DryRuns": "flightdeck.project.modes",  # score(..., dry_runs=DryRuns.ALLOW)
-    "score": "flightdeck.project",  # through the facade: Project.open().suite().score()
+    "score": "flightdeck.project.results",  # through the facade: Project.open().suite().score()
     "load_results": "flightdeck.project.results",  # through the facade: Project.open()
 }
 
 __all__ = ["DryRuns", "__version__", "load_results", "score"]  # the names in _LAZY
 
 if TYPE_CHECKING:
-    from flightdeck.project import score
     from flightdeck.project.modes import DryRuns
-    from flightdeck.project.results import load_results
+    from flightdeck.project.results import load_results, score
 
 
 def __getattr__(name: str) -> Any:

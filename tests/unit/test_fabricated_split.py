@@ -13,7 +13,7 @@ import pytest
 from tests.builders import FILES_AS_OF, BuiltProject, labels_for, sha
 
 from flightdeck.params import load_params
-from flightdeck.project import score
+from flightdeck.project.results import score
 from flightdeck.suite.repos import RepoSet
 from flightdeck.tasks.knowledge import seal
 

@@ -14,7 +14,7 @@ import flightdeck
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import encode_lines
 from flightdeck.params import load_params
-from flightdeck.project import score
+from flightdeck.project.results import score
 from flightdeck.scoring.results import result_rows
 from flightdeck.scoring.tables import result_schema
 

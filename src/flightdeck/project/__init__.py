@@ -379,39 +379,3 @@ class Suite:
         from flightdeck.rating.judge_calibration import calibrate
 
         return calibrate(self.folder, params=self.params, judge=judge)
-
-
-def score(
-    suite: Path | str,
-    arms: Sequence[str] | None = None,
-    *,
-    params: Params | None = None,
-    baseline: str | None = None,
-    candidate: str | None = None,
-    metrics: Path | None = None,
-    report: Path | None = None,
-    results_dir: Path | None = None,
-    on_progress: Callable[[str], None] | None = None,
-    dry_runs: DryRuns = DryRuns.REFUSE,
-) -> ScoreResult:
-    """``flightdeck.score``: the whole of ``knowledge score`` from Python, through the facade.
-
-    ``params`` default to the project's params.yaml, found as the CLI finds it (./params.yaml,
-    else the nearest one above the suite folder), and ``arms`` to its ``arms``. Outputs default
-    to ``metrics/<suite>.json``, ``reports/<suite>.md`` (with its ``.svg``) and
-    ``results/<suite>/`` under the project root. The ledger (``scores.jsonl``) gets each arm's
-    hashes unless already there. The result says what was written (``written``) and which arms
-    were recorded (``recorded``).
-    """
-    folder = Path(suite)
-    project = Project(params) if params is not None else Project.open(near=folder)
-    return project.suite(folder).score(
-        arms=arms,
-        baseline=baseline,
-        candidate=candidate,
-        metrics=metrics,
-        report=report,
-        results_dir=results_dir,
-        dry_runs=dry_runs,
-        on_progress=on_progress,
-    )

@@ -1,20 +1,25 @@
-"""``flightdeck.load_results``: the per-question results of a suite, for a notebook.
+"""The public API's entries from Python: ``flightdeck.score`` and ``flightdeck.load_results``.
 
-An entry of the public API like ``flightdeck.score``, so it finds the results as the
-commands do: it opens the project through :meth:`flightdeck.project.Project.open` (params.yaml
-here, else the nearest one above the suite folder) and reads where its suite's paths say.
+Each goes through the facade as a command does: it opens the project through
+:meth:`flightdeck.project.Project.open` (params.yaml here, else the nearest one above the
+suite folder); ``score`` is then ``knowledge score``'s verb, and ``load_results`` reads the
+per-question results, for a notebook, where the suite's paths say.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flightdeck.project import Project
+from flightdeck.project.modes import DryRuns
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from flightdeck.params import Params
+    from flightdeck.scoring.outcomes import ScoreResult
 
 
 def load_results(
@@ -49,3 +54,39 @@ def load_results(
         return read_results(Path(results), name, arms)
     # where `knowledge score` writes them by default, the project opened as every entry does
     return read_results(Project.open(near=folder).suite(folder).folder.results_dir, name, arms)
+
+
+def score(
+    suite: Path | str,
+    arms: Sequence[str] | None = None,
+    *,
+    params: Params | None = None,
+    baseline: str | None = None,
+    candidate: str | None = None,
+    metrics: Path | None = None,
+    report: Path | None = None,
+    results_dir: Path | None = None,
+    on_progress: Callable[[str], None] | None = None,
+    dry_runs: DryRuns = DryRuns.REFUSE,
+) -> ScoreResult:
+    """``flightdeck.score``: the whole of ``knowledge score`` from Python, through the facade.
+
+    ``params`` default to the project's params.yaml, found as the CLI finds it (./params.yaml,
+    else the nearest one above the suite folder), and ``arms`` to its ``arms``. Outputs default
+    to ``metrics/<suite>.json``, ``reports/<suite>.md`` (with its ``.svg``) and
+    ``results/<suite>/`` under the project root. The ledger (``scores.jsonl``) gets each arm's
+    hashes unless already there. The result says what was written (``written``) and which arms
+    were recorded (``recorded``).
+    """
+    folder = Path(suite)
+    project = Project(params) if params is not None else Project.open(near=folder)
+    return project.suite(folder).score(
+        arms=arms,
+        baseline=baseline,
+        candidate=candidate,
+        metrics=metrics,
+        report=report,
+        results_dir=results_dir,
+        dry_runs=dry_runs,
+        on_progress=on_progress,
+    )
