@@ -148,8 +148,29 @@ def test_a_bad_fact_number_asks_again(runner: CliRunner, rated: BuiltProject) ->
 
 
 def test_end_of_input_stops_without_losing_labels(runner: CliRunner, rated: BuiltProject) -> None:
+    """End of input (``</dev/null``, a script's last line) stops as q does: exit 0, not 130."""
     result = rate(runner, rated, RATE * 2)
-    assert result.exit_code == 130
+    assert result.exit_code == 0, result.output
+    assert "stopped: 2 of 8 rated; run again to resume" in result.stderr
+    assert "Traceback" not in result.output
+    assert len(labels(rated)) == 2
+
+
+def test_ctrl_c_stops_without_losing_labels_and_exits_130(
+    runner: CliRunner, rated: BuiltProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C at the seventh prompt (the third answer's first): two rated, exit 130."""
+    read_line = click.termui._readline_prompt
+    prompts = iter(range(6))
+
+    def ctrl_c_after_six(*args: Any) -> str:
+        if next(prompts, None) is None:
+            raise KeyboardInterrupt
+        return read_line(*args)
+
+    monkeypatch.setattr(click.termui, "_readline_prompt", ctrl_c_after_six)
+    result = rate(runner, rated, RATE * 3)
+    assert result.exit_code == 130, result.output
     assert "stopped: 2 of 8 rated; run again to resume" in result.stderr
     assert "Traceback" not in result.output
     assert len(labels(rated)) == 2

@@ -24,13 +24,18 @@ with ``--pass-env`` and its network with ``--network``.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
+import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
+from flightdeck.errors import InputError
+from flightdeck.models import INSPECT_MISSING
 from flightdeck.models.provider_env import TRANSPORT, ProviderEnv, provider_env
 
 MODEL_AGENTS = ("llm", "attached")
@@ -152,6 +157,26 @@ def harness_needs(argv: Sequence[str]) -> HarnessNeeds | None:
     return None
 
 
+def refuse_without_inspect(needs: HarnessNeeds | None, argv: Sequence[str], path: str) -> None:
+    """The agent's own :class:`InputError` when a model agent would run without inspect_ai.
+
+    Said once, before any trial, rather than by every trial. Checked in this process only
+    when the harness runs this installation: its program, found on the harness's ``path``,
+    lies beside this interpreter (``flightdeck`` or ``python -m flightdeck`` of this
+    virtualenv). Another interpreter has packages of its own; its agent still says so itself.
+    """
+    if needs is None or not _beside_this_interpreter(argv[0], path):
+        return
+    if importlib.util.find_spec("inspect_ai") is None:
+        raise InputError("--model", None, INSPECT_MISSING)
+
+
+def _beside_this_interpreter(program: str, path: str) -> bool:
+    found = shutil.which(program, path=path)
+    here = os.path.dirname(os.path.abspath(sys.executable))
+    return found is not None and os.path.dirname(os.path.abspath(found)) == here
+
+
 class _Settings(Protocol):
     @property
     def network(self) -> bool | None: ...
@@ -207,7 +232,6 @@ def is_dry_run(meta: Mapping[str, Any]) -> bool:
 
 def refuse_dry_runs(metas: Mapping[str, Path]) -> None:
     """:class:`InputError` for the first arm (in order) whose meta says it was a dry run."""
-    from flightdeck.errors import InputError
     from flightdeck.suite.records import read_meta
 
     for arm, path in metas.items():

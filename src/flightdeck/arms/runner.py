@@ -55,7 +55,7 @@ from flightdeck.arms.arm_meta import (
     with_provenance,
 )
 from flightdeck.arms.batch_trial import run_batches
-from flightdeck.arms.harness_needs import harness_needs, widened
+from flightdeck.arms.harness_needs import harness_needs, refuse_without_inspect, widened
 from flightdeck.arms.leak_check import LeakCheck
 from flightdeck.arms.limits import Limits
 from flightdeck.arms.run_files import (
@@ -174,6 +174,7 @@ def run_experiment(
     # Before the policy and any trial: nothing of the cache is ever readable, first run included.
     paths.state.mkdir(parents=True, exist_ok=True)
     needs = harness_needs(argv)  # (#21) a built-in model agent's variables and network
+    refuse_without_inspect(needs, argv, path)
     policy = sandbox_policy(widened(config, needs), argv, path, repos=repos)
     leaks = LeakCheck([paths.holdouts, paths.default_holdouts])
     questions = read_questions(suite.questions)

@@ -151,13 +151,15 @@ def _rate_in_browser(session: RatingSession, *, port: int, open_page: bool) -> N
 def _rate_in_terminal(session: RatingSession) -> None:
     try:
         _prompt_items(session)
-    except click.Abort:  # Ctrl-C or end of input at a prompt: nothing unsaved is lost
+    except click.Abort as stop:  # Ctrl-C or end of input at a prompt: nothing unsaved is lost
         click.echo()
         click.echo(
             f"stopped: {session.labelled} of {session.total} rated; run again to resume",
             err=True,
         )
-        click.get_current_context().exit(EXIT_INTERRUPTED)
+        # click turns both into Abort; end of input (``</dev/null``) is no interrupt: exit 0
+        if not isinstance(stop.__context__, EOFError):
+            click.get_current_context().exit(EXIT_INTERRUPTED)
 
 
 def _prompt_items(session: RatingSession) -> None:

@@ -40,6 +40,8 @@ INSTALL_HINT = (
     "install the llm extra of flightdeck's distribution, flightdeck-evals (from a checkout: "
     "pip install -e '.[llm]')"
 )
+# The one message for a model agent without inspect_ai: the agent's and the runner's (#21).
+INSPECT_MISSING = f"inspect_ai is not installed; {INSTALL_HINT}"
 # Environment variables whose values are secrets: API keys, tokens, passwords.
 _SECRET_NAME_RE = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)$", re.IGNORECASE)
 _MIN_SECRET_LEN = 6  # shorter values would redact ordinary words
@@ -120,7 +122,7 @@ def inspect_version() -> str:
     try:
         return metadata.version("inspect-ai")
     except metadata.PackageNotFoundError:
-        raise InputError("--model", None, f"inspect_ai is not installed; {INSTALL_HINT}") from None
+        raise InputError("--model", None, INSPECT_MISSING) from None
 
 
 def check_model_name(name: str, environ: Mapping[str, str] | None = None) -> str:
