@@ -17,6 +17,7 @@ import random
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from flightdeck.cli import cli
@@ -143,6 +144,17 @@ def _masked(data: bytes) -> bytes:
     return re.sub(r"flightdeck \d+\.\d+\.\d+\S*", "flightdeck <version>", text).encode()
 
 
+PARAMS = """\
+seed: 0
+resamples: 10000
+confidence: 0.95
+threshold: 15
+min_raters: 2
+gate_margin: 15
+decision: calibrated
+holdouts: holdouts
+"""
+
 # sha256 of each output (masked) as the tree before #23's reader work wrote it
 GOLDEN: dict[str, str] = {
     "metrics.json": "e67d81455d04d58dcf2968563a319c605481807e50711daf16bb12d4b4906407",
@@ -154,7 +166,15 @@ GOLDEN: dict[str, str] = {
 }
 
 
-def test_score_outputs_are_byte_identical_to_before(tmp_path: Path) -> None:
+def test_score_outputs_are_byte_identical_to_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the demo's repository and statistics, which the golden run read from the checkout's
+    # params.yaml, in a project of its own: no arm here is a scratch arm of the checkout's
+    monkeypatch.chdir(tmp_path)
+    bundle = Path(__file__).resolve().parents[2] / "demo" / "sdlc.bundle"
+    (tmp_path / "params.yaml").write_text(f"repos:\n  sdlc: {bundle}\n" + PARAMS)
+    (tmp_path / "holdouts").mkdir()
     suite = build(tmp_path)
     out = tmp_path / "out"
     args = ["knowledge", "score", str(suite), "--baseline", "search", "--candidate", "retrieval"]
