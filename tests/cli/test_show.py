@@ -40,10 +40,16 @@ def test_show_prints_the_reports_verdict_and_the_metrics_table(
         c = data["correctness"]
         assert f"{data['answered']}/{data['n']}" in row
         assert f"{100 * c['value']:.1f}% [{100 * c['lo']:.1f}%, {100 * c['hi']:.1f}%]" in row
-    comparison = metrics["comparisons"]["baseline-projects_vs_baseline-repo-search"]["correctness"]
+    # the numbers the report's comparison table prints: -1/16 and 9/16 round outwards there
+    assert "| correctness | +31.2 | [-6.3, +68.8] | 8 | 3 |" in report
+    assert "| citation validity | +31.2 | [+12.5, +56.3] | 5 | 0 |" in report
     assert (
-        f"baseline-projects - baseline-repo-search, correctness: {100 * comparison['diff']:+.1f} "
-        f"points [{100 * comparison['lo']:+.1f}, {100 * comparison['hi']:+.1f}], not shown"
+        "baseline-projects - baseline-repo-search, correctness: +31.2 points [-6.3, +68.8], "
+        "not shown"
+    ) in lines
+    assert (
+        "baseline-projects - baseline-repo-search, citation validity: +31.2 points "
+        "[+12.5, +56.3], not shown"
     ) in lines
     assert lines[-1] == f"report: reports/{SUITE}.md"
 

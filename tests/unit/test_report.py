@@ -14,6 +14,7 @@ import pytest
 
 from flightdeck.params import Params
 from flightdeck.scoring.picture import BOLD, EM, result_picture
+from flightdeck.scoring.points import Direction
 from flightdeck.scoring.report import markdown_report
 from flightdeck.scoring.report_comparison import verdict_line
 from flightdeck.scoring.rules import ArmScore, Comparison, compare_arms, score_arm
@@ -295,8 +296,8 @@ def test_the_picture_fits_a_pull_request_comment() -> None:
             assert float(t.get("x", 0)) + em * size * len(t.text or "") <= 760, t.text
 
 
-def _minus(x: float, direction: str) -> str:
-    from flightdeck.scoring.report_comparison import points
+def _minus(x: float, direction: Direction) -> str:
+    from flightdeck.scoring.points import points
 
     return points(x, direction).replace("-", "−")
 

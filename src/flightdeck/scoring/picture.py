@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from flightdeck.scoring.outcomes import ScoreResult
+    from flightdeck.scoring.points import Direction
 
 
 def escape(text: str) -> str:
@@ -282,10 +283,10 @@ def _arm_panel(result: ScoreResult) -> Panel:
 
 
 def _difference_panel(result: ScoreResult) -> Panel:
-    from flightdeck.scoring.report_comparison import points
+    from flightdeck.scoring.points import points
     from flightdeck.scoring.rules import METRIC_WORDS
 
-    def pts(x: float, direction: str = "nearest") -> str:
+    def pts(x: float, direction: Direction = "nearest") -> str:
         return points(x, direction).replace("-", "−")
 
     groups, ends = [], [0.0, result.params.threshold]

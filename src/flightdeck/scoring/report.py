@@ -19,12 +19,8 @@ from flightdeck.holdouts.manifest import manifest_path
 from flightdeck.project.paths import report_picture, results_file
 from flightdeck.scoring.metrics import metrics_json
 from flightdeck.scoring.outcomes import GateResult, ScoreResult
-from flightdeck.scoring.report_comparison import (
-    comparison_lines,
-    counted,
-    points,
-    verdict_line,
-)
+from flightdeck.scoring.points import points
+from flightdeck.scoring.report_comparison import comparison_lines, counted, verdict_line
 from flightdeck.scoring.report_questions import question_table
 from flightdeck.scoring.results import encode_results
 from flightdeck.scoring.rules import ArmScore, Comparison

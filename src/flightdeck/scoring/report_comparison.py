@@ -7,7 +7,8 @@ reading. Then the minimum detectable difference and the multiplicity figures of 
 force, at this n: exact, or a true bound (docs/statistics.md).
 
 :func:`verdict_line` is the same comparison in one sentence, which the report and its picture
-lead with; :func:`points` and :func:`counted` write numbers the one way both print them.
+lead with; :func:`counted` writes counts the one way both print them, and
+:func:`flightdeck.scoring.points.points` writes every difference in points.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from flightdeck.scoring.calibrated_levels import EXACT_MAX_N
 from flightdeck.scoring.decision import PERCENTILE_MAX_N, Decision
+from flightdeck.scoring.points import points
 
 if TYPE_CHECKING:
     from flightdeck.params import Params
@@ -24,21 +26,6 @@ if TYPE_CHECKING:
 
 # The plain percentile reading is reported as seed-dependent inside these odds (audit 5.1).
 FLIP_NOTE = 0.001
-
-
-def points(x: float, direction: str = "nearest") -> str:
-    """A difference in points to one decimal, signed (``+2.5``), as the report and picture print it.
-
-    Interval ends round outwards (``direction`` "down" for a lower bound, "up" for an upper
-    one), so a bound just short of the threshold never prints as the threshold itself beside
-    "not shown".
-    """
-    value = 100 * x
-    if direction == "down":
-        value = math.floor(value * 10 + 1e-9) / 10
-    elif direction == "up":
-        value = math.ceil(value * 10 - 1e-9) / 10
-    return f"{value:+.1f}"
 
 
 def counted(n: int, noun: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from flightdeck.errors import InputError
 from flightdeck.files.jsonl import read_json
+from flightdeck.scoring.points import points
 
 METRIC_WORDS = {"correctness": "correctness", "citation_validity": "citation validity"}
 _BOLD_LINE = re.compile(r"\*\*(?P<text>[^*].*?)\*\*\s*\Z")
@@ -125,10 +126,6 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def _pts(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
 def render(summary: Summary) -> list[str]:
     """The lines ``knowledge show`` prints: the verdict, a per-arm table, the differences."""
     lines = [f"{summary.suite}: {summary.verdict or 'no verdict in the report (no comparison)'}"]
@@ -152,8 +149,8 @@ def render(summary: Summary) -> list[str]:
         lines.append("")
     for c in summary.comparisons:
         lines.append(
-            f"{c.candidate} - {c.baseline}, {METRIC_WORDS[c.metric]}: {_pts(c.diff)} points "
-            f"[{_pts(c.lo)}, {_pts(c.hi)}], {'shown' if c.shown else 'not shown'}"
+            f"{c.candidate} - {c.baseline}, {METRIC_WORDS[c.metric]}: {points(c.diff)} points "
+            f"[{points(c.lo, 'down')}, {points(c.hi, 'up')}], {'shown' if c.shown else 'not shown'}"
         )
     lines += ["", f"report: {summary.report_path.as_posix()}"]
     return lines
