@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from flightdeck.errors import InputError
@@ -25,6 +26,7 @@ from flightdeck.params.sections import (
     sandbox_values,
 )
 from flightdeck.params.top_level import (
+    TopLevel,
     decode,
     first_refused,
     flag_problem,
@@ -96,29 +98,8 @@ class Params:
         return checked
 
 
-KNOWN_KEYS = {
-    "suite",
-    "arms",
-    "harnesses",
-    "seed",
-    "resamples",
-    "confidence",
-    "threshold",
-    "min_raters",
-    "gate_margin",
-    "decision",
-    "holdouts",
-    "repos",
-    "sandbox",
-    "harness_sandbox",
-    "judges",
-    "judge",
-    "judge_min_kappa",
-    "people",
-    "baseline",
-    "candidate",
-    "pinned",
-}
+# The keys flightdeck reads: TopLevel's, so a key added there is known here too.
+KNOWN_KEYS = frozenset(f.encode_name for f in msgspec.structs.fields(TopLevel))
 
 
 # The plain values, laid into Params as decoded (their rules: TopLevel's types).
