@@ -89,6 +89,11 @@ class SuiteFolder:
         return self.project.scratch_of(self.name)
 
     @property
+    def scratch_answers_folder(self) -> Path:
+        """Scratch arms' answers and metas: ``.flightdeck/scratch/<suite>/answers/``."""
+        return self.scratch_root / names.ANSWERS_FOLDER
+
+    @property
     def scratch_metrics_path(self) -> Path:
         """A scratch score's metrics: ``.flightdeck/scratch/<suite>/metrics.json``."""
         return self.scratch_root / names.SCRATCH_METRICS_FILE
@@ -117,18 +122,11 @@ class SuiteFolder:
         if arm in self.scratch_arms:
             return True
         tracked = self.answers_folder / f"{arm}.jsonl"
-        return (
-            not tracked.exists()
-            and (self.scratch_root / names.ANSWERS_FOLDER / f"{arm}.jsonl").exists()
-        )
+        return not tracked.exists() and (self.scratch_answers_folder / f"{arm}.jsonl").exists()
 
     def answers_folder_of(self, arm: str) -> Path:
         """The folder of ``arm``'s answers and meta (and a rerun's temporary file)."""
-        return (
-            self.scratch_root / names.ANSWERS_FOLDER
-            if self.is_scratch(arm)
-            else self.answers_folder
-        )
+        return self.scratch_answers_folder if self.is_scratch(arm) else self.answers_folder
 
     @property
     def judgements_folder(self) -> Path:
@@ -190,7 +188,7 @@ class SuiteFolder:
             )
         # an import a kill interrupted: done or undone (#25), tracked or scratch (#21)
         finish_pending(self.answers_folder)
-        finish_pending(self.scratch_root / names.ANSWERS_FOLDER)
+        finish_pending(self.scratch_answers_folder)
         if not self.questions.is_file():
             raise InputError(self.questions, None, "file not found; a suite needs questions.jsonl")
         if keys and not self.keys.is_file():
@@ -204,7 +202,7 @@ class SuiteFolder:
 
     def scratch_arms_found(self) -> list[str]:
         """Arms whose answers are in the scratch folder (and not also tracked)."""
-        return [a for a in _stems(self.scratch_root / names.ANSWERS_FOLDER) if self.is_scratch(a)]
+        return [a for a in _stems(self.scratch_answers_folder) if self.is_scratch(a)]
 
     def labelled_arms(self) -> list[str]:
         """Arms with a labels file, sorted."""
